@@ -1,0 +1,28 @@
+"""spacy-biosyn: BioSyn-style biomedical entity linking as a spaCy pipe.
+
+Importing the package registers the `biosyn_linker` factory, the
+`spacy_biosyn.*` registered functions and the Span extensions `cui`,
+`kb_ents` and `candidates`; the entry points in setup.cfg make spaCy do it
+on demand.
+"""
+from .component import BiosynLinker, make_biosyn_linker
+from .dense import TransformerEncoder
+from .dictionary import Dictionary, DictionaryError
+from .index import ExactIndex
+from .linker import Candidate, Linker, MismatchError
+from .text import normalize
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BiosynLinker",
+    "Candidate",
+    "Dictionary",
+    "DictionaryError",
+    "ExactIndex",
+    "Linker",
+    "MismatchError",
+    "TransformerEncoder",
+    "make_biosyn_linker",
+    "normalize",
+]

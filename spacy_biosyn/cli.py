@@ -1,0 +1,78 @@
+"""`python -m spacy_biosyn build | evaluate`."""
+import time
+from pathlib import Path
+from typing import Optional
+
+import spacy
+import srsly
+import typer
+from wasabi import msg
+
+from .corpus import read_concept_queries
+from .dense import POOLINGS, SIMILARITIES
+from .evaluation import evaluate as evaluate_queries
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+
+MAX_K = 5
+
+
+@app.command()
+def build(
+    output_dir: Path = typer.Argument(..., help="Folder for the spaCy pipeline"),
+    encoder: str = typer.Option(..., help="Hugging Face model name or local folder"),
+    dictionary: Path = typer.Option(..., exists=True, dir_okay=False, help="CUI||name file"),
+    pooling: str = typer.Option("cls", help=f"One of {POOLINGS}"),
+    similarity: str = typer.Option("cosine", help=f"One of {SIMILARITIES}"),
+    sparse_weight: float = typer.Option(0.0, help="lambda in S = dense + lambda * sparse"),
+    top_k: int = typer.Option(5, help="Candidates kept per mention"),
+    lang: str = typer.Option("en", help="Language of the blank pipeline"),
+) -> None:
+    """Build a pipeline whose linker indexes DICTIONARY with ENCODER (no training)."""
+    nlp = spacy.blank(lang)
+    nlp.add_pipe(
+        "biosyn_linker",
+        config={
+            "dictionary": str(dictionary),
+            "encoder": {
+                "@misc": "spacy_biosyn.TransformerEncoder.v1",
+                "name": encoder,
+                "pooling": pooling,
+                "similarity": similarity,
+            },
+            "sparse_weight": sparse_weight,
+            "top_k": top_k,
+        },
+    )
+    start = time.perf_counter()
+    nlp.initialize()
+    seconds = time.perf_counter() - start
+    nlp.to_disk(output_dir)
+    names = len(nlp.get_pipe("biosyn_linker").linker.dictionary)
+    msg.good(f"Indexed {names} names in {seconds:.1f}s; pipeline saved to {output_dir}")
+
+
+@app.command()
+def evaluate(
+    pipeline_dir: Path = typer.Argument(..., exists=True, help="A saved spaCy pipeline"),
+    queries: Path = typer.Argument(..., exists=True, help="Folder of BioSyn .concept files"),
+    dictionary: Optional[Path] = typer.Option(
+        None, exists=True, dir_okay=False, help="Re-index against this dictionary first"
+    ),
+    output: Optional[Path] = typer.Option(None, help="Write the metrics here as JSON"),
+) -> None:
+    """Acc@1..Acc@5 of the pipeline's linker on BioSyn queries."""
+    nlp = spacy.load(pipeline_dir)
+    linker = nlp.get_pipe("biosyn_linker")
+    linker.top_k = max(linker.top_k, MAX_K)
+    if dictionary is not None:
+        linker.set_dictionary(dictionary)
+    metrics = evaluate_queries(linker.rank, read_concept_queries(queries), max_k=MAX_K)
+    msg.table(
+        [(name, f"{value:.2f}") for name, value in metrics.items() if name.startswith("acc@")],
+        header=("metric", "%"),
+    )
+    msg.info(f"{metrics['n']} queries")
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(output, metrics)

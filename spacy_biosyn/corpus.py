@@ -1,0 +1,122 @@
+"""Readers for annotated corpora: BioSyn `.concept` queries and PubTator files."""
+from pathlib import Path
+from typing import Iterator, List, NamedTuple, Tuple, Union
+
+from spacy.language import Language
+from spacy.tokens import Doc
+
+
+class CorpusError(ValueError):
+    """A corpus file that does not follow its format."""
+
+
+class Query(NamedTuple):
+    """One `.concept` line: PMID||start|end||type||mention||CUI."""
+
+    doc_id: str
+    start: int
+    end: int
+    label: str
+    mention: str
+    cui: str
+
+
+class Annotation(NamedTuple):
+    start: int
+    end: int
+    text: str
+    label: str
+    cui: str
+
+
+class PubTatorDocument(NamedTuple):
+    doc_id: str
+    text: str  # title + " " + abstract: the space the offsets count in
+    annotations: List[Annotation]
+
+
+def read_concept_queries(path: Union[str, Path]) -> List[Query]:
+    """Every query of a `.concept` file, or of all `*.concept` files in a
+    folder (sorted by name, so the order never depends on the file system)."""
+    path = Path(path)
+    files = sorted(path.glob("*.concept")) if path.is_dir() else [path]
+    if not files:
+        raise CorpusError(f"{path}: no .concept files in this folder")
+    return [query for file in files for query in _read_concept_file(file)]
+
+
+def _read_concept_file(path: Path) -> Iterator[Query]:
+    with path.open(encoding="utf-8-sig") as f:
+        for number, line in enumerate(f, start=1):
+            line = line.rstrip("\r\n")
+            if not line.strip():
+                continue
+            fields = line.split("||")
+            try:
+                doc_id, span, label, mention, cui = fields
+                start, end = (int(x) for x in span.split("|"))
+            except ValueError:
+                raise CorpusError(
+                    f"{path}, line {number}: expected 'PMID||start|end||type||mention||CUI', "
+                    f"found {line[:80]!r}"
+                ) from None
+            yield Query(doc_id, start, end, label, mention, cui)
+
+
+def read_pubtator(path: Union[str, Path]) -> List[PubTatorDocument]:
+    """Documents of a PubTator file: `PMID|t|title`, `PMID|a|abstract`, then
+    tab-separated annotation lines; relation lines (`PMID<TAB>CID<TAB>...`) are
+    skipped. A repeated PMID keeps its first copy, as BioSyn does."""
+    path = Path(path)
+    documents, seen = [], set()
+    for doc_id, text, annotations in _pubtator_blocks(path):
+        if doc_id not in seen:
+            seen.add(doc_id)
+            documents.append(PubTatorDocument(doc_id, text, annotations))
+    return documents
+
+
+def _pubtator_blocks(path: Path) -> Iterator[Tuple[str, str, List[Annotation]]]:
+    title = abstract = doc_id = None
+    annotations: List[Annotation] = []
+    with path.open(encoding="utf-8-sig") as f:
+        for number, line in enumerate(f, start=1):
+            line = line.rstrip("\r\n")
+            if not line.strip():
+                if doc_id is not None:
+                    yield doc_id, f"{title} {abstract}", annotations
+                title = abstract = doc_id = None
+                annotations = []
+            elif "|t|" in line.split("\t", 1)[0]:
+                doc_id, _, title = line.split("|", 2)
+            elif "|a|" in line.split("\t", 1)[0]:
+                abstract = line.split("|", 2)[2]
+            else:
+                fields = line.split("\t")
+                if len(fields) >= 6:
+                    try:
+                        start, end = int(fields[1]), int(fields[2])
+                    except ValueError:
+                        raise CorpusError(f"{path}, line {number}: bad offsets in {line[:80]!r}")
+                    annotations.append(
+                        Annotation(start, end, fields[3], fields[4], fields[5].strip())
+                    )
+                elif len(fields) != 4:  # 4 fields: a relation line
+                    raise CorpusError(f"{path}, line {number}: not a PubTator line: {line[:80]!r}")
+    if doc_id is not None:
+        yield doc_id, f"{title} {abstract}", annotations
+
+
+def pubtator_to_doc(nlp: Language, document: PubTatorDocument) -> Doc:
+    """A Doc with the gold annotations as doc.ents (label = annotation type).
+    Overlapping annotations keep the first; offsets are widened to token
+    boundaries."""
+    doc = nlp.make_doc(document.text)
+    spans, taken = [], set()
+    for ann in document.annotations:
+        span = doc.char_span(ann.start, ann.end, label=ann.label, alignment_mode="expand")
+        if span is not None and not taken.intersection(range(span.start, span.end)):
+            taken.update(range(span.start, span.end))
+            spans.append(span)
+    doc.ents = sorted(spans, key=lambda s: s.start)
+    return doc
