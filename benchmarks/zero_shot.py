@@ -1,0 +1,74 @@
+"""Zero-shot Acc@1/Acc@5 on BioSyn's processed dev queries (BioSyn protocol:
+dev queries scored against dev_dictionary.txt).
+
+    python benchmarks/zero_shot.py [--datasets ncbi-disease bc5cdr-disease]
+
+Rows: tf-idf alone; the encoder alone with [CLS] or mean pooling and cosine
+(plus [CLS] with raw inner product, BioSyn's choice for BioBERT); and
+S = dense + lambda * sparse for a sweep of lambda.
+"""
+import time
+
+import numpy as np
+
+from common import offline_minilm, parser, print_table
+from spacy_biosyn.corpus import read_concept_queries
+from spacy_biosyn.dense import TransformerEncoder
+from spacy_biosyn.dictionary import Dictionary
+from spacy_biosyn.evaluation import evaluate
+from spacy_biosyn.index import ExactIndex
+from spacy_biosyn.linker import Candidate, Linker
+from spacy_biosyn.sparse import SparseEncoder
+from spacy_biosyn.text import normalize
+
+K = 5
+
+
+def sparse_only_ranker(dictionary: Dictionary):
+    sparse = SparseEncoder().fit(dictionary.names)
+    names = sparse.transform(dictionary.names)
+
+    def rank(texts):
+        scores = (sparse.transform([normalize(t) for t in texts]) @ names.T).toarray()
+        top = np.argsort(-scores, axis=1, kind="stable")[:, :K]
+        return [
+            [Candidate(dictionary.names[i], dictionary.cuis[i], float(s[i])) for i in row]
+            for s, row in zip(scores, top)
+        ]
+
+    return rank
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("--datasets", nargs="+", default=["ncbi-disease", "bc5cdr-disease"])
+    p.add_argument("--lambdas", nargs="+", type=float, default=[0.0, 0.0625, 0.125, 0.25, 0.5, 1.0])
+    args = p.parse_args()
+    encoder_path = args.encoder or offline_minilm()
+    rows = []
+    for dataset in args.datasets:
+        dictionary = Dictionary.from_file(args.data / dataset / "dev_dictionary.txt")
+        queries = read_concept_queries(args.data / dataset / "processed_dev")
+        m = evaluate(sparse_only_ranker(dictionary), queries, K)
+        rows.append((dataset, "tf-idf char 1-2-grams alone", "-", f"{m['acc@1']:.1f}", f"{m['acc@5']:.1f}"))
+        print(rows[-1], flush=True)
+        settings = [("cls", "cosine", args.lambdas), ("mean", "cosine", args.lambdas), ("cls", "dot", [0.0])]
+        for pooling, similarity, lambdas in settings:
+            encoder = TransformerEncoder(encoder_path, pooling=pooling, similarity=similarity).load()
+            linker = Linker(encoder, ExactIndex(), 0.0)
+            start = time.perf_counter()
+            linker.build(dictionary)
+            build_s = time.perf_counter() - start
+            for lam in lambdas:
+                linker.sparse_weight = lam
+                m = evaluate(lambda texts: linker.rank([normalize(t) for t in texts], K), queries, K)
+                method = f"{pooling} {similarity}" + (f" + {lam:g} * tf-idf" if lam else " alone")
+                rows.append((dataset, method, f"{build_s:.0f}s", f"{m['acc@1']:.1f}", f"{m['acc@5']:.1f}"))
+                print(rows[-1], flush=True)
+        print(f"{dataset}: {len(queries)} queries, {len(dictionary)} names", flush=True)
+    print()
+    print_table(("dataset", "method", "index build", "Acc@1", "Acc@5"), rows)
+
+
+if __name__ == "__main__":
+    main()

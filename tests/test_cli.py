@@ -1,0 +1,43 @@
+import json
+
+from typer.testing import CliRunner
+
+from spacy_biosyn.cli import app
+
+
+def test_build_then_evaluate_against_another_dictionary(tmp_path, tiny_encoder, disease_dictionary):
+    runner = CliRunner()
+    pipeline = tmp_path / "pipeline"
+    result = runner.invoke(
+        app,
+        ["build", str(pipeline), "--encoder", tiny_encoder, "--dictionary", disease_dictionary,
+         "--sparse-weight", "10"],
+    )
+    assert result.exit_code == 0, result.output
+    queries = tmp_path / "queries"
+    queries.mkdir()
+    (queries / "1.concept").write_text(
+        "1||0|13||Disease||breast cancer||D001943\n"
+        "1||20|40||Disease||huntington s chorea||D006816\n"
+        "1||50|70||Disease||familial hypercholesterolemia||D006938\n"
+    )
+    dev_dictionary = tmp_path / "dev.txt"
+    dev_dictionary.write_text(open(disease_dictionary).read() + "D006938||familial hypercholesterolemia\n")
+    metrics_path = tmp_path / "metrics" / "dev.json"
+    result = runner.invoke(
+        app,
+        ["evaluate", str(pipeline), str(queries), "--dictionary", str(dev_dictionary),
+         "--output", str(metrics_path)],
+    )
+    assert result.exit_code == 0, result.output
+    metrics = json.loads(metrics_path.read_text())
+    assert metrics["n"] == 3 and metrics["acc@1"] == 100.0 and metrics["scale"] == "percent"
+    assert set(metrics) >= {"acc@1", "acc@2", "acc@3", "acc@4", "acc@5"}
+
+
+def test_build_with_a_missing_dictionary_fails_naming_it(tmp_path, tiny_encoder):
+    result = CliRunner().invoke(
+        app, ["build", str(tmp_path / "p"), "--encoder", tiny_encoder, "--dictionary", str(tmp_path / "nope.txt")]
+    )
+    assert result.exit_code != 0
+    assert "nope.txt" in result.output

@@ -1,0 +1,152 @@
+import shutil
+import subprocess
+import sys
+
+import pytest
+import spacy
+from spacy.tokens import Doc
+
+from spacy_biosyn import MismatchError
+from conftest import make_tiny_encoder
+
+
+def make_nlp(encoder, dictionary, **config):
+    nlp = spacy.blank("en")
+    # tf-idf carries the ranking: a random tiny encoder has no semantics.
+    config = {"dictionary": dictionary, "encoder": encoder, "sparse_weight": 10.0, **config}
+    nlp.add_pipe("biosyn_linker", config=config)
+    nlp.initialize()
+    return nlp
+
+
+def doc_with_ents(nlp, text, *mentions, label="Disease"):
+    doc = nlp.make_doc(text)
+    spans = []
+    for mention in mentions:
+        start = text.index(mention)
+        spans.append(doc.char_span(start, start + len(mention), label=label))
+    doc.ents = spans
+    return doc
+
+
+TEXT = "Carriers of BRCA1 develop Breast-Cancer, Ovarian Cancer and Type 2 Diabetes; not (-)."
+
+
+@pytest.fixture
+def nlp(tiny_encoder, disease_dictionary):
+    return make_nlp(tiny_encoder, disease_dictionary)
+
+
+def linked(nlp, doc):
+    return [(e.text, e._.cui) for e in nlp.get_pipe("biosyn_linker")(doc).ents]
+
+
+def test_links_mentions_to_their_concepts(nlp):
+    doc = doc_with_ents(nlp, TEXT, "Breast-Cancer", "Ovarian Cancer", "Type 2 Diabetes")
+    assert linked(nlp, doc) == [
+        ("Breast-Cancer", "D001943"),
+        ("Ovarian Cancer", "D010051"),
+        ("Type 2 Diabetes", "D003924"),
+    ]
+
+
+def test_candidates_are_ranked_and_kb_ents_are_distinct_concepts(nlp):
+    doc = doc_with_ents(nlp, TEXT, "Breast-Cancer")
+    span = nlp.get_pipe("biosyn_linker")(doc).ents[0]
+    scores = [c.score for c in span._.candidates]
+    assert len(span._.candidates) == 5 and scores == sorted(scores, reverse=True)
+    assert span._.candidates[0].name == "breast cancer"
+    cuis = [cui for cui, _ in span._.kb_ents]
+    assert cuis[0] == "D001943" and len(cuis) == len(set(cuis))
+
+
+def test_a_name_with_several_ids_reports_them_all(nlp):
+    doc = doc_with_ents(nlp, "Tooth agenesis, selective, 6 was seen.", "Tooth agenesis, selective, 6")
+    span = nlp.get_pipe("biosyn_linker")(doc).ents[0]
+    assert span._.cui == "C567755"
+    assert [cui for cui, _ in span._.kb_ents][:2] == ["C567755", "613097"]
+
+
+def test_empty_docs_docs_without_entities_and_punctuation_spans(nlp):
+    linker = nlp.get_pipe("biosyn_linker")
+    assert len(linker(nlp.make_doc("")).ents) == 0
+    assert len(linker(nlp.make_doc("No entities here.")).ents) == 0
+    doc = linker(doc_with_ents(nlp, TEXT, "(-)", "Ovarian Cancer"))
+    ovarian, punctuation = doc.ents  # text order
+    assert (punctuation._.cui, punctuation._.kb_ents, punctuation._.candidates) == (None, [], [])
+    assert ovarian._.cui == "D010051"
+
+
+def test_pipe_across_documents_equals_one_at_a_time(nlp):
+    texts = [TEXT, "Huntington's chorea.", "", TEXT]
+    mentions = [("Ovarian Cancer", "Breast-Cancer"), ("Huntington's chorea",), (), ("Type 2 Diabetes",)]
+    single = [linked(nlp, doc_with_ents(nlp, t, *m)) for t, m in zip(texts, mentions)]
+    docs = [doc_with_ents(nlp, t, *m) for t, m in zip(texts, mentions)]
+    piped = [[(e.text, e._.cui) for e in d.ents] for d in nlp.get_pipe("biosyn_linker").pipe(docs, batch_size=2)]
+    assert piped == single
+
+
+def test_save_and_load_give_identical_predictions(nlp, tmp_path):
+    nlp.to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline")
+    for pipeline in (nlp, loaded):
+        doc = doc_with_ents(pipeline, TEXT, "Breast-Cancer", "Ovarian Cancer", "Type 2 Diabetes")
+        pipeline.get_pipe("biosyn_linker")(doc)
+        if pipeline is nlp:
+            expected = [(e._.cui, e._.kb_ents, e._.candidates) for e in doc.ents]
+    assert [(e._.cui, e._.kb_ents, e._.candidates) for e in doc.ents] == expected
+    assert loaded.get_pipe("biosyn_linker").linker.sparse_weight == 10.0
+
+
+def test_saved_index_from_another_encoder_is_refused(nlp, tmp_path, other_tiny_encoder):
+    nlp.to_disk(tmp_path / "pipeline")
+    encoder_dir = tmp_path / "pipeline" / "biosyn_linker" / "encoder"
+    shutil.rmtree(encoder_dir)
+    shutil.copytree(other_tiny_encoder, encoder_dir)
+    with pytest.raises(MismatchError, match="not made by the encoder"):
+        spacy.load(tmp_path / "pipeline")
+
+
+def test_saved_index_for_another_dictionary_is_refused(nlp, tmp_path):
+    nlp.to_disk(tmp_path / "pipeline")
+    dictionary = tmp_path / "pipeline" / "biosyn_linker" / "dictionary.txt"
+    dictionary.write_text(dictionary.read_text() + "D999||a new name\n")
+    with pytest.raises(MismatchError, match="not the dictionary the index"):
+        spacy.load(tmp_path / "pipeline")
+
+
+def test_set_dictionary_reindexes_with_the_fitted_tfidf(nlp, tmp_path):
+    extra = tmp_path / "more.txt"
+    extra.write_text("D001943||breast cancer\nD000001||hereditary breast cancer syndrome\n")
+    linker = nlp.get_pipe("biosyn_linker")
+    vocabulary = dict(linker.linker.sparse._vectorizer.vocabulary_)
+    linker.set_dictionary(extra)
+    assert linker.linker.sparse._vectorizer.vocabulary_ == vocabulary
+    assert linker.rank(["Hereditary breast-cancer syndrome"])[0][0].cuis == ("D000001",)
+
+
+def test_initialize_without_a_dictionary_says_where_to_set_it(tiny_encoder):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("biosyn_linker", config={"encoder": tiny_encoder})
+    with pytest.raises(ValueError, match="no dictionary to index"):
+        nlp.initialize()
+
+
+def test_linking_before_initialize_is_a_clear_error(tiny_encoder):
+    nlp = spacy.blank("en")
+    linker = nlp.add_pipe("biosyn_linker", config={"encoder": tiny_encoder})
+    with pytest.raises(RuntimeError, match="initialize"):
+        linker(doc_with_ents(nlp, TEXT, "Ovarian Cancer"))
+
+
+def test_encoder_can_be_a_registered_block(tiny_encoder, disease_dictionary):
+    block = {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": tiny_encoder, "pooling": "mean"}
+    nlp = make_nlp(block, disease_dictionary)
+    assert nlp.get_pipe("biosyn_linker").linker.encoder.pooling == "mean"
+    assert linked(nlp, doc_with_ents(nlp, TEXT, "Ovarian Cancer")) == [("Ovarian Cancer", "D010051")]
+
+
+def test_factory_is_found_through_the_entry_point_without_import():
+    code = "import spacy; spacy.blank('en').add_pipe('biosyn_linker'); print('ok')"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr

@@ -1,0 +1,69 @@
+import pytest
+
+from spacy_biosyn.corpus import CorpusError, Query, read_concept_queries, read_pubtator
+from spacy_biosyn.evaluation import evaluate
+from spacy_biosyn.linker import Candidate
+
+
+def test_reads_concept_folders_in_name_order(tmp_path):
+    (tmp_path / "2.concept").write_text("2||0|5||Disease||tumor||D009369\n")
+    (tmp_path / "1.concept").write_text("1||3|8||Modifier||breast cancer|ovarian cancer||D001943|D010051\n\n")
+    queries = read_concept_queries(tmp_path)
+    assert [q.doc_id for q in queries] == ["1", "2"]
+    assert queries[0] == Query("1", 3, 8, "Modifier", "breast cancer|ovarian cancer", "D001943|D010051")
+
+
+def test_malformed_concept_line_names_file_and_line(tmp_path):
+    path = tmp_path / "9.concept"
+    path.write_text("9||0|5||Disease||tumor||D009369\n9||zero|5||Disease||tumor||D009369\n")
+    with pytest.raises(CorpusError, match=f"{path}, line 2"):
+        read_concept_queries(tmp_path)
+
+
+def test_folder_without_concept_files_is_an_error(tmp_path):
+    with pytest.raises(CorpusError, match="no .concept files"):
+        read_concept_queries(tmp_path)
+
+
+def test_reads_pubtator_keeping_the_first_copy_of_a_repeated_document(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_text(
+        "\n1|t|Ocular toxicity\n1|a|Seen in rats.\n1\t0\t15\tOcular toxicity\tDisease\t D014786\n"
+        "1\tCID\tD1\tD014786\n\n1|t|Duplicate\n1|a|Ignored.\n"
+    )
+    (doc,) = read_pubtator(path)
+    assert doc.text == "Ocular toxicity Seen in rats."
+    assert [(a.start, a.end, a.text, a.cui) for a in doc.annotations] == [(0, 15, "Ocular toxicity", "D014786")]
+
+
+def ranker(table):
+    """A fake linker: mention -> list of CUI tuples, best first."""
+    return lambda texts: [[Candidate(t, cuis, 1.0) for cuis in table[t]] for t in texts]
+
+
+def test_acc_at_k_follows_biosyn_rules():
+    table = {
+        "a": [("X",), ("A",)],             # right at rank 2
+        "b": [("B", "Z"), ("Y",)],         # a name with several IDs: any one counts
+        "c": [("C",)],
+        "d": [("Q",), ("R",), ("D",)],     # composite c|d: right only once d is
+        "e": [],                           # nothing to link
+    }
+    queries = [
+        Query("1", 0, 1, "Disease", "a", "A"),
+        Query("1", 0, 1, "Disease", "b", "B"),
+        Query("1", 0, 1, "Disease", "c|d", "C|D"),
+        Query("1", 0, 1, "Disease", "e", "E"),
+    ]
+    metrics = evaluate(ranker(table), queries, max_k=3)
+    assert metrics == {"acc@1": 25.0, "acc@2": 50.0, "acc@3": 75.0, "n": 4, "scale": "percent"}
+
+
+def test_plus_joined_gold_ids_and_mentions_are_split():
+    queries = [Query("1", 0, 1, "Disease", "hprt aprt deficient", "300322+102600")]
+    assert evaluate(ranker({"hprt aprt deficient": [("102600",)]}), queries, max_k=1)["acc@1"] == 100.0
+
+
+def test_no_queries_is_an_error():
+    with pytest.raises(ValueError, match="no queries"):
+        evaluate(ranker({}), [])

@@ -1,0 +1,67 @@
+"""The exact index must return exactly the brute-force ranking of S."""
+import numpy as np
+import pytest
+from scipy import sparse
+
+from spacy_biosyn.index import ExactIndex
+
+
+def brute_force(names_dense, names_sparse, q_dense, q_sparse, weight, k):
+    scores = q_dense @ names_dense.T + weight * (q_sparse @ names_sparse.T).toarray()
+    order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(scores, order, axis=1), order
+
+
+def random_problem(seed, n_names=500, n_queries=40, dim=16, vocab=60):
+    rng = np.random.default_rng(seed)
+
+    def unit_rows(m):
+        return (m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32)
+
+    def tfidf_like(rows):
+        m = sparse.random(rows, vocab, density=0.1, random_state=rng, dtype=np.float32)
+        diagonal = sparse.csr_matrix(
+            (np.ones(rows, np.float32), (np.arange(rows), np.arange(rows) % vocab)), (rows, vocab)
+        )
+        m = sparse.csr_matrix(m + diagonal)  # no empty rows
+        return sparse.csr_matrix(m.multiply(1 / np.sqrt(m.multiply(m).sum(1))))
+
+    return (
+        unit_rows(rng.normal(size=(n_names, dim))),
+        tfidf_like(n_names),
+        unit_rows(rng.normal(size=(n_queries, dim))),
+        tfidf_like(n_queries),
+    )
+
+
+@pytest.mark.parametrize("weight", [0.0, 0.125, 1.0, 4.0, -0.5])
+@pytest.mark.parametrize("pool_size", [1, 8, 1000])
+def test_search_equals_brute_force(weight, pool_size):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=pool_size)
+    index = ExactIndex(pool_size=pool_size).build(names_dense, names_sparse)
+    scores, ids = index.search(q_dense, q_sparse, weight, k=10)
+    expected_scores, expected_ids = brute_force(names_dense, names_sparse, q_dense, q_sparse, weight, 10)
+    np.testing.assert_allclose(scores, expected_scores, rtol=0, atol=1e-5)
+    np.testing.assert_array_equal(ids, expected_ids)
+
+
+def test_k_larger_than_dictionary_returns_every_name():
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=3, n_names=7)
+    scores, ids = ExactIndex().build(names_dense, names_sparse).search(q_dense, q_sparse, 1.0, k=50)
+    assert ids.shape == (q_dense.shape[0], 7)
+    assert all(sorted(row) == list(range(7)) for row in ids.tolist())
+
+
+def test_round_trip_gives_identical_results(tmp_path):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=5)
+    index = ExactIndex(pool_size=4).build(names_dense, names_sparse)
+    index.to_disk(tmp_path / "index")
+    loaded = ExactIndex(pool_size=4).from_disk(tmp_path / "index")
+    for a, b in zip(index.search(q_dense, q_sparse, 0.5, 5), loaded.search(q_dense, q_sparse, 0.5, 5)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_mismatched_dense_and_sparse_rows_are_refused():
+    names_dense, names_sparse, _, _ = random_problem(seed=1)
+    with pytest.raises(ValueError, match="dense but"):
+        ExactIndex().build(names_dense[:-1], names_sparse)

@@ -1,0 +1,68 @@
+import pytest
+
+from spacy_biosyn import Dictionary, DictionaryError, normalize
+
+
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ("Parkinson's disease", "parkinson s disease"),
+        ("  Type-2   Diabetes\t", "type 2 diabetes"),
+        ("(SCA1)", "sca1"),
+        ("...;--", ""),
+        ("Crohn’s", "crohn’s"),  # BioSyn removes ASCII punctuation only
+    ],
+)
+def test_normalize_matches_biosyn(raw, expected):
+    assert normalize(raw) == expected
+
+
+def test_reads_biosyn_dictionary_keeping_every_cui(tmp_path):
+    path = tmp_path / "d.txt"
+    path.write_bytes(
+        "\ufeffC565588||Epidermolysis Bullosa\r\n\r\nC567755|613097||tooth agenesis selective 6\r\n".encode()
+    )
+    d = Dictionary.from_file(path)
+    assert d.names == ["epidermolysis bullosa", "tooth agenesis selective 6"]
+    assert d.cuis == [("C565588",), ("C567755", "613097")]
+
+
+def test_names_that_normalize_alike_merge_their_cuis(tmp_path):
+    path = tmp_path / "d.txt"
+    path.write_text("D1||Huntington's disease\nD2||huntington s disease\nD1||huntington disease\n")
+    d = Dictionary.from_file(path)
+    assert d.names == ["huntington s disease", "huntington disease"]
+    assert d.cuis == [("D1", "D2"), ("D1",)]
+
+
+@pytest.mark.parametrize(
+    "content, line, what",
+    [
+        ("D1||ok name\nD2 missing separator\n", 2, "expected 'CUI||name'"),
+        ("D1||ok\n||no cui\n", 2, "empty concept ID"),
+        ("D1||ok\nD2| ||bad\n", 2, "empty concept ID"),
+        ("\nD1||---\n", 2, "empty once punctuation is removed"),
+    ],
+)
+def test_malformed_line_names_file_and_line(tmp_path, content, line, what):
+    path = tmp_path / "bad.txt"
+    path.write_text(content)
+    with pytest.raises(DictionaryError) as err:
+        Dictionary.from_file(path)
+    assert f"{path}, line {line}" in str(err.value)
+    assert what in str(err.value)
+
+
+def test_empty_dictionary_is_an_error(tmp_path):
+    path = tmp_path / "empty.txt"
+    path.write_text("\n\n")
+    with pytest.raises(DictionaryError, match="no 'CUI\\|\\|name' entries"):
+        Dictionary.from_file(path)
+
+
+def test_file_round_trip_is_exact(tmp_path, disease_dictionary):
+    d = Dictionary.from_file(disease_dictionary)
+    d.to_file(tmp_path / "copy.txt")
+    copy = Dictionary.from_file(tmp_path / "copy.txt")
+    assert (copy.names, copy.cuis) == (d.names, d.cuis)
+    assert copy.fingerprint() == d.fingerprint()
