@@ -17,6 +17,7 @@ POOLINGS = ("cls", "mean")
 SIMILARITIES = ("cosine", "dot")
 
 
+@registry.misc("spacy_biosyn.TransformerEncoder.v1")
 class TransformerEncoder:
     def __init__(
         self,
@@ -107,14 +108,3 @@ class TransformerEncoder:
             )
         return self.model
 
-
-@registry.misc("spacy_biosyn.TransformerEncoder.v1")
-def transformer_encoder(
-    name: str,
-    pooling: str = "cls",
-    similarity: str = "cosine",
-    max_length: int = 25,
-    batch_size: int = 128,
-    device: str = "auto",
-) -> TransformerEncoder:
-    return TransformerEncoder(name, pooling, similarity, max_length, batch_size, device)

@@ -23,6 +23,7 @@ from spacy.util import registry
 _BOUND_EPS = 1e-5
 
 
+@registry.misc("spacy_biosyn.ExactIndex.v1")
 class ExactIndex:
     def __init__(self, pool_size: int = 64, chunk_size: int = 128):
         if pool_size < 1:
@@ -115,7 +116,3 @@ class ExactIndex:
         self._sparse = sparse.load_npz(path / "sparse.npz").tocsr()  # allow_pickle=False
         return self
 
-
-@registry.misc("spacy_biosyn.ExactIndex.v1")
-def exact_index(pool_size: int = 64) -> ExactIndex:
-    return ExactIndex(pool_size=pool_size)
