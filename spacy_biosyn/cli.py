@@ -22,28 +22,22 @@ def build(
     output_dir: Path = typer.Argument(..., help="Folder for the spaCy pipeline"),
     encoder: str = typer.Option(..., help="Hugging Face model name or local folder"),
     dictionary: Path = typer.Option(..., exists=True, dir_okay=False, help="CUI||name file"),
-    pooling: str = typer.Option("cls", help=f"One of {POOLINGS}"),
-    similarity: str = typer.Option("cosine", help=f"One of {SIMILARITIES}"),
-    sparse_weight: float = typer.Option(0.0, help="lambda in S = dense + lambda * sparse"),
-    top_k: int = typer.Option(5, help="Candidates kept per mention"),
+    pooling: Optional[str] = typer.Option(None, help=f"One of {POOLINGS}"),
+    similarity: Optional[str] = typer.Option(None, help=f"One of {SIMILARITIES}"),
+    sparse_weight: Optional[float] = typer.Option(None, help="lambda in S = dense + lambda * sparse"),
+    top_k: Optional[int] = typer.Option(None, help="Candidates kept per mention"),
     lang: str = typer.Option("en", help="Language of the blank pipeline"),
 ) -> None:
     """Build a pipeline whose linker indexes DICTIONARY with ENCODER (no training)."""
     nlp = spacy.blank(lang)
-    nlp.add_pipe(
-        "biosyn_linker",
-        config={
-            "dictionary": str(dictionary),
-            "encoder": {
-                "@misc": "spacy_biosyn.TransformerEncoder.v1",
-                "name": encoder,
-                "pooling": pooling,
-                "similarity": similarity,
-            },
-            "sparse_weight": sparse_weight,
-            "top_k": top_k,
-        },
+    # Options left unset keep the component's and encoder's own defaults.
+    encoder_block = _given({"name": encoder, "pooling": pooling, "similarity": similarity})
+    config = _given({"sparse_weight": sparse_weight, "top_k": top_k})
+    config.update(
+        dictionary=str(dictionary),
+        encoder={"@misc": "spacy_biosyn.TransformerEncoder.v1", **encoder_block},
     )
+    nlp.add_pipe("biosyn_linker", config=config)
     start = time.perf_counter()
     nlp.initialize()
     seconds = time.perf_counter() - start
@@ -76,3 +70,7 @@ def evaluate(
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         srsly.write_json(output, metrics)
+
+
+def _given(options: dict) -> dict:
+    return {key: value for key, value in options.items() if value is not None}

@@ -1,5 +1,6 @@
 import json
 
+from spacy.util import load_config
 from typer.testing import CliRunner
 
 from spacy_biosyn.cli import app
@@ -11,9 +12,11 @@ def test_build_then_evaluate_against_another_dictionary(tmp_path, tiny_encoder, 
     result = runner.invoke(
         app,
         ["build", str(pipeline), "--encoder", tiny_encoder, "--dictionary", disease_dictionary,
-         "--sparse-weight", "10"],
+         "--sparse-weight", "10", "--pooling", "mean"],
     )
     assert result.exit_code == 0, result.output
+    component = load_config(pipeline / "config.cfg")["components"]["biosyn_linker"]
+    assert (component["encoder"]["pooling"], component["sparse_weight"]) == ("mean", 10.0)
     queries = tmp_path / "queries"
     queries.mkdir()
     (queries / "1.concept").write_text(
