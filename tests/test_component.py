@@ -150,3 +150,18 @@ def test_factory_is_found_through_the_entry_point_without_import():
     code = "import spacy; spacy.blank('en').add_pipe('biosyn_linker'); print('ok')"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_huge_document_links_every_entity(nlp):
+    mentions = ["Breast-Cancer", "ovarian cancer", "Huntington's chorea", "paralysis agitans"]
+    expected = ["D001943", "D010051", "D006816", "D010300"]
+    text = " and ".join(mentions[i % 4] for i in range(4000))
+    doc = nlp.make_doc(text)
+    spans, start = [], 0
+    for i in range(4000):
+        end = start + len(mentions[i % 4])
+        spans.append(doc.char_span(start, end, label="Disease"))
+        start = end + len(" and ")
+    doc.ents = spans
+    nlp.get_pipe("biosyn_linker")(doc)
+    assert [e._.cui for e in doc.ents] == [expected[i % 4] for i in range(4000)]
