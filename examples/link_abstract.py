@@ -4,7 +4,7 @@
 
 The first run indexes MEDIC's ~72k names with the offline all-MiniLM-L6-v2
 encoder (a few minutes on 2 CPU cores) and saves the pipeline under
-pipelines/; later runs load it in about a second. Gold spans from the PubTator
+pipelines/; later runs load it in seconds. Gold spans from the PubTator
 file stand in for an NER.
 """
 import argparse

@@ -66,6 +66,8 @@ class ExactIndex:
         """(scores, ids), each (n_queries, min(k, len(self))), best first."""
         k = min(k, len(self))
         n_queries = dense_queries.shape[0]
+        if sparse_queries.shape[0] != n_queries:
+            raise ValueError(f"{n_queries} dense but {sparse_queries.shape[0]} sparse query vectors")
         scores = np.empty((n_queries, k), dtype=np.float32)
         ids = np.empty((n_queries, k), dtype=np.int64)
         dense_queries = np.ascontiguousarray(dense_queries, dtype=np.float32)
@@ -94,7 +96,8 @@ class ExactIndex:
         bound = dense_pool_scores[:, -1] + outside.max(axis=1)
         for row in np.flatnonzero(top_scores[:, -1] < bound + _BOUND_EPS):
             every_name = self.vectors @ dense_q[row] + weighted_sparse[row]
-            best = np.argsort(-every_name, kind="stable")[:k]
+            best = np.argpartition(-every_name, k - 1)[:k]
+            best = best[np.lexsort((best, -every_name[best]))]  # by score, then id
             top_scores[row], top_ids[row] = every_name[best], best
         return top_scores, top_ids
 
