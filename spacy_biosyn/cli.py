@@ -41,6 +41,7 @@ def build(
     start = time.perf_counter()
     nlp.initialize()
     seconds = time.perf_counter() - start
+    output_dir.parent.mkdir(parents=True, exist_ok=True)  # spaCy makes only the last folder
     nlp.to_disk(output_dir)
     names = len(nlp.get_pipe("biosyn_linker").linker.dictionary)
     msg.good(f"Indexed {names} names in {seconds:.1f}s; pipeline saved to {output_dir}")

@@ -8,7 +8,7 @@ from spacy_biosyn.cli import app
 
 def test_build_then_evaluate_against_another_dictionary(tmp_path, tiny_encoder, disease_dictionary):
     runner = CliRunner()
-    pipeline = tmp_path / "pipeline"
+    pipeline = tmp_path / "pipelines" / "tiny"  # parent folders do not exist yet
     result = runner.invoke(
         app,
         ["build", str(pipeline), "--encoder", tiny_encoder, "--dictionary", disease_dictionary,
