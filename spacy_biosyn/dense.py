@@ -5,7 +5,7 @@ Construction only records settings; weights are read by `load()` (at
 reaches out to a model hub.
 """
 from pathlib import Path
-from typing import List, Optional, Sequence, Union
+from typing import Optional, Sequence, Union
 
 import numpy as np
 import torch
@@ -65,18 +65,22 @@ class TransformerEncoder:
         Texts are encoded in batches of similar length, which keeps padding,
         and so wasted work, small.
         """
-        model = self._require_model()
+        self._require_model()
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         with torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
                 rows = order[start : start + self.batch_size]
-                out[rows] = self._encode_batch([texts[i] for i in rows], model)
+                out[rows] = self.embed([texts[i] for i in rows]).float().cpu().numpy()
         return out
 
-    def _encode_batch(self, texts: List[str], model: torch.nn.Module) -> np.ndarray:
+    def embed(self, texts: Sequence[str]) -> torch.Tensor:
+        """One pooled vector per text as a tensor on the encoder's device,
+        differentiable unless called under no_grad: the trainer and `encode`
+        share this, so training optimises exactly what inference computes."""
+        model = self._require_model()
         batch = self.tokenizer(
-            texts,
+            list(texts),
             padding=True,
             truncation=True,
             max_length=self.max_length,
@@ -89,8 +93,8 @@ class TransformerEncoder:
             mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             vectors = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
         if self.similarity == "cosine":
-            vectors = torch.nn.functional.normalize(vectors, dim=-1)
-        return vectors.float().cpu().numpy()
+            vectors = torch.nn.functional.normalize(vectors.float(), dim=-1)
+        return vectors
 
     def to_disk(self, path: Union[str, Path]) -> None:
         path = Path(path)

@@ -6,6 +6,7 @@ ID); all are kept, and a prediction is right when any of them matches.
 """
 import hashlib
 from pathlib import Path
+from itertools import chain
 from typing import Dict, Iterable, List, Sequence, Tuple, Union
 
 from .text import normalize
@@ -67,6 +68,13 @@ class Dictionary:
         if not pairs:
             raise DictionaryError(f"{path}: the dictionary has no 'CUI||name' entries")
         return cls.from_pairs(pairs)
+
+    def with_synonyms(self, pairs: Iterable[Tuple[str, str]]) -> "Dictionary":
+        """A new dictionary with extra (CUI field, name) pairs merged in, such
+        as training mentions: a known name gains the extra CUIs, a new name is
+        appended, and every existing name keeps its row."""
+        own = zip(("|".join(ids) for ids in self.cuis), self.names)
+        return Dictionary.from_pairs(chain(own, pairs))
 
     def to_file(self, path: Union[str, Path]) -> None:
         """Write in the format `from_file` reads: the round trip is exact."""

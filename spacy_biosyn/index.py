@@ -18,6 +18,8 @@ import numpy as np
 from scipy import sparse
 from spacy.util import registry
 
+from .sparse import sparse_scores
+
 # A margin for float rounding between faiss's and numpy's inner products:
 # near-ties fall back to the full computation instead of being guessed.
 _BOUND_EPS = 1e-5
@@ -45,6 +47,10 @@ class ExactIndex:
         """The stored name vectors, a view into faiss's memory (no copy)."""
         n, d = self._dense.ntotal, self._dense.d
         return faiss.rev_swig_ptr(self._dense.get_xb(), n * d).reshape(n, d)
+
+    @property
+    def sparse_vectors(self) -> sparse.csr_matrix:
+        return self._sparse
 
     def build(self, vectors: np.ndarray, sparse_vectors: sparse.csr_matrix) -> "ExactIndex":
         if vectors.shape[0] != sparse_vectors.shape[0]:
@@ -79,7 +85,7 @@ class ExactIndex:
         return scores, ids
 
     def _search_chunk(self, dense_q, sparse_q, weight, k):
-        weighted_sparse = weight * self._sparse_scores(sparse_q)
+        weighted_sparse = weight * sparse_scores(self._sparse, sparse_q)
         pool = min(max(self.pool_size, k), len(self))
         dense_pool_scores, dense_pool = self._dense.search(dense_q, pool)
         sparse_pool = np.argpartition(-weighted_sparse, pool - 1, axis=1)[:, :pool]
@@ -100,12 +106,6 @@ class ExactIndex:
             best = best[np.lexsort((best, -every_name[best]))]  # by score, then id
             top_scores[row], top_ids[row] = every_name[best], best
         return top_scores, top_ids
-
-    def _sparse_scores(self, sparse_q: sparse.csr_matrix) -> np.ndarray:
-        # names (N x V, sparse) times queries (V x b, dense) is one BLAS-like
-        # pass over the names' non-zeros; a sparse x sparse product would be
-        # nearly dense anyway, since every name shares some character.
-        return np.ascontiguousarray((self._sparse @ sparse_q.toarray().T).T)
 
     def to_disk(self, path: Union[str, Path]) -> None:
         path = Path(path)

@@ -45,17 +45,26 @@ class Linker:
     def is_ready(self) -> bool:
         return self.dictionary is not None
 
-    def build(self, dictionary: Dictionary, refit_sparse: bool = True) -> None:
+    def build(
+        self,
+        dictionary: Dictionary,
+        refit_sparse: bool = True,
+        vectors: Optional[np.ndarray] = None,
+    ) -> None:
         """Encode every name and index them. `refit_sparse=False` keeps the
         fitted tf-idf, as BioSyn does when a trained model meets a new
-        dictionary (dev and test dictionaries add names to the training one)."""
+        dictionary (dev and test dictionaries add names to the training one).
+        `vectors` are the names' dense vectors when the caller already has
+        them from this encoder (the trainer does, once per epoch)."""
         if len(dictionary) == 0:
             raise ValueError("cannot build a linker over an empty dictionary")
+        if vectors is not None and len(vectors) != len(dictionary):
+            raise ValueError(f"{len(vectors)} vectors for {len(dictionary)} names")
         if refit_sparse or not self.sparse.is_fitted:
             self.sparse.fit(dictionary.names)
-        self.index.build(
-            self.encoder.encode(dictionary.names), self.sparse.transform(dictionary.names)
-        )
+        if vectors is None:
+            vectors = self.encoder.encode(dictionary.names)
+        self.index.build(vectors, self.sparse.transform(dictionary.names))
         self.dictionary = dictionary
 
     def rank(self, texts: Sequence[str], k: int) -> List[List[Candidate]]:

@@ -44,6 +44,16 @@ class SparseEncoder:
         return self
 
 
+def sparse_scores(names: sparse.csr_matrix, queries: sparse.csr_matrix) -> np.ndarray:
+    """S_sparse of every (query, name) pair as a dense (queries x names) array.
+
+    names (N x V, sparse) times queries (V x b, dense) is one pass over the
+    names' non-zeros; a sparse x sparse product would come out nearly dense
+    anyway, since every name shares some character with every query.
+    """
+    return np.ascontiguousarray((names @ queries.toarray().T).T)
+
+
 def _vectorizer(**kwargs) -> TfidfVectorizer:
     # Texts arrive normalized, so no lower-casing here: one normalization only.
     return TfidfVectorizer(
