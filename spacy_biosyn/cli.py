@@ -1,4 +1,4 @@
-"""`python -m spacy_biosyn build | evaluate`."""
+"""`python -m spacy_biosyn build | evaluate | train`."""
 import time
 from pathlib import Path
 from typing import Optional
@@ -6,6 +6,8 @@ from typing import Optional
 import spacy
 import srsly
 import typer
+from spacy.cli._util import parse_config_overrides
+from spacy.util import load_config
 from wasabi import msg
 
 from .corpus import read_concept_queries
@@ -48,6 +50,24 @@ def build(
 
 
 @app.command()
+def index(
+    pipeline_dir: Path = typer.Argument(..., exists=True, help="A saved spaCy pipeline"),
+    output_dir: Path = typer.Argument(..., help="Folder for the re-indexed pipeline"),
+    dictionary: Path = typer.Option(..., exists=True, dir_okay=False, help="CUI||name file"),
+) -> None:
+    """Index another dictionary with a pipeline's (trained) encoder and
+    tf-idf: one model serves dictionaries larger than the one it was trained on."""
+    nlp = spacy.load(pipeline_dir)
+    start = time.perf_counter()
+    nlp.get_pipe("biosyn_linker").set_dictionary(dictionary)
+    seconds = time.perf_counter() - start
+    output_dir.parent.mkdir(parents=True, exist_ok=True)
+    nlp.to_disk(output_dir)
+    names = len(nlp.get_pipe("biosyn_linker").linker.dictionary)
+    msg.good(f"Indexed {names} names in {seconds:.1f}s; pipeline saved to {output_dir}")
+
+
+@app.command()
 def evaluate(
     pipeline_dir: Path = typer.Argument(..., exists=True, help="A saved spaCy pipeline"),
     queries: Path = typer.Argument(..., exists=True, help="Folder of BioSyn .concept files"),
@@ -71,6 +91,21 @@ def evaluate(
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         srsly.write_json(output, metrics)
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def train(
+    ctx: typer.Context,
+    config_path: Path = typer.Argument(..., exists=True, dir_okay=False, help="Training config"),
+    output: Path = typer.Option(..., "--output", "-o", help="Folder for model-best, model-last and log.jsonl"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to train on; -1 for the CPU"),
+) -> None:
+    """Train encoder and lambda with BioSyn's synonym marginalization. Any
+    config value can be overridden, e.g. --paths.train DIR --training.epochs 5."""
+    from .training import train as run_training  # torch training code only when asked for
+
+    config = load_config(config_path, overrides=parse_config_overrides(ctx.args), interpolate=False)
+    run_training(config, output, gpu_id)
 
 
 def _given(options: dict) -> dict:

@@ -1,0 +1,281 @@
+"""BioSyn training: synonym marginalization over iteratively refreshed candidates.
+
+One epoch: the current encoder's candidates for every training mention, then
+mini-batches scored with S = dense + lambda * sparse over those candidates,
+the objective on S / temperature, and an AdamW step on the encoder and lambda.
+Before the first and after every epoch, one "snapshot" encodes the
+dictionary once: it scores dev (the log line, the best epoch) and gives the
+next epoch its dense candidates.
+
+The output is a folder of spaCy pipelines, `model-best` (by dev Acc@1, the
+untrained start included) and `model-last`, plus `log.jsonl`.
+"""
+import copy
+import json
+import shutil
+import time
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any, Dict, List, NamedTuple, Optional
+
+import numpy as np
+import spacy
+import torch
+from pydantic import BaseModel, ConfigDict, Field
+from spacy.util import fix_random_seed, registry
+from thinc.api import Config
+from tqdm import tqdm
+from wasabi import msg
+
+from ..corpus import read_concept_queries
+from ..dense import TransformerEncoder
+from ..dictionary import Dictionary
+from ..evaluation import evaluate
+from ..index import ExactIndex
+from ..linker import Candidate, Linker
+from ..sparse import SparseEncoder
+from ..text import normalize
+from .candidates import (
+    dense_top_k,
+    mix_candidates,
+    own_rows,
+    pair_sparse_scores,
+    positive_mask,
+    sparse_top_k,
+    training_pairs,
+)
+from .objectives import Objective
+
+
+class TrainingSettings(BaseModel):
+    """The [training] block of a config; unknown or ill-typed keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    epochs: int = Field(10, ge=1)
+    batch_size: int = Field(16, ge=1)
+    learning_rate: float = Field(1e-5, gt=0)
+    weight_decay: float = Field(0.01, ge=0)
+    sparse_weight: float = 0.0  # lambda's initial value
+    sparse_weight_learning_rate: float = Field(0.01, ge=0)
+    temperature: float = Field(1.0, gt=0)
+    k: int = Field(20, ge=2)
+    dense_ratio: float = Field(0.5, ge=0, le=1)
+    add_train_mentions: bool = True
+    mixed_precision: bool = True
+    objective: Objective
+
+
+class Snapshot(NamedTuple):
+    """The model's state as seen by the dictionary, taken between epochs."""
+
+    train_vectors: np.ndarray
+    dev: Dict[str, float]  # acc@1, acc@5, candidate recall@k
+
+
+def train(config: Config, output_dir: Path, gpu_id: int = -1) -> Dict[str, Any]:
+    """Train as the config says; returns the best epoch's log record."""
+    resolved = registry.resolve(config)
+    settings = TrainingSettings(**resolved["training"])
+    return Trainer(config, resolved, settings, output_dir, gpu_id).run()
+
+
+class Trainer:
+    def __init__(self, config: Config, resolved: dict, settings: TrainingSettings, output_dir: Path, gpu_id: int):
+        self.config, self.settings, self.output_dir = config, settings, Path(output_dir)
+        fix_random_seed(resolved["system"]["seed"])
+        paths = resolved["paths"]
+        base = Dictionary.from_file(_required(paths, "dictionary"))
+        self.pairs = training_pairs(read_concept_queries(_required(paths, "train")))
+        if not self.pairs:
+            raise ValueError(f"no training mention with a single CUI in {paths['train']}")
+        self.gold = [cui for _, cui in self.pairs]
+        self.texts = [text for text, _ in self.pairs]
+        self.dictionary = base.with_synonyms((c, t) for t, c in self.pairs) if settings.add_train_mentions else base
+        self.exclude = own_rows(base, self.dictionary, self.pairs)
+        self.dev_queries = read_concept_queries(_required(paths, "dev"))
+        # BioSyn scores dev against train names + train mentions: the default.
+        dev_path = paths.get("dev_dictionary")
+        self.dev_dictionary = Dictionary.from_file(dev_path) if dev_path else self.dictionary
+        if settings.k >= len(self.dictionary):
+            raise ValueError(f"training.k = {settings.k} needs a dictionary of more than {settings.k} names")
+
+        self.device = torch.device(f"cuda:{gpu_id}" if gpu_id >= 0 else "cpu")
+        self.encoder: TransformerEncoder = resolved["encoder"]
+        self.encoder.device = self.device
+        self.encoder.load()
+        self.sparse = SparseEncoder().fit(self.dictionary.names)
+        self.name_sparse = self.sparse.transform(self.dictionary.names)
+        self.query_sparse = self.sparse.transform(self.texts)
+        self.n_dense = int(settings.dense_ratio * settings.k)
+        self.sparse_ids = sparse_top_k(self.query_sparse, self.name_sparse, settings.k, self.exclude)
+
+        self.sparse_weight = torch.nn.Parameter(torch.tensor(settings.sparse_weight, device=self.device))
+        self.optimizer = torch.optim.AdamW(
+            [
+                {"params": self.encoder.model.parameters()},
+                {"params": [self.sparse_weight], "lr": settings.sparse_weight_learning_rate, "weight_decay": 0.0},
+            ],
+            lr=settings.learning_rate,
+            weight_decay=settings.weight_decay,
+        )
+        self.shuffle = torch.Generator().manual_seed(resolved["system"]["seed"])
+
+    def run(self) -> Dict[str, Any]:
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        msg.info(
+            f"{len(self.pairs)} training mentions, {len(self.dictionary)} names, "
+            f"{len(self.dev_queries)} dev queries; {self.device}, "
+            f"{'bf16 autocast' if self._autocast_dtype() else 'fp32'}"
+        )
+        log: List[Dict[str, Any]] = []
+        start = time.perf_counter()
+        snapshot = self.snapshot()
+        best = self._record(log, 0, None, snapshot, start)
+        best_state = self._state()
+        for epoch in range(1, self.settings.epochs + 1):
+            epoch_start = time.perf_counter()
+            loss = self.train_epoch(epoch, snapshot.train_vectors)
+            snapshot = self.snapshot()
+            record = self._record(log, epoch, loss, snapshot, epoch_start)
+            if record["dev_acc@1"] > best["dev_acc@1"]:
+                best, best_state = record, self._state()
+        msg.good(f"Trained {self.settings.epochs} epochs in {time.perf_counter() - start:.0f}s; best epoch {best['epoch']}")
+        self._save(best, best_state)
+        return best
+
+    def train_epoch(self, epoch: int, name_vectors: np.ndarray) -> float:
+        k = self.settings.k
+        dense_ids = dense_top_k(self._encode(self.texts), name_vectors, k, self.exclude)
+        candidates = mix_candidates(self.sparse_ids, dense_ids, k, self.settings.dense_ratio)
+        positives = positive_mask(candidates, self.gold, self.dictionary)
+        order = torch.randperm(len(self.pairs), generator=self.shuffle).numpy()
+        batches = np.array_split(order, max(1, -(-len(order) // self.settings.batch_size)))
+        self.encoder.model.train()
+        losses = []
+        for rows in tqdm(batches, desc=f"epoch {epoch}", leave=False, unit="batch"):
+            loss = self._loss(rows, candidates[rows], positives[rows])
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            self.optimizer.step()
+            losses.append(loss.item())
+        self.encoder.model.eval()
+        return float(np.mean(losses))
+
+    def _loss(self, rows: np.ndarray, candidates: np.ndarray, positives: np.ndarray) -> torch.Tensor:
+        b, k = candidates.shape
+        # Each distinct string is encoded once per step, queries and names alike.
+        strings = [self.texts[i] for i in rows] + [self.dictionary.names[i] for i in candidates.ravel()]
+        unique = {s: i for i, s in enumerate(dict.fromkeys(strings))}
+        with self._autocast():
+            vectors = self.encoder.embed(list(unique)).float()
+        index = torch.tensor([unique[s] for s in strings], device=self.device)
+        queries, names = vectors[index[:b]], vectors[index[b:]].view(b, k, -1)
+        dense = torch.einsum("bd,bkd->bk", queries, names)
+        sparse = torch.from_numpy(pair_sparse_scores(self.query_sparse, self.name_sparse, rows, candidates))
+        scores = dense + self.sparse_weight * sparse.to(self.device)
+        return self.settings.objective(scores / self.settings.temperature, torch.from_numpy(positives).to(self.device))
+
+    def snapshot(self) -> Snapshot:
+        """Encode the names once; score dev with them, and with the
+        candidates the next epoch would draw from the dev dictionary."""
+        names = list(dict.fromkeys(self.dictionary.names + self.dev_dictionary.names))
+        vectors = self._encode(names)
+        row = {name: i for i, name in enumerate(names)}
+        train_vectors = vectors[[row[n] for n in self.dictionary.names]]
+        dev_vectors = vectors[[row[n] for n in self.dev_dictionary.names]]
+        linker = Linker(self.encoder, ExactIndex(), self.sparse_weight.item())
+        linker.sparse = self.sparse
+        linker.build(self.dev_dictionary, refit_sparse=False, vectors=dev_vectors)
+        with self._autocast():
+            accuracy = evaluate(lambda texts: linker.rank([normalize(t) for t in texts], 5), self.dev_queries)
+            recall = evaluate(lambda texts: self._candidates(linker, texts), self.dev_queries, max_k=self.settings.k)
+        dev = {"acc@1": accuracy["acc@1"], "acc@5": accuracy["acc@5"], "recall": recall[f"acc@{self.settings.k}"]}
+        return Snapshot(train_vectors, dev)
+
+    def _candidates(self, linker: Linker, texts: List[str]) -> List[List[Candidate]]:
+        """The k training candidates a text would get from the linker's dictionary."""
+        texts = [normalize(t) for t in texts]
+        k, names = self.settings.k, linker.index.vectors
+        sparse_ids = sparse_top_k(self.sparse.transform(texts), linker.index.sparse_vectors, k)
+        dense_ids = dense_top_k(self.encoder.encode(texts), names, k)
+        mixed = mix_candidates(sparse_ids, dense_ids, k, self.settings.dense_ratio)
+        d = linker.dictionary
+        return [[Candidate(d.names[i], d.cuis[i], 0.0) for i in row] for row in mixed.tolist()]
+
+    def _record(self, log, epoch, loss, snapshot: Snapshot, since: float) -> Dict[str, Any]:
+        record = {
+            "epoch": epoch,
+            "loss": loss,
+            "dev_acc@1": snapshot.dev["acc@1"],
+            "dev_acc@5": snapshot.dev["acc@5"],
+            f"dev_recall@{self.settings.k}": snapshot.dev["recall"],
+            "sparse_weight": self.sparse_weight.item(),
+            "seconds": round(time.perf_counter() - since, 1),
+        }
+        log.append(record)
+        with (self.output_dir / "log.jsonl").open("w") as f:
+            f.writelines(json.dumps(r) + "\n" for r in log)
+        loss_text = "-" if loss is None else f"{loss:.4f}"
+        msg.text(
+            f"epoch {epoch:>2} | loss {loss_text} | dev recall@{self.settings.k} {snapshot.dev['recall']:.1f} "
+            f"| dev acc@1 {snapshot.dev['acc@1']:.2f} acc@5 {snapshot.dev['acc@5']:.2f} "
+            f"| lambda {record['sparse_weight']:.3f} | {record['seconds']:.0f}s"
+        )
+        return record
+
+    def _state(self) -> Dict[str, Any]:
+        return {
+            "model": copy.deepcopy(self.encoder.model.state_dict()),
+            "sparse_weight": self.sparse_weight.item(),
+        }
+
+    def _save(self, best: Dict[str, Any], best_state: Dict[str, Any]) -> None:
+        """model-last, and model-best (a copy when the last epoch was best).
+        Names are re-encoded at full precision: the saved index must hold
+        what inference computes."""
+        last = self.output_dir / "model-last"
+        self._save_pipeline(last, self._state(), self.settings.epochs)
+        target = self.output_dir / "model-best"
+        if target.exists():
+            shutil.rmtree(target)
+        if best["epoch"] == self.settings.epochs:
+            shutil.copytree(last, target)
+        else:
+            self._save_pipeline(target, best_state, best["epoch"])
+        msg.good(f"Saved {target} (epoch {best['epoch']}) and {last}")
+
+    def _save_pipeline(self, path: Path, state: Dict[str, Any], epoch: int) -> None:
+        self.encoder.model.load_state_dict(state["model"])
+        nlp = spacy.blank(self.config["nlp"]["lang"])
+        pipe = nlp.add_pipe(
+            "biosyn_linker",
+            config={"encoder": dict(self.config["encoder"]), "sparse_weight": state["sparse_weight"]},
+        )
+        pipe.linker.encoder = self.encoder
+        pipe.linker.sparse = self.sparse
+        pipe.linker.build(self.dev_dictionary, refit_sparse=False)
+        nlp.meta["spacy_biosyn"] = {"epoch": epoch, "training": dict(self.config["training"].items())}
+        nlp.to_disk(path)
+
+    def _encode(self, texts: List[str]) -> np.ndarray:
+        with self._autocast():
+            return self.encoder.encode(texts)
+
+    def _autocast_dtype(self) -> Optional[torch.dtype]:
+        # bf16 needs no loss scaling; a GPU without it trains in fp32.
+        if not self.settings.mixed_precision:
+            return None
+        if self.device.type == "cuda" and not torch.cuda.is_bf16_supported():
+            return None
+        return torch.bfloat16
+
+    def _autocast(self):
+        dtype = self._autocast_dtype()
+        return torch.autocast(self.device.type, dtype=dtype) if dtype else nullcontext()
+
+
+def _required(paths: dict, key: str) -> str:
+    if not paths.get(key):
+        raise ValueError(f"paths.{key} is not set: give it in the config or as --paths.{key} PATH")
+    return paths[key]
