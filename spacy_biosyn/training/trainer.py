@@ -7,8 +7,9 @@ Before the first and after every epoch, one "snapshot" encodes the
 dictionary once: it scores dev (the log line, the best epoch) and gives the
 next epoch its dense candidates.
 
-The output is a folder of spaCy pipelines, `model-best` (by dev Acc@1, the
-untrained start included) and `model-last`, plus `log.jsonl`.
+The output folder holds two spaCy pipelines, `model-best` (by dev Acc@1, the
+untrained start included) and `model-last`, the config as run (`config.cfg`)
+and one JSON line per epoch (`log.jsonl`).
 """
 import copy
 import json
@@ -123,6 +124,7 @@ class Trainer:
 
     def run(self) -> Dict[str, Any]:
         self.output_dir.mkdir(parents=True, exist_ok=True)
+        self.config.to_disk(self.output_dir / "config.cfg")  # with the overrides applied
         msg.info(
             f"{len(self.pairs)} training mentions, {len(self.dictionary)} names, "
             f"{len(self.dev_queries)} dev queries; {self.device}, "

@@ -1,0 +1,76 @@
+"""Tables of finished training runs, from their config.cfg and log.jsonl.
+
+    python benchmarks/training_runs.py training/ncbi-s0 training/ncbi-s1 ... [--epochs]
+
+One row per run (setting, best epoch, dev Acc@1/Acc@5 at the start and at
+the best epoch, time per epoch), the mean and spread of the best Acc@1 over
+the runs given, and with --epochs every epoch of every run (loss, candidate
+recall@k on dev, Acc@1/Acc@5, lambda, seconds).
+"""
+import argparse
+import json
+import statistics
+from pathlib import Path
+
+from spacy.util import load_config
+
+from common import print_table
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("runs", nargs="+", type=Path, help="training output folders")
+    p.add_argument("--epochs", action="store_true", help="also print every epoch")
+    args = p.parse_args()
+    rows, best_scores = [], []
+    for run in args.runs:
+        log = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+        training = load_config(run / "config.cfg", interpolate=False)["training"]
+        best = max(log, key=lambda r: (r["dev_acc@1"], -r["epoch"]))
+        epochs = log[1:]
+        best_scores.append(best["dev_acc@1"])
+        rows.append(
+            (
+                run.name,
+                training["objective"]["@losses"].split(".")[1],
+                training["dense_ratio"],
+                load_config(run / "config.cfg", interpolate=False)["system"]["seed"],
+                f"{log[0]['dev_acc@1']:.1f}/{log[0]['dev_acc@5']:.1f}",
+                best["epoch"],
+                f"{best['dev_acc@1']:.1f}/{best['dev_acc@5']:.1f}",
+                f"{statistics.mean(r['seconds'] for r in epochs):.0f}",
+                f"{sum(r['seconds'] for r in log) / 60:.0f}",
+            )
+        )
+    print_table(
+        ("run", "objective", "alpha", "seed", "start acc@1/5", "best epoch", "best acc@1/5", "s/epoch", "total min"),
+        rows,
+    )
+    if len(best_scores) > 1:
+        spread = statistics.stdev(best_scores)
+        print(f"\nbest dev Acc@1 over {len(best_scores)} runs: mean {statistics.mean(best_scores):.2f}, "
+              f"sd {spread:.2f}, min {min(best_scores):.1f}, max {max(best_scores):.1f}")
+    if args.epochs:
+        for run in args.runs:
+            print(f"\n{run}")
+            log = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+            recall = next(key for key in log[0] if key.startswith("dev_recall@"))
+            print_table(
+                ("epoch", "loss", recall, "acc@1", "acc@5", "lambda", "seconds"),
+                [
+                    (
+                        r["epoch"],
+                        "-" if r["loss"] is None else f"{r['loss']:.4f}",
+                        f"{r[recall]:.1f}",
+                        f"{r['dev_acc@1']:.2f}",
+                        f"{r['dev_acc@5']:.2f}",
+                        f"{r['sparse_weight']:.3f}",
+                        r["seconds"],
+                    )
+                    for r in log
+                ],
+            )
+
+
+if __name__ == "__main__":
+    main()

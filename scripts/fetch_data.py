@@ -1,0 +1,40 @@
+"""Copy one BioSyn dataset (queries and dictionaries) into assets/.
+
+The data is public (BioSyn's archives, linked from
+https://github.com/dmis-lab/BioSyn#datasets); this environment keeps a copy in
+../shared/data, which is the default source. Test splits are not copied.
+"""
+import shutil
+import sys
+from pathlib import Path
+
+import typer
+
+PARTS = ("processed_train", "processed_dev", "train_dictionary.txt", "dev_dictionary.txt")
+
+
+def main(
+    dataset: str = typer.Argument(..., help="e.g. ncbi-disease, bc5cdr-disease"),
+    dest: Path = typer.Argument(..., help="Folder to create, e.g. assets/ncbi-disease"),
+    source: Path = typer.Option(Path("../shared/data"), help="Folder holding <dataset>/"),
+) -> None:
+    origin = source / dataset
+    missing = [part for part in PARTS if not (origin / part).exists()]
+    if missing:
+        sys.exit(
+            f"{origin} lacks {', '.join(missing)}. Download the {dataset} archive linked from "
+            "https://github.com/dmis-lab/BioSyn#datasets, unpack it, and pass its parent folder "
+            "as --source."
+        )
+    dest.mkdir(parents=True, exist_ok=True)
+    for part in PARTS:
+        target = dest / part
+        if (origin / part).is_dir():
+            shutil.copytree(origin / part, target, dirs_exist_ok=True)
+        else:
+            shutil.copy2(origin / part, target)
+    print(f"Copied {', '.join(PARTS)} from {origin} to {dest}")
+
+
+if __name__ == "__main__":
+    typer.run(main)
