@@ -8,7 +8,9 @@ import spacy
 import torch
 from pydantic import ValidationError
 from spacy.util import load_config, registry
+from typer.testing import CliRunner
 
+from spacy_biosyn.cli import app
 from spacy_biosyn.corpus import read_concept_queries
 from spacy_biosyn.dictionary import Dictionary
 from spacy_biosyn.sparse import SparseEncoder
@@ -129,9 +131,10 @@ def _config(overrides):
     return load_config(CONFIG, overrides=overrides, interpolate=False)
 
 
-def test_one_step_lowers_the_loss_on_a_toy_problem(toy):
+@pytest.mark.parametrize("mixed_precision", [False, True])
+def test_one_step_lowers_the_loss_on_a_toy_problem(toy, mixed_precision):
     tmp_path, overrides = toy
-    config = _config(overrides)
+    config = _config({**overrides, "training.mixed_precision": mixed_precision})
     resolved = registry.resolve(config)
     trainer = Trainer(config, resolved, TrainingSettings(**resolved["training"]), tmp_path / "out", -1)
     trainer.encoder.model.eval()  # no dropout: the two losses must be comparable
@@ -178,3 +181,27 @@ def test_a_missing_path_is_named(toy):
     tmp_path, overrides = toy
     with pytest.raises(ValueError, match="paths.train"):
         train(_config({**overrides, "paths.train": None}), tmp_path / "out")
+
+
+def test_train_and_index_from_the_command_line(toy, disease_dictionary):
+    tmp_path, overrides = toy
+    args = [f"--{key}={value}" for key, value in overrides.items()]
+    result = CliRunner().invoke(
+        app, ["train", str(CONFIG), "--output", str(tmp_path / "out"), *args, "--training.epochs=1"]
+    )
+    assert result.exit_code == 0, result.output
+    run = tmp_path / "out"
+    assert load_config(run / "config.cfg")["training"]["epochs"] == 1  # overrides are recorded
+    assert len((run / "log.jsonl").read_text().splitlines()) == 2
+
+    bigger = tmp_path / "bigger.txt"
+    bigger.write_text(open(disease_dictionary).read() + "D006938||familial hypercholesterolemia\n")
+    result = CliRunner().invoke(
+        app, ["index", str(run / "model-best"), str(tmp_path / "served"), "--dictionary", str(bigger)]
+    )
+    assert result.exit_code == 0, result.output
+    linker = spacy.load(tmp_path / "served").get_pipe("biosyn_linker")
+    assert linker.rank(["familial hypercholesterolemia"])[0][0].cuis == ("D006938",)
+    # The trained lambda and tf-idf travel with the encoder.
+    trained = spacy.load(run / "model-best").get_pipe("biosyn_linker")
+    assert linker.linker.sparse_weight == trained.linker.sparse_weight
