@@ -66,6 +66,8 @@ def test_a_mention_never_gets_its_own_text_as_candidate():
     # test time. Known name that the mention gave a new CUI: hidden.
     exclude = own_rows(base, merged, pairs)
     assert exclude.tolist() == [3, -1, 2]
+    # Without merged mentions nothing is the mention's own doing.
+    assert own_rows(base, base, pairs).tolist() == [-1, -1, -1]
 
     sparse = SparseEncoder().fit(merged.names)
     ids = sparse_top_k(sparse.transform([t for t, _ in pairs]), sparse.transform(merged.names), 3, exclude)

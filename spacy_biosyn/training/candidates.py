@@ -37,14 +37,17 @@ def own_rows(base: Dictionary, merged: Dictionary, pairs: Sequence[Tuple[str, st
 
     Training must not offer a mention its own text as a candidate: that
     positive would be found by string identity and teach nothing. Names the
-    base dictionary already had with that CUI stay, as they would at test time.
+    base dictionary already had with that CUI stay, as they would at test
+    time, and so does everything when no mention was merged in.
     """
     base_cuis: Dict[str, Tuple[str, ...]] = dict(zip(base.names, base.cuis))
     row = {name: i for i, name in enumerate(merged.names)}
-    return np.array(
-        [row[text] if cui not in base_cuis.get(text, ()) else -1 for text, cui in pairs],
-        dtype=np.int64,
-    )
+    own = []
+    for text, cui in pairs:
+        i = row.get(text, -1)
+        made_by_mention = i >= 0 and cui in merged.cuis[i] and cui not in base_cuis.get(text, ())
+        own.append(i if made_by_mention else -1)
+    return np.array(own, dtype=np.int64)
 
 
 def sparse_top_k(
