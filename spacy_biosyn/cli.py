@@ -1,12 +1,13 @@
 """`python -m spacy_biosyn build | evaluate | train`."""
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 import spacy
 import srsly
 import typer
 from spacy.cli._util import parse_config_overrides
+from spacy.language import Language
 from spacy.util import load_config
 from wasabi import msg
 
@@ -40,13 +41,7 @@ def build(
         encoder={"@misc": "spacy_biosyn.TransformerEncoder.v1", **encoder_block},
     )
     nlp.add_pipe("biosyn_linker", config=config)
-    start = time.perf_counter()
-    nlp.initialize()
-    seconds = time.perf_counter() - start
-    output_dir.parent.mkdir(parents=True, exist_ok=True)  # spaCy makes only the last folder
-    nlp.to_disk(output_dir)
-    names = len(nlp.get_pipe("biosyn_linker").linker.dictionary)
-    msg.good(f"Indexed {names} names in {seconds:.1f}s; pipeline saved to {output_dir}")
+    _index_and_save(nlp, nlp.initialize, output_dir)
 
 
 @app.command()
@@ -58,13 +53,7 @@ def index(
     """Index another dictionary with a pipeline's (trained) encoder and
     tf-idf: one model serves dictionaries larger than the one it was trained on."""
     nlp = spacy.load(pipeline_dir)
-    start = time.perf_counter()
-    nlp.get_pipe("biosyn_linker").set_dictionary(dictionary)
-    seconds = time.perf_counter() - start
-    output_dir.parent.mkdir(parents=True, exist_ok=True)
-    nlp.to_disk(output_dir)
-    names = len(nlp.get_pipe("biosyn_linker").linker.dictionary)
-    msg.good(f"Indexed {names} names in {seconds:.1f}s; pipeline saved to {output_dir}")
+    _index_and_save(nlp, lambda: nlp.get_pipe("biosyn_linker").set_dictionary(dictionary), output_dir)
 
 
 @app.command()
@@ -106,6 +95,17 @@ def train(
 
     config = load_config(config_path, overrides=parse_config_overrides(ctx.args), interpolate=False)
     run_training(config, output, gpu_id)
+
+
+def _index_and_save(nlp: Language, index: Callable[[], None], output_dir: Path) -> None:
+    """Run the indexing step, timed, then save the pipeline."""
+    start = time.perf_counter()
+    index()
+    seconds = time.perf_counter() - start
+    output_dir.parent.mkdir(parents=True, exist_ok=True)  # spaCy makes only the last folder
+    nlp.to_disk(output_dir)
+    names = len(nlp.get_pipe("biosyn_linker").linker.dictionary)
+    msg.good(f"Indexed {names} names in {seconds:.1f}s; pipeline saved to {output_dir}")
 
 
 def _given(options: dict) -> dict:
