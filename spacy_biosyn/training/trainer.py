@@ -108,7 +108,6 @@ class Trainer:
         self.sparse = SparseEncoder().fit(self.dictionary.names)
         self.name_sparse = self.sparse.transform(self.dictionary.names)
         self.query_sparse = self.sparse.transform(self.texts)
-        self.n_dense = int(settings.dense_ratio * settings.k)
         self.sparse_ids = sparse_top_k(self.query_sparse, self.name_sparse, settings.k, self.exclude)
 
         self.sparse_weight = torch.nn.Parameter(torch.tensor(settings.sparse_weight, device=self.device))
@@ -237,22 +236,23 @@ class Trainer:
         Names are re-encoded at full precision: the saved index must hold
         what inference computes."""
         last = self.output_dir / "model-last"
-        self._save_pipeline(last, self._state(), self.settings.epochs)
+        self._save_pipeline(last, self.sparse_weight.item(), self.settings.epochs)
         target = self.output_dir / "model-best"
         if target.exists():
             shutil.rmtree(target)
         if best["epoch"] == self.settings.epochs:
             shutil.copytree(last, target)
         else:
-            self._save_pipeline(target, best_state, best["epoch"])
+            self.encoder.model.load_state_dict(best_state["model"])
+            self._save_pipeline(target, best_state["sparse_weight"], best["epoch"])
         msg.good(f"Saved {target} (epoch {best['epoch']}) and {last}")
 
-    def _save_pipeline(self, path: Path, state: Dict[str, Any], epoch: int) -> None:
-        self.encoder.model.load_state_dict(state["model"])
+    def _save_pipeline(self, path: Path, sparse_weight: float, epoch: int) -> None:
+        """The encoder as it is now, with this lambda, as a spaCy pipeline."""
         nlp = spacy.blank(self.config["nlp"]["lang"])
         pipe = nlp.add_pipe(
             "biosyn_linker",
-            config={"encoder": dict(self.config["encoder"]), "sparse_weight": state["sparse_weight"]},
+            config={"encoder": dict(self.config["encoder"]), "sparse_weight": sparse_weight},
         )
         pipe.linker.encoder = self.encoder
         pipe.linker.sparse = self.sparse
