@@ -2,9 +2,9 @@
 
     python benchmarks/training_runs.py training/ncbi-s0 training/ncbi-s1 ... [--epochs]
 
-One row per run (setting, best epoch, dev Acc@1/Acc@5 at the start and at
-the best epoch, time per epoch), the mean and spread of the best Acc@1 over
-the runs given, and with --epochs every epoch of every run (loss, candidate
+One row per run (setting, dev Acc@1/Acc@5 at the start, at the best epoch
+and after the last epoch, time per epoch), the mean and spread over the runs
+given of the best and of the last Acc@1, and with --epochs every epoch of every run (loss, candidate
 recall@k on dev, Acc@1/Acc@5, lambda, seconds).
 """
 import argparse
@@ -22,34 +22,39 @@ def main() -> None:
     p.add_argument("runs", nargs="+", type=Path, help="training output folders")
     p.add_argument("--epochs", action="store_true", help="also print every epoch")
     args = p.parse_args()
-    rows, best_scores = [], []
+    rows, best_scores, last_scores = [], [], []
     for run in args.runs:
         log = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
-        training = load_config(run / "config.cfg", interpolate=False)["training"]
+        config = load_config(run / "config.cfg", interpolate=False)
+        training = config["training"]
         best = max(log, key=lambda r: (r["dev_acc@1"], -r["epoch"]))
-        epochs = log[1:]
+        epochs, last = log[1:], log[-1]
         best_scores.append(best["dev_acc@1"])
+        last_scores.append(last["dev_acc@1"])
         rows.append(
             (
                 run.name,
                 training["objective"]["@losses"].split(".")[1],
                 training["dense_ratio"],
-                load_config(run / "config.cfg", interpolate=False)["system"]["seed"],
-                f"{log[0]['dev_acc@1']:.1f}/{log[0]['dev_acc@5']:.1f}",
+                config["system"]["seed"],
+                f"{log[0]['dev_acc@1']:.2f}/{log[0]['dev_acc@5']:.2f}",
                 best["epoch"],
-                f"{best['dev_acc@1']:.1f}/{best['dev_acc@5']:.1f}",
+                f"{best['dev_acc@1']:.2f}/{best['dev_acc@5']:.2f}",
+                last["epoch"],
+                f"{last['dev_acc@1']:.2f}/{last['dev_acc@5']:.2f}",
                 f"{statistics.mean(r['seconds'] for r in epochs):.0f}",
                 f"{sum(r['seconds'] for r in log) / 60:.0f}",
             )
         )
     print_table(
-        ("run", "objective", "alpha", "seed", "start acc@1/5", "best epoch", "best acc@1/5", "s/epoch", "total min"),
+        ("run", "objective", "alpha", "seed", "start acc@1/5", "best epoch", "best acc@1/5",
+         "last epoch", "last acc@1/5", "s/epoch", "total min"),
         rows,
     )
-    if len(best_scores) > 1:
-        spread = statistics.stdev(best_scores)
-        print(f"\nbest dev Acc@1 over {len(best_scores)} runs: mean {statistics.mean(best_scores):.2f}, "
-              f"sd {spread:.2f}, min {min(best_scores):.1f}, max {max(best_scores):.1f}")
+    if len(args.runs) > 1:
+        for label, scores in (("best", best_scores), ("last", last_scores)):
+            print(f"\n{label} dev Acc@1 over {len(scores)} runs: mean {statistics.mean(scores):.2f}, "
+                  f"sd {statistics.stdev(scores):.2f}, min {min(scores):.2f}, max {max(scores):.2f}")
     if args.epochs:
         for run in args.runs:
             print(f"\n{run}")
