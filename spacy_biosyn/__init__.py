@@ -5,6 +5,7 @@ Importing the package registers the `biosyn_linker` factory, the
 `kb_ents` and `candidates`; the entry points in setup.cfg make spaCy do it
 on demand.
 """
+from .abbreviations import Abbreviation
 from .component import BiosynLinker, make_biosyn_linker
 from .dense import TransformerEncoder
 from .dictionary import Dictionary, DictionaryError
@@ -15,6 +16,7 @@ from .text import normalize
 __version__ = "0.1.0"
 
 __all__ = [
+    "Abbreviation",
     "BiosynLinker",
     "Candidate",
     "Dictionary",
