@@ -5,7 +5,8 @@ The detector is a registered function so a config can swap it; Ab3P, through
 Python's character offsets after the first non-ASCII character ("café",
 "Schwartz–Jampel"), so they are converted here, once, for every caller.
 """
-from typing import Callable, List, NamedTuple
+import re
+from typing import Callable, List, NamedTuple, Optional
 
 from spacy.util import registry
 
@@ -62,3 +63,61 @@ def _char_offset(encoded: bytes, byte_offset: int) -> int:
 @registry.misc("spacy_biosyn.Ab3P.v1")
 def make_ab3p() -> AbbreviationDetector:
     return Ab3PDetector()
+
+
+class SchwartzHearstDetector:
+    """Schwartz & Hearst (2003): a short form in parentheses is defined by
+    the nearest preceding words that contain its characters in order, the
+    first at the start of a word. Pure Python, no word lists."""
+
+    _DEFINITION = re.compile(r"\(([^()]{1,10})\)")
+
+    def __call__(self, text: str) -> List[Abbreviation]:
+        found = []
+        for match in self._DEFINITION.finditer(text):
+            short = match.group(1).strip()
+            if not _is_short_form(short):
+                continue
+            window = text[: match.start()].rstrip()
+            words = list(re.finditer(r"\S+", window))
+            max_words = min(len(short) + 5, 2 * len(short))
+            long_start = _long_form_start(short, window, words[-max_words:])
+            if long_start is not None:
+                short_start = match.start(1) + match.group(1).index(short)
+                found.append(Abbreviation(short, window[long_start:], short_start, long_start))
+        return found
+
+
+def _is_short_form(candidate: str) -> bool:
+    return (
+        0 < len(candidate.split()) <= 2
+        and candidate[0].isalnum()
+        and any(c.isalpha() for c in candidate)
+    )
+
+
+def _long_form_start(short: str, window: str, words) -> Optional[int]:
+    """Where the long form starts in `window`, matching the short form's
+    letters and digits from the right; None when the words cannot hold them."""
+    if not words:
+        return None
+    chars = [c.lower() for c in short if c.isalnum()]
+    lower = window.lower()
+    position = len(window)
+    first_word = words[0].start()
+    for i, char in enumerate(reversed(chars)):
+        is_first = i == len(chars) - 1
+        position -= 1
+        while position >= first_word and (
+            lower[position] != char
+            or (is_first and position > 0 and window[position - 1].isalnum())
+        ):
+            position -= 1
+        if position < first_word:
+            return None
+    return max(w.start() for w in words if w.start() <= position)
+
+
+@registry.misc("spacy_biosyn.SchwartzHearst.v1")
+def make_schwartz_hearst() -> AbbreviationDetector:
+    return SchwartzHearstDetector()

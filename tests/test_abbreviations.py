@@ -1,30 +1,46 @@
+import pytest
 from spacy.util import registry
 
-from spacy_biosyn.abbreviations import Ab3PDetector, Abbreviation
+from spacy_biosyn.abbreviations import Ab3PDetector, Abbreviation, SchwartzHearstDetector
+
+TEXT = (
+    "Die Schwartz–Jampel-Krankheit ist selten. Patients with spinal muscular atrophy (SMA) "
+    "and café au lait spots (CALS) were seen; SMA is common."
+)
 
 
-def test_ab3p_offsets_are_characters_even_after_non_ascii_text():
-    text = (
-        "Die Schwartz–Jampel-Krankheit ist selten. Patients with spinal muscular atrophy (SMA) "
-        "and café au lait spots (CALS) were seen; SMA is common."
-    )
-    found = Ab3PDetector()(text)
+@pytest.mark.parametrize("detector", [Ab3PDetector(), SchwartzHearstDetector()])
+def test_offsets_are_characters_even_after_non_ascii_text(detector):
+    found = detector(TEXT)
     assert [(a.short_form, a.long_form) for a in found] == [
         ("SMA", "spinal muscular atrophy"),
         ("CALS", "café au lait spots"),
     ]
     for abbreviation in found:
-        assert text[abbreviation.short_start : abbreviation.short_end] == abbreviation.short_form
-        assert text[abbreviation.long_start : abbreviation.long_end] == abbreviation.long_form
+        assert TEXT[abbreviation.short_start : abbreviation.short_end] == abbreviation.short_form
+        assert TEXT[abbreviation.long_start : abbreviation.long_end] == abbreviation.long_form
     # Bytes and characters differ here: "–" is 3 bytes, "é" 2.
-    assert found[1].short_start == text.index("(CALS") + 1
+    assert found[1].short_start == TEXT.index("(CALS") + 1
 
 
-def test_texts_without_definitions_give_no_abbreviations():
-    detector = registry.misc.get("spacy_biosyn.Ab3P.v1")()
+@pytest.mark.parametrize("name", ["spacy_biosyn.Ab3P.v1", "spacy_biosyn.SchwartzHearst.v1"])
+def test_texts_without_definitions_give_no_abbreviations(name):
+    detector = registry.misc.get(name)()
     assert detector("") == []
     assert detector("   ") == []
     assert detector("SMA is common in this cohort.") == []
+    # Parentheses that hold no short form, or one whose letters the
+    # preceding words do not contain.
+    assert detector("Ten patients (n = 10) were seen in 1995 (1995); all were well (XQZ).") == []
+
+
+def test_schwartz_hearst_keeps_digits_and_hyphens_of_the_short_form():
+    text = "We used heat shock protein 70 (HSP70) and 5-fluorouracil (5-FU)."
+    found = SchwartzHearstDetector()(text)
+    assert [(a.short_form, a.long_form) for a in found] == [
+        ("HSP70", "heat shock protein 70"),
+        ("5-FU", "5-fluorouracil"),
+    ]
 
 
 def test_abbreviation_ends_follow_from_the_forms():
