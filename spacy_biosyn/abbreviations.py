@@ -6,7 +6,7 @@ Python's character offsets after the first non-ASCII character ("café",
 "Schwartz–Jampel"), so they are converted here, once, for every caller.
 """
 import re
-from typing import Callable, List, NamedTuple, Optional
+from typing import Callable, List, NamedTuple, Optional, Tuple
 
 from spacy.util import registry
 
@@ -44,16 +44,35 @@ class Ab3PDetector:
             import pyab3p
 
             self._ab3p = pyab3p.Ab3p()
-        encoded = text.encode("utf-8")
-        return [
-            Abbreviation(
-                found.short_form,
-                found.long_form,
-                _char_offset(encoded, found.short_form_offset),
-                _char_offset(encoded, found.long_form_offset),
-            )
-            for found in self._ab3p.get_abbrs(text)
-        ]
+        # Ab3P collapses whitespace runs inside its sentences and then cannot
+        # find them in the text ("Failed to find sentence"), so it is given
+        # a collapsed copy whose characters map back to the original.
+        collapsed, origin = _collapse_whitespace(text)
+        encoded = collapsed.encode("utf-8")
+        found = []
+        for pair in self._ab3p.get_abbrs(collapsed):
+            short = _original_span(origin, _char_offset(encoded, pair.short_form_offset), pair.short_form)
+            long = _original_span(origin, _char_offset(encoded, pair.long_form_offset), pair.long_form)
+            found.append(Abbreviation(text[short], text[long], short.start, long.start))
+        return found
+
+
+def _collapse_whitespace(text: str) -> Tuple[str, List[int]]:
+    """The text with every whitespace run as one space, and for each of its
+    characters the index of the character it came from."""
+    pieces, origin = [], []
+    for run in re.finditer(r"\s+|\S+", text):
+        if run.group().isspace():
+            pieces.append(" ")
+            origin.append(run.start())
+        else:
+            pieces.append(run.group())
+            origin.extend(range(run.start(), run.end()))
+    return "".join(pieces), origin
+
+
+def _original_span(origin: List[int], start: int, form: str) -> slice:
+    return slice(origin[start], origin[start + len(form) - 1] + 1)
 
 
 def _char_offset(encoded: bytes, byte_offset: int) -> int:
@@ -78,8 +97,10 @@ class SchwartzHearstDetector:
             short = match.group(1).strip()
             if not _is_short_form(short):
                 continue
+            # The long form lies in the same sentence, as in the original.
+            sentence_start = max(text.rfind(". ", 0, match.start()) + 2, 0)
             window = text[: match.start()].rstrip()
-            words = list(re.finditer(r"\S+", window))
+            words = [w for w in re.finditer(r"\S+", window) if w.start() >= sentence_start]
             max_words = min(len(short) + 5, 2 * len(short))
             long_start = _long_form_start(short, window, words[-max_words:])
             if long_start is not None:
@@ -90,7 +111,8 @@ class SchwartzHearstDetector:
 
 def _is_short_form(candidate: str) -> bool:
     return (
-        0 < len(candidate.split()) <= 2
+        len(candidate) >= 2
+        and len(candidate.split()) <= 2
         and candidate[0].isalnum()
         and any(c.isalpha() for c in candidate)
     )

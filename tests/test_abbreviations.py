@@ -23,6 +23,16 @@ def test_offsets_are_characters_even_after_non_ascii_text(detector):
     assert found[1].short_start == TEXT.index("(CALS") + 1
 
 
+def test_ab3p_finds_definitions_in_sentences_with_whitespace_runs(capfd):
+    text = "Three sisters had fish-eye disease (FED),  a defect of lecithin  cholesterol\nacyltransferase (LCAT)."
+    found = Ab3PDetector()(text)
+    assert [a.short_form for a in found] == ["FED", "LCAT"]
+    # Forms are the text as written, whitespace included, at their offsets.
+    assert found[1].long_form == "lecithin  cholesterol\nacyltransferase"
+    assert all(text[a.long_start : a.long_end] == a.long_form for a in found)
+    assert "Failed to find sentence" not in capfd.readouterr().err
+
+
 @pytest.mark.parametrize("name", ["spacy_biosyn.Ab3P.v1", "spacy_biosyn.SchwartzHearst.v1"])
 def test_texts_without_definitions_give_no_abbreviations(name):
     detector = registry.misc.get(name)()
@@ -32,6 +42,8 @@ def test_texts_without_definitions_give_no_abbreviations(name):
     # Parentheses that hold no short form, or one whose letters the
     # preceding words do not contain.
     assert detector("Ten patients (n = 10) were seen in 1995 (1995); all were well (XQZ).") == []
+    # A one-letter short form, and letters found only in an earlier sentence.
+    assert detector("Its susceptibility gene (s) is known. Lidocaine is given. Then (LN) rose.") == []
 
 
 def test_schwartz_hearst_keeps_digits_and_hyphens_of_the_short_form():
