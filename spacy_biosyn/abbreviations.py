@@ -98,14 +98,14 @@ class SchwartzHearstDetector:
             if not _is_short_form(short):
                 continue
             # The long form lies in the same sentence, as in the original.
-            sentence_start = max(text.rfind(". ", 0, match.start()) + 2, 0)
-            window = text[: match.start()].rstrip()
-            words = [w for w in re.finditer(r"\S+", window) if w.start() >= sentence_start]
+            previous_end = text.rfind(". ", 0, match.start())
+            sentence_start = previous_end + 2 if previous_end >= 0 else 0
+            window = text[sentence_start : match.start()].rstrip()
             max_words = min(len(short) + 5, 2 * len(short))
-            long_start = _long_form_start(short, window, words[-max_words:])
-            if long_start is not None:
+            start = _long_form_start(short, window, list(re.finditer(r"\S+", window))[-max_words:])
+            if start is not None:
                 short_start = match.start(1) + match.group(1).index(short)
-                found.append(Abbreviation(short, window[long_start:], short_start, long_start))
+                found.append(Abbreviation(short, window[start:], short_start, sentence_start + start))
         return found
 
 

@@ -55,6 +55,15 @@ def test_schwartz_hearst_keeps_digits_and_hyphens_of_the_short_form():
     ]
 
 
+def test_schwartz_hearst_finds_a_long_form_that_opens_the_text():
+    text = "Spinal muscular atrophy (SMA) is rare. Later, heat shock protein 70 (HSP70) rose."
+    found = SchwartzHearstDetector()(text)
+    assert [(a.long_form, a.long_start) for a in found] == [
+        ("Spinal muscular atrophy", 0),
+        ("heat shock protein 70", text.index("heat")),
+    ]
+
+
 def test_abbreviation_ends_follow_from_the_forms():
     abbreviation = Abbreviation("SMA", "spinal muscular atrophy", 30, 5)
     assert (abbreviation.short_end, abbreviation.long_end) == (33, 28)
