@@ -4,8 +4,8 @@
 
 One row per run (setting, dev Acc@1/Acc@5 at the start, at the best epoch
 and after the last epoch, time per epoch), the mean and spread over the runs
-given of the best and of the last Acc@1, and with --epochs every epoch of every run (loss, candidate
-recall@k on dev, Acc@1/Acc@5, lambda, seconds).
+given of the best and of the last Acc@1, and with --epochs every epoch of
+every run (loss, candidate recall@k on dev, Acc@1/Acc@5, lambda, seconds).
 """
 import argparse
 import json

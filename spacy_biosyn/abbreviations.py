@@ -46,20 +46,19 @@ class Ab3PDetector:
             self._ab3p = pyab3p.Ab3p()
         # Ab3P collapses whitespace runs inside its sentences and then cannot
         # find them in the text ("Failed to find sentence"), so it is given
-        # a collapsed copy whose characters map back to the original.
+        # a collapsed copy, mapped byte by byte back to the original.
         collapsed, origin = _collapse_whitespace(text)
-        encoded = collapsed.encode("utf-8")
         found = []
         for pair in self._ab3p.get_abbrs(collapsed):
-            short = _original_span(origin, _char_offset(encoded, pair.short_form_offset), pair.short_form)
-            long = _original_span(origin, _char_offset(encoded, pair.long_form_offset), pair.long_form)
+            short = _original_span(origin, pair.short_form_offset, pair.short_form)
+            long = _original_span(origin, pair.long_form_offset, pair.long_form)
             found.append(Abbreviation(text[short], text[long], short.start, long.start))
         return found
 
 
 def _collapse_whitespace(text: str) -> Tuple[str, List[int]]:
-    """The text with every whitespace run as one space, and for each of its
-    characters the index of the character it came from."""
+    """The text with every whitespace run as one space, and for each UTF-8
+    byte of it the index of the original character it came from."""
     pieces, origin = [], []
     for run in re.finditer(r"\s+|\S+", text):
         if run.group().isspace():
@@ -67,16 +66,14 @@ def _collapse_whitespace(text: str) -> Tuple[str, List[int]]:
             origin.append(run.start())
         else:
             pieces.append(run.group())
-            origin.extend(range(run.start(), run.end()))
+            for i in range(run.start(), run.end()):
+                origin.extend([i] * len(text[i].encode("utf-8")))
     return "".join(pieces), origin
 
 
-def _original_span(origin: List[int], start: int, form: str) -> slice:
-    return slice(origin[start], origin[start + len(form) - 1] + 1)
-
-
-def _char_offset(encoded: bytes, byte_offset: int) -> int:
-    return len(encoded[:byte_offset].decode("utf-8"))
+def _original_span(origin: List[int], byte_offset: int, form: str) -> slice:
+    last_byte = byte_offset + len(form.encode("utf-8")) - 1
+    return slice(origin[byte_offset], origin[last_byte] + 1)
 
 
 @registry.misc("spacy_biosyn.Ab3P.v1")
