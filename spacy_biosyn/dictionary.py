@@ -6,8 +6,9 @@ ID); all are kept, and a prediction is right when any of them matches.
 """
 import hashlib
 from pathlib import Path
+from functools import cached_property
 from itertools import chain
-from typing import Dict, Iterable, List, Sequence, Tuple, Union
+from typing import Dict, FrozenSet, Iterable, List, Sequence, Tuple, Union
 
 from .text import normalize
 
@@ -27,6 +28,14 @@ class Dictionary:
 
     def __len__(self) -> int:
         return len(self.names)
+
+    def __contains__(self, name: str) -> bool:
+        """Whether a normalized string is one of the names."""
+        return name in self._name_set
+
+    @cached_property
+    def _name_set(self) -> FrozenSet[str]:
+        return frozenset(self.names)
 
     @classmethod
     def from_pairs(cls, pairs: Iterable[Tuple[str, str]]) -> "Dictionary":

@@ -29,6 +29,14 @@ class Candidate(NamedTuple):
     score: float
 
 
+class LinkedPart(NamedTuple):
+    """One linked part of a mention (a composite has several): the
+    normalized string that was ranked and its candidates, best first."""
+
+    text: str
+    candidates: List[Candidate]
+
+
 class MismatchError(ValueError):
     """Saved vectors that do not belong to the saved dictionary or encoder."""
 

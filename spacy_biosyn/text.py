@@ -1,4 +1,5 @@
-"""Text normalization shared by dictionary names and mentions.
+"""Text normalization shared by dictionary names and mentions, and the
+optional spelling corrections applied to mentions.
 
 BioSyn lower-cases, replaces every ASCII punctuation character by a space and
 collapses whitespace. Names and mentions must go through the same function, or
@@ -6,6 +7,8 @@ their tf-idf and dense vectors stop being comparable.
 """
 import re
 import string
+from pathlib import Path
+from typing import Dict, Union
 
 _PUNCTUATION = re.compile("[" + re.escape(string.punctuation) + "]")
 _WHITESPACE = re.compile(r"\s+")
@@ -19,3 +22,34 @@ def normalize(text: str) -> str:
     """
     text = _PUNCTUATION.sub(" ", text.lower())
     return _WHITESPACE.sub(" ", text).strip()
+
+
+def read_corrections(path: Union[str, Path]) -> Dict[str, str]:
+    """A `misspelling||correction` file (BioSyn's ncbi-spell-check.txt) as
+    {normalized word: normalized replacement}. Keys must be single words,
+    because corrections are applied word by word."""
+    path = Path(path)
+    corrections: Dict[str, str] = {}
+    with path.open(encoding="utf-8-sig") as f:
+        for number, line in enumerate(f, start=1):
+            line = line.rstrip("\r\n")
+            if not line.strip():
+                continue
+            wrong, sep, right = line.partition("||")
+            wrong, right = normalize(wrong), normalize(right)
+            if not sep or not wrong or not right or " " in wrong:
+                raise ValueError(
+                    f"{path}, line {number}: expected 'misspelled-word||correction', "
+                    f"found {line[:80]!r}"
+                )
+            corrections[wrong] = right
+    if not corrections:
+        raise ValueError(f"{path}: the corrections file has no 'word||correction' lines")
+    return corrections
+
+
+def correct(text: str, corrections: Dict[str, str]) -> str:
+    """Replace whole words of a normalized text by their corrections."""
+    if not corrections:
+        return text
+    return " ".join(corrections.get(word, word) for word in text.split(" "))

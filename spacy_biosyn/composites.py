@@ -1,0 +1,69 @@
+"""Composite mentions: "breast and ovarian cancer" -> "breast cancer", "ovarian cancer".
+
+BioSyn split composites offline with help from the gold CUIs; here the split
+is decided from the mention's own words. The mention is cut at its
+coordinators ("and", "or", "and/or", a list comma, a slash between words)
+into conjuncts, and the words the conjuncts share are given back to each:
+
+- a shared head after the last conjunct: "c6 or c7 deficiency",
+  "breast, ovarian and prostate cancers";
+- words before the first conjunct when it is longer than the last one:
+  "type 1 and 2 diabetes", "inherited breast and ovarian cancer",
+  "ventricular tachycardia and fibrillation";
+- a head ending in a preposition: "impairments of learning and memory";
+- nothing, when the conjuncts end alike: "breast cancer or ovarian cancer".
+
+A mention that is a dictionary name as a whole ("hand, foot and mouth
+disease") is never split, and a comma alone does not coordinate ("emerin,
+deficiency"): a wrong split costs as much as a missed one.
+"""
+import re
+from typing import Callable, List
+
+# A list comma may be followed by and/or; a slash coordinates only between letters
+# ("cleft lip/palate"), not in "1/2".
+_COORDINATOR = re.compile(
+    r"\s*,\s*(?:(?:and/or|and|or)\s+)?|\s+(?:and/or|and|or)\s+|(?<=[^\W\d_])/(?=[^\W\d_])",
+    re.IGNORECASE,
+)
+_CONJUNCTION = re.compile(r"\s(?:and|or)\s|(?<=[^\W\d_])/(?=[^\W\d_])", re.IGNORECASE)
+# Words are split at spaces outside and before parentheses: "atonic (minor motor)"
+# is one word.
+_WORD_BREAK = re.compile(r"\s+(?![^()]*\))(?!\()")
+_PREPOSITIONS = {"of", "in", "to", "on", "with"}
+
+
+def is_coordinated(text: str) -> bool:
+    """Whether the text joins anything with and, or or a slash."""
+    return _CONJUNCTION.search(text) is not None
+
+
+def split_composite(text: str, is_name: Callable[[str], bool]) -> List[str]:
+    """The parts of a composite mention, or [text] when it is not one.
+
+    `is_name(text)` says whether the whole mention is a dictionary name; it is
+    asked only when the text coordinates something.
+    """
+    if not is_coordinated(text) or is_name(text):
+        return [text]
+    segments = [_WORD_BREAK.split(s.strip()) for s in _COORDINATOR.split(text)]
+    # "hyper- or dyskinetic" shares a suffix inside a word: left whole.
+    if any(words == [""] or words[-1].endswith("-") for words in segments):
+        return [text]
+    first, *middle, last = segments
+    prepositions = [i for i, word in enumerate(first[:-1]) if word.lower() in _PREPOSITIONS]
+    if len(first) > 1 and first[-1].lower() == last[-1].lower():
+        parts = segments  # each conjunct is whole: "breast cancer or ovarian cancer"
+    elif prepositions:
+        head = first[: prepositions[-1] + 1]
+        conjuncts = [first[len(head):], *middle, last]
+        parts = [head + conjunct for conjunct in conjuncts]
+    else:
+        # The last conjunct is one word unless it repeats the first one's opening
+        # word ("stage ii and stage iii colorectal carcinomas").
+        size = len(first) if last[0].lower() == first[0].lower() and len(last) > len(first) else 1
+        shared_head = last[size:]
+        prefix = first[:-size] if len(first) > size else []
+        conjuncts = [first[len(prefix):], *middle, last[:size]]
+        parts = [prefix + conjunct + shared_head for conjunct in conjuncts]
+    return list(dict.fromkeys(" ".join(words) for words in parts))

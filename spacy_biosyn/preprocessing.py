@@ -1,0 +1,86 @@
+"""Mention preprocessing: an entity's text in, the normalized strings to rank out.
+
+Abbreviations defined anywhere in the doc are expanded, also where the short
+form is used far from its definition; composite mentions are split into
+parts; every part is normalized and spell-corrected. A mention can have more
+than one reading (a short form defined with two long forms, or a mention that
+is a dictionary name as written, such as "dmd"): the component ranks them all
+and keeps the one that scores best.
+"""
+import re
+from itertools import islice, product
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
+
+from .abbreviations import Abbreviation
+from .composites import split_composite
+from .text import correct, normalize
+
+# One way to read a mention: its normalized parts (one, unless it is a composite).
+Reading = Tuple[str, ...]
+
+_MAX_EXPANSIONS = 4  # a mention using several ambiguous short forms stays cheap
+
+
+def long_forms_by_short_form(abbreviations: Iterable[Abbreviation]) -> Dict[str, List[str]]:
+    """Each short form's distinct long forms, in the order they were defined."""
+    long_forms: Dict[str, List[str]] = {}
+    for abbreviation in abbreviations:
+        forms = long_forms.setdefault(abbreviation.short_form, [])
+        if abbreviation.long_form not in forms:
+            forms.append(abbreviation.long_form)
+    return long_forms
+
+
+class MentionPreprocessor:
+    def __init__(self, split_composites: bool = True, corrections: Optional[Dict[str, str]] = None):
+        self.split_composites = split_composites
+        self.corrections = corrections or {}
+
+    def clean(self, text: str) -> str:
+        """Normalize and spell-correct one string, as every ranked string is."""
+        return correct(normalize(text), self.corrections)
+
+    def readings(
+        self, text: str, long_forms: Dict[str, List[str]], is_name: Callable[[str], bool]
+    ) -> List[Reading]:
+        """The ways to read a mention, most likely first; a mention of only
+        punctuation has the single empty reading (nothing to link).
+        `is_name` says whether a normalized string is a dictionary name."""
+        readings: List[Reading] = []
+        for expanded in self._expansions(text, long_forms, is_name):
+            parts = [expanded]
+            if self.split_composites:
+                parts = split_composite(expanded, lambda whole: is_name(self.clean(whole)))
+            reading = tuple(p for p in map(self.clean, parts) if p)
+            if reading not in readings:
+                readings.append(reading)
+        return readings
+
+    def _expansions(
+        self, text: str, long_forms: Dict[str, List[str]], is_name: Callable[[str], bool]
+    ) -> List[str]:
+        # A short form is expanded where it stands as a whole word, unless the
+        # mention already spells out its long form ("spinal muscular atrophy (SMA)").
+        lowered = text.lower()
+        used = {
+            short: forms
+            for short, forms in long_forms.items()
+            if short in text
+            and _whole_word(short).search(text)
+            and not any(form.lower() in lowered for form in forms)
+        }
+        if not used:
+            return [text]
+        longest_first = sorted(used, key=len, reverse=True)
+        pattern = re.compile("|".join(_whole_word(short).pattern for short in longest_first))
+        expansions = []
+        for choice in islice(product(*used.values()), _MAX_EXPANSIONS):
+            replacement = dict(zip(used, choice))
+            expansions.append(pattern.sub(lambda m: replacement[m.group()], text))
+        if is_name(self.clean(text)):
+            expansions.append(text)
+        return expansions
+
+
+def _whole_word(form: str) -> "re.Pattern[str]":
+    return re.compile(r"(?<!\w)" + re.escape(form) + r"(?!\w)")
