@@ -11,9 +11,10 @@ from spacy.language import Language
 from spacy.util import load_config
 from wasabi import msg
 
-from .corpus import read_concept_queries
+from .corpus import pubtator_to_doc, read_concept_queries, read_pubtator
 from .dense import POOLINGS, SIMILARITIES
 from .evaluation import evaluate as evaluate_queries
+from .evaluation import evaluate_docs
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 
@@ -59,24 +60,36 @@ def index(
 @app.command()
 def evaluate(
     pipeline_dir: Path = typer.Argument(..., exists=True, help="A saved spaCy pipeline"),
-    queries: Path = typer.Argument(..., exists=True, help="Folder of BioSyn .concept files"),
+    queries: Path = typer.Argument(
+        ..., exists=True, help="Folder of BioSyn .concept files, or a PubTator file"
+    ),
     dictionary: Optional[Path] = typer.Option(
         None, exists=True, dir_okay=False, help="Re-index against this dictionary first"
     ),
+    labels: Optional[str] = typer.Option(
+        None, help="PubTator only: comma-separated entity types to link, e.g. Disease"
+    ),
     output: Optional[Path] = typer.Option(None, help="Write the metrics here as JSON"),
 ) -> None:
-    """Acc@1..Acc@5 of the pipeline's linker on BioSyn queries."""
+    """Acc@1..Acc@5 of the pipeline's linker. `.concept` queries are ranked
+    as BioSyn preprocessed them; a PubTator file's gold spans are linked in
+    their raw abstracts, the pipeline doing all preprocessing itself."""
     nlp = spacy.load(pipeline_dir)
     linker = nlp.get_pipe("biosyn_linker")
     linker.top_k = max(linker.top_k, MAX_K)
     if dictionary is not None:
         linker.set_dictionary(dictionary)
-    metrics = evaluate_queries(linker.rank, read_concept_queries(queries), max_k=MAX_K)
+    if _is_pubtator(queries):
+        wanted = set(labels.split(",")) if labels else None
+        docs = [pubtator_to_doc(nlp, d, wanted) for d in read_pubtator(queries)]
+        metrics = evaluate_docs(linker.pipe(docs), max_k=MAX_K)
+    else:
+        metrics = evaluate_queries(linker.rank, read_concept_queries(queries), max_k=MAX_K)
     msg.table(
         [(name, f"{value:.2f}") for name, value in metrics.items() if name.startswith("acc@")],
         header=("metric", "%"),
     )
-    msg.info(f"{metrics['n']} queries")
+    msg.info(f"{metrics['n']} mentions scored, {metrics.get('unscored', 0)} CUI-less skipped")
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         srsly.write_json(output, metrics)
@@ -106,6 +119,11 @@ def _index_and_save(nlp: Language, index: Callable[[], None], output_dir: Path) 
     nlp.to_disk(output_dir)
     names = len(nlp.get_pipe("biosyn_linker").linker.dictionary)
     msg.good(f"Indexed {names} names in {seconds:.1f}s; pipeline saved to {output_dir}")
+
+
+def _is_pubtator(path: Path) -> bool:
+    """A single file that is not a `.concept` file is read as PubTator."""
+    return path.is_file() and path.suffix != ".concept"
 
 
 def _given(options: dict) -> dict:

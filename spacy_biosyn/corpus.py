@@ -1,6 +1,7 @@
 """Readers for annotated corpora: BioSyn `.concept` queries and PubTator files."""
+from bisect import bisect_left, bisect_right
 from pathlib import Path
-from typing import Iterator, List, NamedTuple, Tuple, Union
+from typing import Collection, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -107,14 +108,28 @@ def _pubtator_blocks(path: Path) -> Iterator[Tuple[str, str, List[Annotation]]]:
         yield doc_id, f"{title} {abstract}", annotations
 
 
-def pubtator_to_doc(nlp: Language, document: PubTatorDocument) -> Doc:
-    """A Doc with the gold annotations as doc.ents (label = annotation type).
-    Overlapping annotations keep the first; offsets are widened to token
-    boundaries."""
-    doc = nlp.make_doc(document.text)
+def pubtator_to_doc(
+    nlp: Language, document: PubTatorDocument, labels: Optional[Collection[str]] = None
+) -> Doc:
+    """A Doc whose doc.ents are the gold annotations (of `labels`, if given),
+    each with its annotation type as label and its gold CUI field as kb_id
+    ("-1" for a CUI-less mention). Tokens are split wherever an annotation
+    starts or ends inside one, so every span has exactly its gold text
+    ("BRCA1-associated"); of overlapping annotations the first is kept."""
+    annotations = [a for a in document.annotations if labels is None or a.label in labels]
+    cuts = sorted({offset for a in annotations for offset in (a.start, a.end)})
+    words, spaces = [], []
+    for token in nlp.make_doc(document.text):
+        start, end = token.idx, token.idx + len(token)
+        edges = [start, *cuts[bisect_right(cuts, start) : bisect_left(cuts, end)], end]
+        words.extend(document.text[a:b] for a, b in zip(edges, edges[1:]))
+        spaces.extend([False] * (len(edges) - 2) + [bool(token.whitespace_)])
+    doc = Doc(nlp.vocab, words=words, spaces=spaces)
     spans, taken = [], set()
-    for ann in document.annotations:
-        span = doc.char_span(ann.start, ann.end, label=ann.label, alignment_mode="expand")
+    for ann in annotations:
+        span = doc.char_span(
+            ann.start, ann.end, label=ann.label, kb_id=ann.cui, alignment_mode="expand"
+        )
         if span is not None and not taken.intersection(range(span.start, span.end)):
             taken.update(range(span.start, span.end))
             spans.append(span)

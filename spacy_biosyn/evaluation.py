@@ -4,9 +4,13 @@ A query's mention field may hold several mentions joined by `|` or `+` (the
 parts of a composite mention); each is ranked on its own, and the query is
 right at k only when every part has, among its k best names, a name sharing a
 CUI with the gold field. As in BioSyn's evaluation, the gold field's IDs form
-one set that each part is matched against.
+one set that each part is matched against. IDs are compared without a
+namespace prefix: the raw NCBI corpus writes OMIM:217000 where the
+dictionaries write 217000.
 """
-from typing import Callable, Dict, List, Sequence
+from typing import Callable, Dict, Iterable, List, Sequence
+
+from spacy.tokens import Doc
 
 from .corpus import Query
 from .dictionary import split_cuis
@@ -14,29 +18,64 @@ from .linker import Candidate
 
 Ranker = Callable[[List[str]], List[List[Candidate]]]
 
+# Gold CUI fields of mentions that cannot be scored (CUI-less), as BioSyn drops them.
+UNSCORED_CUIS = {"", "-1"}
+
 
 def evaluate(rank: Ranker, queries: Sequence[Query], max_k: int = 5) -> Dict[str, float]:
-    """{"acc@1": ..., "acc@max_k": ..., "n": ..., "scale": "percent"}."""
-    if not queries:
-        raise ValueError("no queries to evaluate")
+    """Acc@k of a ranker on `.concept` queries, whose mention fields hold
+    the parts of a composite already split (by BioSyn, with the gold CUIs).
+    Returns {"acc@1": ..., "acc@max_k": ..., "n": ..., "scale": "percent"}."""
     parts = [q.mention.replace("+", "|").split("|") for q in queries]
     ranked = iter(rank([p for query_parts in parts for p in query_parts]))
+    predictions = [[next(ranked) for _ in query_parts] for query_parts in parts]
+    return accuracy(predictions, [q.cui for q in queries], max_k)
+
+
+def evaluate_docs(docs: Iterable[Doc], max_k: int = 5) -> Dict[str, float]:
+    """Acc@k of linked Docs whose entities carry their gold CUIs as kb_id
+    (corpus.pubtator_to_doc), with the parts the pipeline split itself.
+    CUI-less entities are not scored; their number is reported."""
+    predictions, golds, unscored = [], [], 0
+    for doc in docs:
+        for span in doc.ents:
+            if span.kb_id_ in UNSCORED_CUIS:
+                unscored += 1
+                continue
+            predictions.append([part.candidates for part in span._.parts])
+            golds.append(span.kb_id_)
+    metrics = accuracy(predictions, golds, max_k)
+    metrics["unscored"] = unscored
+    return metrics
+
+
+def accuracy(
+    predictions: Sequence[List[List[Candidate]]], golds: Sequence[str], max_k: int
+) -> Dict[str, float]:
+    """Acc@1..max_k from each mention's per-part candidate lists and its gold
+    CUI field. A mention with no parts (only punctuation) is a miss."""
+    if not predictions:
+        raise ValueError("no mentions to evaluate")
     hits = [0] * max_k
-    for query, query_parts in zip(queries, parts):
-        gold = set(split_cuis(query.cui))
-        first_hits = [_first_hit(next(ranked), gold) for _ in query_parts]
+    for parts, gold_field in zip(predictions, golds):
+        gold = {_bare(cui) for cui in split_cuis(gold_field)}
+        first_hits = [_first_hit(candidates, gold) for candidates in parts]
         for k in range(1, max_k + 1):
-            hits[k - 1] += all(h is not None and h < k for h in first_hits)
+            hits[k - 1] += bool(parts) and all(h is not None and h < k for h in first_hits)
     metrics: Dict[str, float] = {
-        f"acc@{k}": 100.0 * hits[k - 1] / len(queries) for k in range(1, max_k + 1)
+        f"acc@{k}": 100.0 * hits[k - 1] / len(predictions) for k in range(1, max_k + 1)
     }
-    metrics.update(n=len(queries), scale="percent")
+    metrics.update(n=len(predictions), scale="percent")
     return metrics
 
 
 def _first_hit(candidates: List[Candidate], gold: set):
     """Rank (0-based) of the first candidate with a gold CUI, or None."""
     for rank, candidate in enumerate(candidates):
-        if gold.intersection(candidate.cuis):
+        if gold.intersection(map(_bare, candidate.cuis)):
             return rank
     return None
+
+
+def _bare(cui: str) -> str:
+    return cui.rpartition(":")[2]

@@ -44,3 +44,33 @@ def test_build_with_a_missing_dictionary_fails_naming_it(tmp_path, tiny_encoder)
     )
     assert result.exit_code != 0
     assert "nope.txt" in result.output
+
+
+def test_evaluate_links_the_gold_spans_of_a_pubtator_file(tmp_path, tiny_encoder, disease_dictionary):
+    runner = CliRunner()
+    pipeline = tmp_path / "tiny"
+    args = ["build", str(pipeline), "--encoder", tiny_encoder, "--dictionary", disease_dictionary]
+    assert runner.invoke(app, args + ["--sparse-weight", "10"]).exit_code == 0
+    title = "Type 2 diabetes (T2D) and cisplatin"
+    abstract = "T2D carriers had breast and ovarian cancer; CIPS was seen."
+    text = f"{title} {abstract}"
+
+    def annotation(mention, label, cui):
+        start = text.rindex(mention)
+        return f"7\t{start}\t{start + len(mention)}\t{mention}\t{label}\t{cui}\n"
+
+    corpus = tmp_path / "dev.PubTator.txt"
+    corpus.write_text(
+        f"7|t|{title}\n7|a|{abstract}\n"
+        + annotation("T2D", "Disease", "D003924")  # the later use, linked through its long form
+        + annotation("breast and ovarian cancer", "Disease", "D001943|D010051")
+        + annotation("CIPS", "Disease", "-1")  # CUI-less: not scored
+        + annotation("cisplatin", "Chemical", "D002945")  # not a Disease: not linked
+    )
+    metrics_path = tmp_path / "metrics.json"
+    result = runner.invoke(
+        app, ["evaluate", str(pipeline), str(corpus), "--labels", "Disease", "--output", str(metrics_path)]
+    )
+    assert result.exit_code == 0, result.output
+    metrics = json.loads(metrics_path.read_text())
+    assert (metrics["n"], metrics["unscored"], metrics["acc@1"]) == (2, 1, 100.0)

@@ -1,8 +1,18 @@
 import pytest
+import spacy
 
-from spacy_biosyn.corpus import CorpusError, Query, read_concept_queries, read_pubtator
-from spacy_biosyn.evaluation import evaluate
-from spacy_biosyn.linker import Candidate
+import spacy_biosyn  # noqa: F401 (registers the Span extensions)
+from spacy_biosyn.corpus import (
+    Annotation,
+    CorpusError,
+    PubTatorDocument,
+    Query,
+    pubtator_to_doc,
+    read_concept_queries,
+    read_pubtator,
+)
+from spacy_biosyn.evaluation import evaluate, evaluate_docs
+from spacy_biosyn.linker import Candidate, LinkedPart
 
 
 def test_reads_concept_folders_in_name_order(tmp_path):
@@ -65,5 +75,51 @@ def test_plus_joined_gold_ids_and_mentions_are_split():
 
 
 def test_no_queries_is_an_error():
-    with pytest.raises(ValueError, match="no queries"):
+    with pytest.raises(ValueError, match="no mentions"):
         evaluate(ranker({}), [])
+
+
+def test_pubtator_docs_hold_exactly_the_gold_spans_and_cuis():
+    text = "BRCA1-associated breast cancer in T2DM-prone rats given cisplatin."
+    document = PubTatorDocument(
+        "1",
+        text,
+        [
+            Annotation(17, 30, "breast cancer", "Disease", "D001943"),
+            Annotation(34, 38, "T2DM", "Disease", "D003924"),  # inside the token "T2DM-prone"
+            Annotation(56, 65, "cisplatin", "Chemical", "D002945"),
+        ],
+    )
+    nlp = spacy.blank("en")
+    doc = pubtator_to_doc(nlp, document)
+    assert doc.text == text
+    assert [(e.text, e.label_, e.kb_id_) for e in doc.ents] == [
+        ("breast cancer", "Disease", "D001943"),
+        ("T2DM", "Disease", "D003924"),
+        ("cisplatin", "Chemical", "D002945"),
+    ]
+    assert [e.text for e in pubtator_to_doc(nlp, document, labels={"Chemical"}).ents] == ["cisplatin"]
+
+
+def test_linked_docs_are_scored_on_the_parts_the_pipeline_chose():
+    doc = pubtator_to_doc(
+        spacy.blank("en"),
+        PubTatorDocument("1", "breast and ovarian cancer; CIPS; (-)", [
+            Annotation(0, 25, "breast and ovarian cancer", "Disease", "D001943|D010051"),
+            Annotation(27, 31, "CIPS", "Disease", "-1"),
+            Annotation(33, 36, "(-)", "Disease", "D000001"),
+        ]),
+    )
+    composite, cuiless, punctuation = doc.ents
+    composite._.parts = [
+        LinkedPart("breast cancer", [Candidate("breast cancer", ("D001943",), 1.0)]),
+        LinkedPart("ovarian cancer", [Candidate("x", ("X",), 0.9), Candidate("ovarian cancer", ("D010051",), 0.8)]),
+    ]
+    punctuation._.parts = []  # nothing to link: a miss, not a vacuous hit
+    metrics = evaluate_docs([doc], max_k=2)
+    assert (metrics["acc@1"], metrics["acc@2"], metrics["n"], metrics["unscored"]) == (0.0, 50.0, 2, 1)
+
+
+def test_gold_ids_match_without_their_namespace():
+    queries = [Query("1", 0, 1, "Disease", "dystonia", "OMIM:217000")]
+    assert evaluate(ranker({"dystonia": [("217000",)]}), queries, max_k=1)["acc@1"] == 100.0
