@@ -1,16 +1,16 @@
 """spacy-biosyn: BioSyn-style biomedical entity linking as a spaCy pipe.
 
 Importing the package registers the `biosyn_linker` factory, the
-`spacy_biosyn.*` registered functions and the Span extensions `cui`,
-`kb_ents` and `candidates`; the entry points in setup.cfg make spaCy do it
-on demand.
+`spacy_biosyn.*` registered functions, the Doc extension `abbreviations` and
+the Span extensions `cui`, `kb_ents`, `candidates` and `parts`; the entry
+points in setup.cfg make spaCy do it on demand.
 """
 from .abbreviations import Abbreviation
 from .component import BiosynLinker, make_biosyn_linker
 from .dense import TransformerEncoder
 from .dictionary import Dictionary, DictionaryError
 from .index import ExactIndex
-from .linker import Candidate, Linker, MismatchError
+from .linker import Candidate, LinkedPart, Linker, MismatchError
 from .text import normalize
 
 __version__ = "0.1.0"
@@ -22,6 +22,7 @@ __all__ = [
     "Dictionary",
     "DictionaryError",
     "ExactIndex",
+    "LinkedPart",
     "Linker",
     "MismatchError",
     "TransformerEncoder",
