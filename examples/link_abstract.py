@@ -48,17 +48,17 @@ def main() -> None:
 
     nlp = load_or_build(args.pipeline, args.dictionary)
     document = read_pubtator(args.pubtator)[args.doc]
+    # pubtator_to_doc keeps each gold CUI as the span's kb_id, shown beside the prediction.
     doc = nlp.get_pipe("biosyn_linker")(pubtator_to_doc(nlp, document))
-    gold = {(a.start, a.end): a.cui for a in document.annotations}
 
     print(f"PMID {document.doc_id}: {document.text[:100]}...\n")
-    print(f"{'mention':32} {'CUI':9} {'gold':9} {'score':>6}  dictionary name")
+    for abbreviation in doc._.abbreviations:
+        print(f"abbreviation: {abbreviation.short_form} = {abbreviation.long_form}")
+    print(f"\n{'mention':32} {'CUI':17} {'gold':17} {'score':>6}  dictionary name(s)")
     for span in doc.ents:
-        best = span._.candidates[0] if span._.candidates else None
-        name, score = (best.name, f"{best.score:.3f}") if best else ("-", "-")
-        gold_cui = gold.get((span.start_char, span.end_char), "?")
-        print(f"{span.text[:32]:32} {span._.cui or '-':9} {gold_cui:9} {score:>6}  {name}")
-
+        names = " | ".join(p.candidates[0].name for p in span._.parts if p.candidates) or "-"
+        score = f"{span._.kb_ents[0][1]:.3f}" if span._.kb_ents else "-"
+        print(f"{span.text[:32]:32} {span._.cui or '-':17} {span.kb_id_:17} {score:>6}  {names}")
 
 if __name__ == "__main__":
     main()
