@@ -1,4 +1,5 @@
-"""Copy one BioSyn dataset (queries and dictionaries) into assets/.
+"""Copy one BioSyn dataset (queries and dictionaries) and its raw dev
+abstracts (PubTator) into assets/.
 
 The data is public (BioSyn's archives, linked from
 https://github.com/dmis-lab/BioSyn#datasets); this environment keeps a copy in
@@ -11,6 +12,11 @@ from pathlib import Path
 import typer
 
 PARTS = ("processed_train", "processed_dev", "train_dictionary.txt", "dev_dictionary.txt")
+# The raw dev abstracts, for linking whole documents (the corpora's own releases).
+RAW_DEV = {
+    "ncbi-disease": "ncbi-disease/raw/NCBIdevelopset_corpus.txt",
+    "bc5cdr-disease": "bc5cdr/raw/CDR_DevelopmentSet.PubTator.txt",
+}
 
 
 def main(
@@ -34,6 +40,12 @@ def main(
         else:
             shutil.copy2(origin / part, target)
     print(f"Copied {', '.join(PARTS)} from {origin} to {dest}")
+    raw = source / RAW_DEV.get(dataset, f"{dataset}/raw_dev.PubTator.txt")
+    if raw.exists():
+        shutil.copy2(raw, dest / "raw_dev.PubTator.txt")
+        print(f"Copied {raw} to {dest / 'raw_dev.PubTator.txt'}")
+    else:
+        print(f"No raw dev abstracts at {raw}: evaluate-raw will not run")
 
 
 if __name__ == "__main__":
