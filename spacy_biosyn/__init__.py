@@ -9,7 +9,7 @@ from .abbreviations import Abbreviation
 from .component import BiosynLinker, make_biosyn_linker
 from .dense import TransformerEncoder
 from .dictionary import Dictionary, DictionaryError
-from .index import ExactIndex
+from .index import ExactIndex, FaissIndex, SearchIndex
 from .linker import Candidate, LinkedPart, Linker, MismatchError
 from .text import normalize
 
@@ -22,9 +22,11 @@ __all__ = [
     "Dictionary",
     "DictionaryError",
     "ExactIndex",
+    "FaissIndex",
     "LinkedPart",
     "Linker",
     "MismatchError",
+    "SearchIndex",
     "TransformerEncoder",
     "make_biosyn_linker",
     "normalize",

@@ -22,7 +22,7 @@ from spacy.util import minibatch
 from .abbreviations import Abbreviation, AbbreviationDetector
 from .dense import TransformerEncoder
 from .dictionary import Dictionary
-from .index import ExactIndex
+from .index import ExactIndex, SearchIndex
 from .linker import Candidate, LinkedPart, Linker
 from .preprocessing import MentionPreprocessor, Reading, long_forms_by_short_form
 from .text import read_corrections
@@ -73,7 +73,7 @@ def make_biosyn_linker(
     name: str,
     dictionary: Optional[str],
     encoder: Union[str, TransformerEncoder],
-    index: ExactIndex,
+    index: SearchIndex,
     sparse_weight: float,
     top_k: int,
     abbreviations: Optional[AbbreviationDetector],
@@ -103,7 +103,7 @@ class BiosynLinker(Pipe):
         name: str,
         dictionary: Optional[Union[str, Path]],
         encoder: TransformerEncoder,
-        index: ExactIndex,
+        index: SearchIndex,
         sparse_weight: float,
         top_k: int,
         *,

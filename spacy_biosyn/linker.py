@@ -12,7 +12,7 @@ import srsly
 
 from .dense import TransformerEncoder
 from .dictionary import Dictionary
-from .index import ExactIndex
+from .index import SearchIndex
 from .sparse import SparseEncoder
 
 # Names re-encoded at load time to prove the saved vectors came from this encoder.
@@ -42,7 +42,7 @@ class MismatchError(ValueError):
 
 
 class Linker:
-    def __init__(self, encoder: TransformerEncoder, index: ExactIndex, sparse_weight: float):
+    def __init__(self, encoder: TransformerEncoder, index: SearchIndex, sparse_weight: float):
         self.encoder = encoder
         self.index = index
         self.sparse_weight = sparse_weight
@@ -135,7 +135,7 @@ class Linker:
                 f"in {path / 'encoder'} makes {self.encoder.dim}-dimensional ones"
             )
         probes = np.linspace(0, len(dictionary) - 1, min(_N_PROBES, len(dictionary))).astype(int)
-        saved = self.index.vectors[probes]
+        saved = self.index.reconstruct(probes)
         fresh = self.encoder.encode([dictionary.names[i] for i in probes])
         cosine = (saved * fresh).sum(1) / (
             np.linalg.norm(saved, axis=1) * np.linalg.norm(fresh, axis=1) + 1e-12

@@ -98,6 +98,23 @@ def test_save_and_load_give_identical_predictions(nlp, tmp_path):
     assert loaded.get_pipe("biosyn_linker").linker.sparse_weight == 10.0
 
 
+@pytest.mark.parametrize("factory", ["HNSW32,SQfp16", "IVF2,SQ8"])
+def test_an_approximate_index_links_and_is_saved_with_the_pipeline(
+    tiny_encoder, disease_dictionary, tmp_path, factory
+):
+    index = {"@misc": "spacy_biosyn.FaissIndex.v1", "factory": factory, "nprobe": 2}
+    nlp = make_nlp(tiny_encoder, disease_dictionary, index=index)
+    nlp.to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline")
+    mentions = ("Breast-Cancer", "Ovarian Cancer", "Type 2 Diabetes")
+    results = []
+    for pipeline in (nlp, loaded):
+        doc = pipeline.get_pipe("biosyn_linker")(doc_with_ents(pipeline, TEXT, *mentions))
+        results.append([(e._.cui, e._.kb_ents) for e in doc.ents])
+    assert results[0] == results[1]
+    assert [cui for cui, _ in results[0]] == ["D001943", "D010051", "D003924"]
+
+
 def test_saved_index_from_another_encoder_is_refused(nlp, tmp_path, other_tiny_encoder):
     nlp.to_disk(tmp_path / "pipeline")
     encoder_dir = tmp_path / "pipeline" / "biosyn_linker" / "encoder"

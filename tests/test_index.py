@@ -1,9 +1,10 @@
-"""The exact index must return exactly the brute-force ranking of S."""
+"""The exact index must return exactly the brute-force ranking of S; the
+approximate back-ends must come close and survive a save and load."""
 import numpy as np
 import pytest
 from scipy import sparse
 
-from spacy_biosyn.index import ExactIndex
+from spacy_biosyn.index import ExactIndex, FaissIndex
 
 
 def brute_force(names_dense, names_sparse, q_dense, q_sparse, weight, k):
@@ -65,3 +66,45 @@ def test_mismatched_dense_and_sparse_rows_are_refused():
     names_dense, names_sparse, _, _ = random_problem(seed=1)
     with pytest.raises(ValueError, match="dense but"):
         ExactIndex().build(names_dense[:-1], names_sparse)
+
+
+FACTORIES = ["HNSW32", "HNSW32,SQfp16", "HNSW32,SQ8", "IVF8,PQ4", "IVF8,SQ8"]
+
+
+@pytest.mark.parametrize("factory", ["Flat", "HNSW32"])
+def test_faiss_index_with_a_pool_of_every_name_equals_brute_force(factory):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=11)
+    index = FaissIndex(factory, pool_size=len(names_dense)).build(names_dense, names_sparse)
+    scores, ids = index.search(q_dense, q_sparse, 0.5, k=10)
+    expected_scores, expected_ids = brute_force(names_dense, names_sparse, q_dense, q_sparse, 0.5, 10)
+    np.testing.assert_allclose(scores, expected_scores, rtol=0, atol=1e-5)
+    np.testing.assert_array_equal(ids, expected_ids)
+
+
+@pytest.mark.parametrize(
+    "factory,min_recall", [("HNSW32,SQfp16", 0.85), ("HNSW32,SQ8", 0.85), ("IVF8,PQ4", 0.4)]
+)
+def test_approximate_back_ends_find_most_of_the_true_top_k(factory, min_recall):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=7, n_names=2000, n_queries=50)
+    index = FaissIndex(factory, pool_size=32, nprobe=4).build(names_dense, names_sparse)
+    _, ids = index.search(q_dense, q_sparse, 0.5, k=10)
+    _, expected = brute_force(names_dense, names_sparse, q_dense, q_sparse, 0.5, 10)
+    recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ids.tolist(), expected.tolist())])
+    assert recall >= min_recall
+    assert all(len(set(row)) == 10 for row in ids.tolist())  # distinct names, no -1
+
+
+@pytest.mark.parametrize("factory", FACTORIES)
+def test_every_back_end_round_trips(tmp_path, factory):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=5, n_names=1000)
+    index = FaissIndex(factory, pool_size=16, nprobe=2).build(names_dense, names_sparse)
+    index.to_disk(tmp_path / "index")
+    loaded = FaissIndex(factory, pool_size=16, nprobe=2).from_disk(tmp_path / "index")
+    for a, b in zip(index.search(q_dense, q_sparse, 0.5, 5), loaded.search(q_dense, q_sparse, 0.5, 5)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_an_unknown_faiss_factory_is_named():
+    names_dense, names_sparse, _, _ = random_problem(seed=1)
+    with pytest.raises(ValueError, match="'HNSW,nonsense'"):
+        FaissIndex("HNSW,nonsense").build(names_dense, names_sparse)
