@@ -8,7 +8,10 @@ Python's character offsets after the first non-ASCII character ("café",
 import re
 from typing import Callable, List, NamedTuple, Optional, Tuple
 
+import numpy as np
 from spacy.util import registry
+
+_WHITESPACE_RUN = re.compile(r"\s+")
 
 
 class Abbreviation(NamedTuple):
@@ -56,24 +59,24 @@ class Ab3PDetector:
         return found
 
 
-def _collapse_whitespace(text: str) -> Tuple[str, List[int]]:
+def _collapse_whitespace(text: str) -> Tuple[str, np.ndarray]:
     """The text with every whitespace run as one space, and for each UTF-8
     byte of it the index of the original character it came from."""
-    pieces, origin = [], []
-    for run in re.finditer(r"\s+|\S+", text):
-        if run.group().isspace():
-            pieces.append(" ")
-            origin.append(run.start())
-        else:
-            pieces.append(run.group())
-            for i in range(run.start(), run.end()):
-                origin.extend([i] * len(text[i].encode("utf-8")))
-    return "".join(pieces), origin
+    kept = np.ones(len(text), dtype=bool)
+    run_starts = []
+    for run in _WHITESPACE_RUN.finditer(text):
+        kept[run.start() + 1 : run.end()] = False
+        run_starts.append(run.start())
+    codepoints = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    n_bytes = 1 + (codepoints >= 0x80) + (codepoints >= 0x800) + (codepoints >= 0x10000)
+    n_bytes[run_starts] = 1  # each run becomes one ASCII space
+    positions = np.flatnonzero(kept)
+    return _WHITESPACE_RUN.sub(" ", text), np.repeat(positions, n_bytes[positions])
 
 
-def _original_span(origin: List[int], byte_offset: int, form: str) -> slice:
+def _original_span(origin: np.ndarray, byte_offset: int, form: str) -> slice:
     last_byte = byte_offset + len(form.encode("utf-8")) - 1
-    return slice(origin[byte_offset], origin[last_byte] + 1)
+    return slice(int(origin[byte_offset]), int(origin[last_byte]) + 1)
 
 
 @registry.misc("spacy_biosyn.Ab3P.v1")
