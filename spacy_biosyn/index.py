@@ -158,6 +158,17 @@ class ExactIndex(SearchIndex):
         dense.add(vectors)
         return dense
 
+    def from_disk(self, path: Union[str, Path]) -> "ExactIndex":
+        super().from_disk(path)
+        dense = faiss.downcast_index(self._dense)
+        if not isinstance(dense, faiss.IndexFlat):
+            raise ValueError(
+                f"{Path(path) / 'dense.faiss'} is a faiss {type(dense).__name__}, not the flat "
+                "index of spacy_biosyn.ExactIndex.v1: configure the spacy_biosyn.FaissIndex.v1 "
+                "back-end that built it"
+            )
+        return self
+
     def _search_chunk(self, dense_q, sparse_q, weight, k):
         weighted_sparse = weight * sparse_scores(self._sparse, sparse_q)
         dense_pool_scores, dense_pool, top_scores, top_ids = self._rescore_pool(

@@ -108,3 +108,10 @@ def test_an_unknown_faiss_factory_is_named():
     names_dense, names_sparse, _, _ = random_problem(seed=1)
     with pytest.raises(ValueError, match="'HNSW,nonsense'"):
         FaissIndex("HNSW,nonsense").build(names_dense, names_sparse)
+
+
+def test_an_approximate_index_is_not_loaded_as_an_exact_one(tmp_path):
+    names_dense, names_sparse, _, _ = random_problem(seed=2)
+    FaissIndex("HNSW32").build(names_dense, names_sparse).to_disk(tmp_path / "index")
+    with pytest.raises(ValueError, match=r"dense.faiss is a faiss IndexHNSWFlat"):
+        ExactIndex().from_disk(tmp_path / "index")

@@ -1,0 +1,60 @@
+"""Index back-ends side by side on one pipeline's stored name vectors (issue 5).
+
+    python benchmarks/backends.py PIPELINE [--dataset ncbi-disease] [--factories HNSW32,SQfp16 ...]
+
+For the exact index and each faiss factory string: build time (from the
+stored vectors, no re-encoding), size of the dense index, query latency per
+mention, and Acc@1/Acc@5 on BioSyn's processed dev queries, scored against
+the pipeline's own dictionary.
+"""
+import time
+
+import faiss
+import numpy as np
+import spacy
+
+from common import parser, print_table
+from spacy_biosyn.corpus import read_concept_queries
+from spacy_biosyn.evaluation import evaluate
+from spacy_biosyn.index import ExactIndex, FaissIndex
+
+K = 5
+FACTORIES = ["HNSW32", "HNSW32,SQfp16", "HNSW32,SQ8", "IVF1024,SQ8", "IVF1024,PQ48"]
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("pipeline")
+    p.add_argument("--dataset", default="ncbi-disease")
+    p.add_argument("--factories", nargs="+", default=FACTORIES)
+    args = p.parse_args()
+    nlp = spacy.load(args.pipeline)
+    component = nlp.get_pipe("biosyn_linker")
+    component.top_k = max(component.top_k, K)
+    linker = component.linker
+    vectors = linker.index.reconstruct(np.arange(len(linker.index)))
+    queries = read_concept_queries(args.data / args.dataset / "processed_dev")
+    texts = list(dict.fromkeys(part for q in queries for part in q.mention.replace("+", "|").split("|")))
+    dense_queries, sparse_queries = linker.encoder.encode(texts), linker.sparse.transform(texts)
+
+    rows = []
+    for name, index in [("exact", ExactIndex())] + [(f, FaissIndex(f)) for f in args.factories]:
+        start = time.perf_counter()
+        linker.index = index
+        linker.build(linker.dictionary, refit_sparse=False, vectors=vectors)
+        build_s = time.perf_counter() - start
+        megabytes = faiss.serialize_index(index._dense).nbytes / 2**20
+        start = time.perf_counter()
+        index.search(dense_queries, sparse_queries, linker.sparse_weight, K)
+        latency_ms = 1000 * (time.perf_counter() - start) / len(texts)
+        m = evaluate(component.rank, queries, K)
+        rows.append(
+            (name, f"{build_s:.1f}", f"{megabytes:.0f}", f"{latency_ms:.2f}", f"{m['acc@1']:.2f}", f"{m['acc@5']:.2f}")
+        )
+        print(rows[-1], flush=True)
+    print(f"\n{len(vectors)} names x {vectors.shape[1]} dims; {len(texts)} distinct dev mentions\n")
+    print_table(("back-end", "build s", "dense index MiB", "ms/mention", "acc@1", "acc@5"), rows)
+
+
+if __name__ == "__main__":
+    main()
