@@ -1,11 +1,14 @@
 """Index back-ends side by side on one pipeline's stored name vectors (issue 5).
 
     python benchmarks/backends.py PIPELINE [--dataset ncbi-disease] [--factories HNSW32,SQfp16 ...]
+                                           [--sparse-dims 0 64]
 
 For the exact index and each faiss factory string: build time (from the
 stored vectors, no re-encoding), size of the dense index, query latency per
 mention, and Acc@1/Acc@5 on BioSyn's processed dev queries, scored against
-the pipeline's own dictionary.
+the pipeline's own dictionary. Each factory is run with every --sparse-dims:
+0 scores every name's tf-idf, N > 0 pools names from an N-dimensional SVD
+projection of the tf-idf in a second faiss index (HNSW32).
 """
 import time
 
@@ -27,6 +30,7 @@ def main() -> None:
     p.add_argument("pipeline")
     p.add_argument("--dataset", default="ncbi-disease")
     p.add_argument("--factories", nargs="+", default=FACTORIES)
+    p.add_argument("--sparse-dims", nargs="+", type=int, default=[0])
     args = p.parse_args()
     nlp = spacy.load(args.pipeline)
     component = nlp.get_pipe("biosyn_linker")
@@ -38,22 +42,31 @@ def main() -> None:
     dense_queries, sparse_queries = linker.encoder.encode(texts), linker.sparse.transform(texts)
 
     rows = []
-    for name, index in [("exact", ExactIndex())] + [(f, FaissIndex(f)) for f in args.factories]:
+    backends = [("exact", ExactIndex())] + [
+        (f if not dims else f"{f} + sparse SVD {dims}", FaissIndex(f, sparse_dims=dims))
+        for f in args.factories
+        for dims in args.sparse_dims
+    ]
+    for name, index in backends:
         start = time.perf_counter()
         linker.index = index
         linker.build(linker.dictionary, refit_sparse=False, vectors=vectors)
         build_s = time.perf_counter() - start
         megabytes = faiss.serialize_index(index._dense).nbytes / 2**20
+        sparse_index = getattr(index, "_sparse_index", None)
+        sparse_megabytes = faiss.serialize_index(sparse_index).nbytes / 2**20 if sparse_index else 0
         start = time.perf_counter()
         index.search(dense_queries, sparse_queries, linker.sparse_weight, K)
         latency_ms = 1000 * (time.perf_counter() - start) / len(texts)
         m = evaluate(component.rank, queries, K)
         rows.append(
-            (name, f"{build_s:.1f}", f"{megabytes:.0f}", f"{latency_ms:.2f}", f"{m['acc@1']:.2f}", f"{m['acc@5']:.2f}")
+            (name, f"{build_s:.1f}", f"{megabytes:.0f}", f"{sparse_megabytes:.0f}", f"{latency_ms:.2f}",
+             f"{m['acc@1']:.2f}", f"{m['acc@5']:.2f}")
         )
         print(rows[-1], flush=True)
     print(f"\n{len(vectors)} names x {vectors.shape[1]} dims; {len(texts)} distinct dev mentions\n")
-    print_table(("back-end", "build s", "dense index MiB", "ms/mention", "acc@1", "acc@5"), rows)
+    header = ("back-end", "build s", "dense index MiB", "sparse index MiB", "ms/mention", "acc@1", "acc@5")
+    print_table(header, rows)
 
 
 if __name__ == "__main__":

@@ -25,9 +25,10 @@ from typing import Optional, Tuple, Union
 import faiss
 import numpy as np
 from scipy import sparse
+from sklearn.decomposition import TruncatedSVD
 from spacy.util import registry
 
-from .sparse import sparse_scores
+from .sparse import pooled_sparse_scores, sparse_scores
 
 # A margin for float rounding between faiss's and numpy's inner products:
 # near-ties fall back to the full computation instead of being guessed.
@@ -97,22 +98,31 @@ class SearchIndex:
 
     def _search_chunk(self, dense_q, sparse_q, weight, k):
         weighted_sparse = weight * sparse_scores(self._sparse, sparse_q)
-        *_, top_scores, top_ids = self._rescore_pool(dense_q, weighted_sparse, k)
+        sparse_pool = self._best_sparse(weighted_sparse, k)
+        *_, top_scores, top_ids = self._rescore_pool(
+            dense_q, sparse_pool, lambda pooled: np.take_along_axis(weighted_sparse, pooled, axis=1), k
+        )
         return top_scores, top_ids
 
-    def _rescore_pool(self, dense_q, weighted_sparse, k):
-        """S on the union of the dense and sparse pools: the dense pool's
-        scores and ids, and the k best (scores, ids)."""
-        pool = min(max(self.pool_size, k), len(self))
-        dense_pool_scores, dense_pool = self._dense.search(dense_q, pool)
-        sparse_pool = np.argpartition(-weighted_sparse, pool - 1, axis=1)[:, :pool]
+    def _pool(self, k: int) -> int:
+        return min(max(self.pool_size, k), len(self))
+
+    def _best_sparse(self, weighted_sparse: np.ndarray, k: int) -> np.ndarray:
+        """The ids of the best names by sparse score, from scores of every name."""
+        return np.argpartition(-weighted_sparse, self._pool(k) - 1, axis=1)[:, : self._pool(k)]
+
+    def _rescore_pool(self, dense_q, sparse_pool, weighted_sparse_of, k):
+        """S on the union of faiss's dense pool and `sparse_pool`, with
+        `weighted_sparse_of(ids)` giving lambda * S_sparse of pooled names:
+        the dense pool's scores and ids, and the k best (scores, ids)."""
+        dense_pool_scores, dense_pool = self._dense.search(dense_q, self._pool(k))
         candidates = np.concatenate([dense_pool, sparse_pool], axis=1)
-        # An approximate index may find fewer than `pool` names (id -1): those
-        # slots repeat a sparse candidate and drop out as duplicates below.
-        candidates = np.where(candidates < 0, sparse_pool[:, :1], candidates)
+        # An approximate index may find fewer names than asked (id -1): those
+        # slots repeat a found name and drop out as duplicates below.
+        candidates = np.where(candidates < 0, candidates.max(axis=1, keepdims=True), candidates)
         candidates.sort(axis=1)
         totals = np.einsum("bd,bcd->bc", dense_q, self.reconstruct(candidates))
-        totals += np.take_along_axis(weighted_sparse, candidates, axis=1)
+        totals += weighted_sparse_of(candidates)
         totals[:, 1:][candidates[:, 1:] == candidates[:, :-1]] = -np.inf  # duplicates
         order = np.argsort(-totals, axis=1, kind="stable")[:, :k]
         top_scores = np.take_along_axis(totals, order, axis=1)
@@ -172,7 +182,10 @@ class ExactIndex(SearchIndex):
     def _search_chunk(self, dense_q, sparse_q, weight, k):
         weighted_sparse = weight * sparse_scores(self._sparse, sparse_q)
         dense_pool_scores, dense_pool, top_scores, top_ids = self._rescore_pool(
-            dense_q, weighted_sparse, k
+            dense_q,
+            self._best_sparse(weighted_sparse, k),
+            lambda pooled: np.take_along_axis(weighted_sparse, pooled, axis=1),
+            k,
         )
         outside = weighted_sparse.copy()
         np.put_along_axis(outside, dense_pool, -np.inf, axis=1)
@@ -187,11 +200,17 @@ class ExactIndex(SearchIndex):
 
 @registry.misc("spacy_biosyn.FaissIndex.v1")
 class FaissIndex(SearchIndex):
-    """Approximate dense search for large dictionaries. `factory` is a faiss
-    index_factory string: "HNSW32" (graph, fp32), "HNSW32,SQfp16" or
-    "HNSW32,SQ8" (graph over fp16 / int8 vectors), "IVF4096,PQ48" (inverted
-    lists over product-quantized vectors). `ef_search` and `nprobe` trade
-    speed for recall where the index has them."""
+    """Approximate search for large dictionaries. `factory` is a faiss
+    index_factory string for the name vectors: "HNSW32" (graph, fp32),
+    "HNSW32,SQfp16" or "HNSW32,SQ8" (graph over fp16 / int8 vectors),
+    "IVF4096,PQ48" (inverted lists over product-quantized vectors).
+    `ef_search` and `nprobe` trade speed for recall where the index has them.
+
+    With `sparse_dims` > 0 the sparse pool comes from a second faiss index
+    (`sparse_factory`) over the tf-idf rows projected to that many dimensions
+    by a truncated SVD, and tf-idf is computed for the pooled names only;
+    with 0 every name's tf-idf is scored, which grows with the dictionary.
+    """
 
     def __init__(
         self,
@@ -199,38 +218,98 @@ class FaissIndex(SearchIndex):
         pool_size: int = 64,
         ef_search: int = 128,
         nprobe: int = 32,
+        sparse_dims: int = 0,
+        sparse_factory: str = "HNSW32",
         max_training_names: int = 200_000,
         chunk_size: int = 16,
         seed: int = 0,
     ):
-        # Small chunks: the sparse scores of a chunk are (chunk x names) floats.
+        # Small chunks: scoring every name's tf-idf takes (chunk x names) floats.
         super().__init__(pool_size, chunk_size)
         self.factory = factory
         self.ef_search = ef_search
         self.nprobe = nprobe
+        self.sparse_dims = sparse_dims
+        self.sparse_factory = sparse_factory
         self.max_training_names = max_training_names
         self.seed = seed
+        self._projection: Optional[np.ndarray] = None  # tf-idf vocabulary x sparse_dims
+        self._sparse_index: Optional[faiss.Index] = None
+
+    def build(self, vectors: np.ndarray, sparse_vectors: sparse.csr_matrix) -> "FaissIndex":
+        super().build(vectors, sparse_vectors)
+        if self.sparse_dims:
+            dims = min(self.sparse_dims, self._sparse.shape[1] - 1)
+            svd = TruncatedSVD(dims, random_state=self.seed).fit(self._training_sample(self._sparse))
+            self._projection = np.ascontiguousarray(svd.components_.T, dtype=np.float32)
+            projected = np.ascontiguousarray(self._sparse @ self._projection, dtype=np.float32)
+            self._sparse_index = self._faiss(self.sparse_factory, projected)
+        return self
 
     def _make_dense(self, vectors: np.ndarray) -> faiss.Index:
+        self._dense = self._faiss(self.factory, vectors)
+        return self._dense
+
+    def _faiss(self, factory: str, vectors: np.ndarray) -> faiss.Index:
         try:
-            dense = faiss.index_factory(vectors.shape[1], self.factory, faiss.METRIC_INNER_PRODUCT)
+            index = faiss.index_factory(vectors.shape[1], factory, faiss.METRIC_INNER_PRODUCT)
         except RuntimeError as error:
-            raise ValueError(f"FaissIndex: faiss cannot build {self.factory!r}: {error}") from None
-        if not dense.is_trained:
-            # A fixed sample keeps builds reproducible and bounds k-means' time.
-            rng = np.random.default_rng(self.seed)
-            n = min(len(vectors), self.max_training_names)
-            dense.train(vectors[np.sort(rng.choice(len(vectors), n, replace=False))])
-        dense.add(vectors)
-        self._dense = dense
-        self._prepare()
-        return dense
+            raise ValueError(f"FaissIndex: faiss cannot build {factory!r}: {error}") from None
+        if not index.is_trained:
+            index.train(self._training_sample(vectors))
+        index.add(vectors)
+        _set_search_parameters(index, self.ef_search, self.nprobe)
+        return index
+
+    def _training_sample(self, rows):
+        # A fixed sample keeps builds reproducible and bounds k-means' and SVD's time.
+        if rows.shape[0] <= self.max_training_names:
+            return rows
+        rng = np.random.default_rng(self.seed)
+        return rows[np.sort(rng.choice(rows.shape[0], self.max_training_names, replace=False))]
 
     def _prepare(self) -> None:
-        ivf = faiss.try_extract_index_ivf(self._dense)
-        if ivf is not None:
-            ivf.nprobe = self.nprobe
-            ivf.make_direct_map()  # reconstruct() of IVF names
-        hnsw = getattr(faiss.downcast_index(self._dense), "hnsw", None)
-        if hnsw is not None:
-            hnsw.efSearch = self.ef_search
+        for index in (self._dense, self._sparse_index):
+            if index is not None:
+                _set_search_parameters(index, self.ef_search, self.nprobe)
+
+    def _search_chunk(self, dense_q, sparse_q, weight, k):
+        if not self.sparse_dims:
+            return super()._search_chunk(dense_q, sparse_q, weight, k)
+        projected = np.ascontiguousarray(sparse_q @ self._projection, dtype=np.float32)
+        _, sparse_pool = self._sparse_index.search(projected, self._pool(k))
+        *_, top_scores, top_ids = self._rescore_pool(
+            dense_q,
+            sparse_pool,
+            lambda pooled: weight * pooled_sparse_scores(self._sparse, sparse_q, pooled),
+            k,
+        )
+        return top_scores, top_ids
+
+    def to_disk(self, path: Union[str, Path]) -> None:
+        super().to_disk(path)
+        if self.sparse_dims:
+            faiss.write_index(self._sparse_index, str(Path(path) / "sparse.faiss"))
+            np.save(Path(path) / "sparse_projection.npy", self._projection)
+
+    def from_disk(self, path: Union[str, Path]) -> "FaissIndex":
+        path = Path(path)
+        if self.sparse_dims:
+            if not (path / "sparse.faiss").exists():
+                raise ValueError(
+                    f"{path} has no sparse.faiss: it was built with sparse_dims = 0, "
+                    f"not {self.sparse_dims}; configure the index as it was built"
+                )
+            self._sparse_index = faiss.read_index(str(path / "sparse.faiss"))
+            self._projection = np.load(path / "sparse_projection.npy", allow_pickle=False)
+        return super().from_disk(path)
+
+
+def _set_search_parameters(index: faiss.Index, ef_search: int, nprobe: int) -> None:
+    ivf = faiss.try_extract_index_ivf(index)
+    if ivf is not None:
+        ivf.nprobe = nprobe
+        ivf.make_direct_map()  # reconstruct() of IVF names
+    hnsw = getattr(faiss.downcast_index(index), "hnsw", None)
+    if hnsw is not None:
+        hnsw.efSearch = ef_search

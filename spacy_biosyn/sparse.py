@@ -54,6 +54,16 @@ def sparse_scores(names: sparse.csr_matrix, queries: sparse.csr_matrix) -> np.nd
     return np.ascontiguousarray((names @ queries.toarray().T).T)
 
 
+def pooled_sparse_scores(
+    names: sparse.csr_matrix, queries: sparse.csr_matrix, ids: np.ndarray
+) -> np.ndarray:
+    """S_sparse of each query with the names of its row of `ids` (queries x
+    pool): only the pooled names are touched, whatever the dictionary's size."""
+    n_queries, pool = ids.shape
+    pooled = names[ids.ravel()].multiply(queries[np.repeat(np.arange(n_queries), pool)])
+    return np.asarray(pooled.sum(axis=1), dtype=np.float32).reshape(n_queries, pool)
+
+
 def _vectorizer(**kwargs) -> TfidfVectorizer:
     # Texts arrive normalized, so no lower-casing here: one normalization only.
     return TfidfVectorizer(

@@ -5,6 +5,7 @@ import pytest
 from scipy import sparse
 
 from spacy_biosyn.index import ExactIndex, FaissIndex
+from spacy_biosyn.sparse import pooled_sparse_scores, sparse_scores
 
 
 def brute_force(names_dense, names_sparse, q_dense, q_sparse, weight, k):
@@ -115,3 +116,41 @@ def test_an_approximate_index_is_not_loaded_as_an_exact_one(tmp_path):
     FaissIndex("HNSW32").build(names_dense, names_sparse).to_disk(tmp_path / "index")
     with pytest.raises(ValueError, match=r"dense.faiss is a faiss IndexHNSWFlat"):
         ExactIndex().from_disk(tmp_path / "index")
+
+
+def test_pooled_sparse_scores_equal_the_full_product():
+    names_dense, names_sparse, _, q_sparse = random_problem(seed=4)
+    ids = np.random.default_rng(0).integers(0, names_sparse.shape[0], size=(q_sparse.shape[0], 7))
+    full = sparse_scores(names_sparse, q_sparse)
+    pooled = pooled_sparse_scores(names_sparse, q_sparse, ids)
+    np.testing.assert_allclose(pooled, np.take_along_axis(full, ids, axis=1), atol=1e-6)
+
+
+def test_a_projected_sparse_pool_of_every_name_equals_brute_force():
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=12)
+    index = FaissIndex("Flat", pool_size=len(names_dense), sparse_dims=16, sparse_factory="Flat")
+    scores, ids = index.build(names_dense, names_sparse).search(q_dense, q_sparse, 1.0, k=10)
+    expected_scores, expected_ids = brute_force(names_dense, names_sparse, q_dense, q_sparse, 1.0, 10)
+    np.testing.assert_allclose(scores, expected_scores, rtol=0, atol=1e-5)
+    np.testing.assert_array_equal(ids, expected_ids)
+
+
+def test_a_projected_sparse_pool_finds_most_of_the_true_top_k_and_round_trips(tmp_path):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=7, n_names=2000, n_queries=50)
+    settings = dict(factory="HNSW32,SQfp16", pool_size=32, sparse_dims=32, sparse_factory="HNSW32")
+    index = FaissIndex(**settings).build(names_dense, names_sparse)
+    scores, ids = index.search(q_dense, q_sparse, 0.5, k=10)
+    _, expected = brute_force(names_dense, names_sparse, q_dense, q_sparse, 0.5, 10)
+    assert np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ids.tolist(), expected.tolist())]) >= 0.8
+    index.to_disk(tmp_path / "index")
+    loaded = FaissIndex(**settings).from_disk(tmp_path / "index")
+    for a, b in zip((scores, ids), loaded.search(q_dense, q_sparse, 0.5, k=10)):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="sparse_dims = 0"):
+        FaissIndex("HNSW32", sparse_dims=8).from_disk(_saved_without_projection(tmp_path))
+
+
+def _saved_without_projection(tmp_path):
+    names_dense, names_sparse, _, _ = random_problem(seed=3)
+    FaissIndex("HNSW32").build(names_dense, names_sparse).to_disk(tmp_path / "plain")
+    return tmp_path / "plain"
