@@ -1,6 +1,6 @@
 """Speed and memory of the linker on this machine.
 
-    python benchmarks/speed.py [--pipeline DIR | --dictionary FILE] [--profile]
+    python benchmarks/speed.py [--pipeline DIR | --dictionary FILE] [--index FACTORY [--sparse-dims N]] [--profile]
 
 1. index build time for a dictionary (default: MEDIC, NCBI's train_dictionary),
    unless a saved --pipeline is given;
@@ -50,6 +50,7 @@ def main() -> None:
     p.add_argument("--dictionary", default=None)
     p.add_argument("--index", default=None, help="a faiss factory string, e.g. HNSW32,SQfp16: "
                    "re-index the stored name vectors with FaissIndex before measuring")
+    p.add_argument("--sparse-dims", type=int, default=0, help="with --index: FaissIndex sparse_dims")
     p.add_argument("--profile", action="store_true", help="profile the component on each corpus")
     args = p.parse_args()
     rows = []
@@ -78,14 +79,18 @@ def main() -> None:
         nlp = spacy.blank(nlp.lang)
         component = nlp.add_pipe("biosyn_linker", config={
             "encoder": dict(config["encoder"]),
-            "index": {"@misc": "spacy_biosyn.FaissIndex.v1", "factory": args.index},
+            "index": {
+                "@misc": "spacy_biosyn.FaissIndex.v1",
+                "factory": args.index,
+                "sparse_dims": args.sparse_dims,
+            },
             "sparse_weight": source.sparse_weight,
         })
         component.linker.encoder, component.linker.sparse = source.encoder, source.sparse
         vectors = source.index.reconstruct(np.arange(len(source.index)))
         start = time.perf_counter()
         component.linker.build(source.dictionary, refit_sparse=False, vectors=vectors)
-        rows.append((f"FaissIndex {args.index} build", f"{time.perf_counter() - start:.1f} s",
+        rows.append((f"FaissIndex {args.index}, sparse_dims {args.sparse_dims}: build", f"{time.perf_counter() - start:.1f} s",
                      f"{len(vectors)} stored vectors, no re-encoding"))
 
     encoder = component.linker.encoder
