@@ -6,6 +6,8 @@ from typing import Collection, Iterator, List, NamedTuple, Optional, Tuple, Unio
 from spacy.language import Language
 from spacy.tokens import Doc
 
+from .text import numbered_lines
+
 
 class CorpusError(ValueError):
     """A corpus file that does not follow its format."""
@@ -47,21 +49,16 @@ def read_concept_queries(path: Union[str, Path]) -> List[Query]:
 
 
 def _read_concept_file(path: Path) -> Iterator[Query]:
-    with path.open(encoding="utf-8-sig") as f:
-        for number, line in enumerate(f, start=1):
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                continue
-            fields = line.split("||")
-            try:
-                doc_id, span, label, mention, cui = fields
-                start, end = (int(x) for x in span.split("|"))
-            except ValueError:
-                raise CorpusError(
-                    f"{path}, line {number}: expected 'PMID||start|end||type||mention||CUI', "
-                    f"found {line[:80]!r}"
-                ) from None
-            yield Query(doc_id, start, end, label, mention, cui)
+    for number, line in numbered_lines(path):
+        try:
+            doc_id, span, label, mention, cui = line.split("||")
+            start, end = (int(x) for x in span.split("|"))
+        except ValueError:
+            raise CorpusError(
+                f"{path}, line {number}: expected 'PMID||start|end||type||mention||CUI', "
+                f"found {line[:80]!r}"
+            ) from None
+        yield Query(doc_id, start, end, label, mention, cui)
 
 
 def read_pubtator(path: Union[str, Path]) -> List[PubTatorDocument]:

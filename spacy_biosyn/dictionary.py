@@ -10,7 +10,7 @@ from functools import cached_property
 from itertools import chain
 from typing import Dict, FrozenSet, Iterable, List, Sequence, Tuple, Union
 
-from .text import normalize
+from .text import normalize, numbered_lines
 
 
 class DictionaryError(ValueError):
@@ -58,22 +58,18 @@ class Dictionary:
         """
         path = Path(path)
         pairs = []
-        with path.open(encoding="utf-8-sig") as f:
-            for number, line in enumerate(f, start=1):
-                line = line.rstrip("\r\n")
-                if not line.strip():
-                    continue
-                cui_field, sep, name = line.partition("||")
-                where = f"{path}, line {number}"
-                if not sep:
-                    raise DictionaryError(f"{where}: expected 'CUI||name', found {line[:80]!r}")
-                if not all(c.strip() for c in cui_field.split("|")):
-                    raise DictionaryError(f"{where}: empty concept ID in {line[:80]!r}")
-                if not normalize(name):
-                    raise DictionaryError(
-                        f"{where}: the name {name!r} is empty once punctuation is removed"
-                    )
-                pairs.append((cui_field, name))
+        for number, line in numbered_lines(path):
+            cui_field, sep, name = line.partition("||")
+            where = f"{path}, line {number}"
+            if not sep:
+                raise DictionaryError(f"{where}: expected 'CUI||name', found {line[:80]!r}")
+            if not all(c.strip() for c in cui_field.split("|")):
+                raise DictionaryError(f"{where}: empty concept ID in {line[:80]!r}")
+            if not normalize(name):
+                raise DictionaryError(
+                    f"{where}: the name {name!r} is empty once punctuation is removed"
+                )
+            pairs.append((cui_field, name))
         if not pairs:
             raise DictionaryError(f"{path}: the dictionary has no 'CUI||name' entries")
         return cls.from_pairs(pairs)
