@@ -22,7 +22,7 @@ from spacy.util import minibatch
 from .abbreviations import Abbreviation, AbbreviationDetector
 from .dense import TransformerEncoder
 from .dictionary import Dictionary
-from .index import ExactIndex, SearchIndex
+from .index import SearchIndex
 from .linker import Candidate, LinkedPart, Linker
 from .preprocessing import MentionPreprocessor, Reading, long_forms_by_short_form
 from .text import read_corrections

@@ -2,7 +2,8 @@
 
 Every back-end takes a pool of candidates per mention, the best names by
 dense score from faiss and the best by sparse score (a sparse-dense product
-over all names), and computes S on their union.
+over all names, or for FaissIndex with `sparse_dims` a second faiss index),
+and computes S on their union.
 
 The exact index never materialises a (mentions x names) dense score matrix.
 faiss returns each mention's `pool_size` best names by dense score; the sparse
@@ -97,19 +98,24 @@ class SearchIndex:
         return scores, ids
 
     def _search_chunk(self, dense_q, sparse_q, weight, k):
-        weighted_sparse = weight * sparse_scores(self._sparse, sparse_q)
-        sparse_pool = self._best_sparse(weighted_sparse, k)
-        *_, top_scores, top_ids = self._rescore_pool(
-            dense_q, sparse_pool, lambda pooled: np.take_along_axis(weighted_sparse, pooled, axis=1), k
-        )
+        *_, top_scores, top_ids = self._search_every_sparse(dense_q, sparse_q, weight, k)
         return top_scores, top_ids
 
     def _pool(self, k: int) -> int:
         return min(max(self.pool_size, k), len(self))
 
-    def _best_sparse(self, weighted_sparse: np.ndarray, k: int) -> np.ndarray:
-        """The ids of the best names by sparse score, from scores of every name."""
-        return np.argpartition(-weighted_sparse, self._pool(k) - 1, axis=1)[:, : self._pool(k)]
+    def _search_every_sparse(self, dense_q, sparse_q, weight, k):
+        """The sparse pool from every name's tf-idf score: lambda * S_sparse
+        of every name, and what `_rescore_pool` returns."""
+        weighted_sparse = weight * sparse_scores(self._sparse, sparse_q)
+        pool = self._pool(k)
+        sparse_pool = np.argpartition(-weighted_sparse, pool - 1, axis=1)[:, :pool]
+        return (weighted_sparse,) + self._rescore_pool(
+            dense_q,
+            sparse_pool,
+            lambda pooled: np.take_along_axis(weighted_sparse, pooled, axis=1),
+            k,
+        )
 
     def _rescore_pool(self, dense_q, sparse_pool, weighted_sparse_of, k):
         """S on the union of faiss's dense pool and `sparse_pool`, with
@@ -180,12 +186,8 @@ class ExactIndex(SearchIndex):
         return self
 
     def _search_chunk(self, dense_q, sparse_q, weight, k):
-        weighted_sparse = weight * sparse_scores(self._sparse, sparse_q)
-        dense_pool_scores, dense_pool, top_scores, top_ids = self._rescore_pool(
-            dense_q,
-            self._best_sparse(weighted_sparse, k),
-            lambda pooled: np.take_along_axis(weighted_sparse, pooled, axis=1),
-            k,
+        weighted_sparse, dense_pool_scores, dense_pool, top_scores, top_ids = (
+            self._search_every_sparse(dense_q, sparse_q, weight, k)
         )
         outside = weighted_sparse.copy()
         np.put_along_axis(outside, dense_pool, -np.inf, axis=1)
@@ -240,15 +242,15 @@ class FaissIndex(SearchIndex):
         super().build(vectors, sparse_vectors)
         if self.sparse_dims:
             dims = min(self.sparse_dims, self._sparse.shape[1] - 1)
-            svd = TruncatedSVD(dims, random_state=self.seed).fit(self._training_sample(self._sparse))
+            sample = self._training_sample(self._sparse)
+            svd = TruncatedSVD(dims, random_state=self.seed).fit(sample)
             self._projection = np.ascontiguousarray(svd.components_.T, dtype=np.float32)
             projected = np.ascontiguousarray(self._sparse @ self._projection, dtype=np.float32)
             self._sparse_index = self._faiss(self.sparse_factory, projected)
         return self
 
     def _make_dense(self, vectors: np.ndarray) -> faiss.Index:
-        self._dense = self._faiss(self.factory, vectors)
-        return self._dense
+        return self._faiss(self.factory, vectors)
 
     def _faiss(self, factory: str, vectors: np.ndarray) -> faiss.Index:
         try:
