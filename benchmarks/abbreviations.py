@@ -6,14 +6,10 @@ benchmarks/preprocessing.py.
 """
 import time
 
-from common import parser, print_table
+from common import RAW_ABSTRACTS, parser, print_table
 from spacy_biosyn.abbreviations import Ab3PDetector, SchwartzHearstDetector
 from spacy_biosyn.corpus import read_pubtator
 
-RAW = {
-    "ncbi-disease dev": "ncbi-disease/raw/NCBIdevelopset_corpus.txt",
-    "bc5cdr dev": "bc5cdr/raw/CDR_DevelopmentSet.PubTator.txt",
-}
 
 
 def main() -> None:
@@ -21,8 +17,9 @@ def main() -> None:
     p.add_argument("--examples", type=int, default=4, help="pairs shown that only one detector finds")
     args = p.parse_args()
     rows, examples = [], []
-    for corpus, path in RAW.items():
-        documents = read_pubtator(args.data / path)
+    for dataset, splits in RAW_ABSTRACTS.items():
+        corpus = f"{dataset} dev"
+        documents = read_pubtator(args.data / splits["dev"])
         found, seconds = {}, {}
         for name, detector in (("Ab3P", Ab3PDetector()), ("Schwartz-Hearst", SchwartzHearstDetector())):
             start = time.perf_counter()

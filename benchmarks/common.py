@@ -6,6 +6,17 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # benchmarks never reach a hub
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+# The raw PubTator abstracts of each disease dataset, relative to DATA.
+RAW_ABSTRACTS = {
+    "ncbi-disease": {
+        "train": "ncbi-disease/raw/NCBItrainset_corpus.txt",
+        "dev": "ncbi-disease/raw/NCBIdevelopset_corpus.txt",
+    },
+    "bc5cdr-disease": {
+        "train": "bc5cdr/raw/CDR_TrainingSet.PubTator.txt",
+        "dev": "bc5cdr/raw/CDR_DevelopmentSet.PubTator.txt",
+    },
+}
 
 
 def offline_minilm() -> str:

@@ -14,34 +14,22 @@ gave several CUIs, since Acc@k scores both the same way.
 """
 from collections import Counter
 
-from common import parser, print_table
+from common import RAW_ABSTRACTS, parser, print_table
 from spacy_biosyn.abbreviations import Ab3PDetector
 from spacy_biosyn.composites import is_coordinated
 from spacy_biosyn.corpus import read_concept_queries, read_pubtator
 from spacy_biosyn.dictionary import Dictionary, split_cuis
 from spacy_biosyn.preprocessing import MentionPreprocessor, long_forms_by_short_form
 
-RAW = {
-    "ncbi-disease": {
-        "train": "ncbi-disease/raw/NCBItrainset_corpus.txt",
-        "dev": "ncbi-disease/raw/NCBIdevelopset_corpus.txt",
-    },
-    "bc5cdr-disease": {
-        "train": "bc5cdr/raw/CDR_TrainingSet.PubTator.txt",
-        "dev": "bc5cdr/raw/CDR_DevelopmentSet.PubTator.txt",
-    },
-}
-
-
 def main() -> None:
     p = parser(__doc__)
-    p.add_argument("--datasets", nargs="+", default=list(RAW))
+    p.add_argument("--datasets", nargs="+", default=list(RAW_ABSTRACTS))
     p.add_argument("--examples", type=int, default=8, help="errors shown per kind")
     args = p.parse_args()
     detector, preprocessor = Ab3PDetector(), MentionPreprocessor(split_composites=True)
     rows, errors = [], []
     for dataset in args.datasets:
-        for split, raw_file in RAW[dataset].items():
+        for split, raw_file in RAW_ABSTRACTS[dataset].items():
             dictionary = Dictionary.from_file(args.data / dataset / f"{split}_dictionary.txt")
             documents = {d.doc_id: d for d in read_pubtator(args.data / raw_file)}
             long_forms = {}

@@ -18,18 +18,15 @@ import time
 
 import spacy
 
-from common import parser, print_table
+from common import RAW_ABSTRACTS, parser, print_table
 from spacy_biosyn.abbreviations import Ab3PDetector, SchwartzHearstDetector
 from spacy_biosyn.corpus import pubtator_to_doc, read_concept_queries, read_pubtator
 from spacy_biosyn.evaluation import evaluate, evaluate_docs
 from spacy_biosyn.text import read_corrections
 
 K = 5
-# dataset -> (raw dev abstracts, spelling corrections or None)
-RAW = {
-    "ncbi-disease": ("ncbi-disease/raw/NCBIdevelopset_corpus.txt", "resources/ncbi-spell-check.txt"),
-    "bc5cdr-disease": ("bc5cdr/raw/CDR_DevelopmentSet.PubTator.txt", None),
-}
+# BioSyn applied spelling corrections to NCBI only.
+CORRECTIONS = {"ncbi-disease": "resources/ncbi-spell-check.txt"}
 # (row name, abbreviation detector, split composites, use corrections)
 SETTINGS = [
     ("raw: no preprocessing", None, False, False),
@@ -44,7 +41,7 @@ SETTINGS = [
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("pipelines", nargs="+", help="saved pipelines with a biosyn_linker")
-    p.add_argument("--datasets", nargs="+", default=list(RAW))
+    p.add_argument("--datasets", nargs="+", default=list(RAW_ABSTRACTS))
     args = p.parse_args()
     rows = []
     for pipeline in args.pipelines:
@@ -52,7 +49,7 @@ def main() -> None:
         linker = nlp.get_pipe("biosyn_linker")
         linker.top_k = max(linker.top_k, K)
         for dataset in args.datasets:
-            raw_file, corrections_file = RAW[dataset]
+            corrections_file = CORRECTIONS.get(dataset)
             linker.set_dictionary(args.data / dataset / "dev_dictionary.txt")
             linker.preprocessor.corrections = {}
             queries = read_concept_queries(args.data / dataset / "processed_dev")
@@ -63,7 +60,7 @@ def main() -> None:
             kept = {(q.doc_id, q.start, q.end) for q in queries}
             docs = [
                 pubtator_to_doc(nlp, d._replace(annotations=_kept(d, kept)))
-                for d in read_pubtator(args.data / raw_file)
+                for d in read_pubtator(args.data / RAW_ABSTRACTS[dataset]["dev"])
             ]
             corrections = read_corrections(args.data / corrections_file) if corrections_file else {}
             for name, detector, split, correct in SETTINGS:

@@ -22,7 +22,7 @@ import time
 import numpy as np
 import spacy
 
-from common import offline_minilm, parser, print_table
+from common import RAW_ABSTRACTS, offline_minilm, parser, print_table
 from spacy_biosyn.corpus import pubtator_to_doc, read_pubtator
 from spacy_biosyn.text import normalize
 
@@ -38,10 +38,8 @@ def best_of(fn, repeats=REPEATS) -> float:
     return min(times)
 
 
-CORPORA = {
-    "NCBI dev": ("ncbi-disease/raw/NCBIdevelopset_corpus.txt", None),
-    "BC5CDR dev": ("bc5cdr/raw/CDR_DevelopmentSet.PubTator.txt", {"Disease"}),
-}
+# Disease mentions only: BC5CDR's abstracts also annotate chemicals.
+DISEASE_LABELS = {"ncbi-disease": None, "bc5cdr-disease": {"Disease"}}
 
 
 def main() -> None:
@@ -94,8 +92,10 @@ def main() -> None:
                      f"{len(vectors)} stored vectors, no re-encoding"))
 
     encoder = component.linker.encoder
-    for corpus, (path, labels) in CORPORA.items():
-        docs = [pubtator_to_doc(nlp, d, labels) for d in read_pubtator(args.data / path)]
+    for dataset, splits in RAW_ABSTRACTS.items():
+        corpus = f"{dataset} dev"
+        documents = read_pubtator(args.data / splits["dev"])
+        docs = [pubtator_to_doc(nlp, d, DISEASE_LABELS[dataset]) for d in documents]
         strings = [normalize(span.text) for doc in docs for span in doc.ents]
         encoder.encode(strings[:64])  # warm-up
         pipe_s = best_of(lambda: list(component.pipe(docs)))
