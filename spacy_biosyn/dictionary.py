@@ -3,12 +3,19 @@
 Files are in BioSyn's format, one `CUI||name` pair a line. A CUI field may
 join several IDs with `|` (one name, several concepts, e.g. a MeSH and an OMIM
 ID); all are kept, and a prediction is right when any of them matches.
+
+Names and CUIs are packed into UTF-8 buffers: a Python str costs about 50
+bytes beyond its characters, which on a UMLS-size dictionary (millions of
+names) is gigabytes of memory spent on object headers.
 """
 import hashlib
-from pathlib import Path
+import operator
 from functools import cached_property
 from itertools import chain
-from typing import Dict, FrozenSet, Iterable, List, Sequence, Tuple, Union
+from pathlib import Path
+from typing import Dict, Iterable, Iterator, List, Sequence, Tuple, Union, overload
+
+import numpy as np
 
 from .text import normalize, numbered_lines
 
@@ -17,37 +24,89 @@ class DictionaryError(ValueError):
     """A dictionary file that cannot be read as `CUI||name` lines."""
 
 
+class PackedStrings(Sequence[str]):
+    """Read-only strings in one UTF-8 buffer, with each one's offsets."""
+
+    def __init__(self, strings: Iterable[str]):
+        encoded = [s.encode("utf-8") for s in strings]
+        self._offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(b) for b in encoded], out=self._offsets[1:])
+        self._buffer = b"".join(encoded)
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> List[str]: ...
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        i = operator.index(i)
+        if not -len(self) <= i < len(self):
+            raise IndexError(f"string {i} of {len(self)}")
+        i %= len(self)
+        return self._buffer[self._offsets[i] : self._offsets[i + 1]].decode("utf-8")
+
+    def __iter__(self) -> Iterator[str]:
+        offsets = self._offsets.tolist()
+        for start, end in zip(offsets, offsets[1:]):
+            yield self._buffer[start:end].decode("utf-8")
+
+
+class _CuiTuples(Sequence[Tuple[str, ...]]):
+    """Each name's CUIs, kept packed as `|`-joined fields (no CUI holds a `|`)."""
+
+    def __init__(self, fields: PackedStrings):
+        self.fields = fields
+
+    def __len__(self) -> int:
+        return len(self.fields)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [_split(field) for field in self.fields[i]]
+        return _split(self.fields[i])
+
+
+def _split(field: str) -> Tuple[str, ...]:
+    return tuple(field.split("|")) if field else ()
+
+
 class Dictionary:
     """Names in a fixed order (their row in every index) and their CUIs."""
 
-    def __init__(self, names: Sequence[str], cuis: Sequence[Tuple[str, ...]]):
-        if len(names) != len(cuis):
-            raise ValueError(f"{len(names)} names but {len(cuis)} CUI tuples")
-        self.names: List[str] = list(names)
-        self.cuis: List[Tuple[str, ...]] = [tuple(c) for c in cuis]
+    def __init__(self, names: Iterable[str], cuis: Iterable[Sequence[str]]):
+        self.names = PackedStrings(names)
+        self.cuis = _CuiTuples(PackedStrings("|".join(ids) for ids in cuis))
+        if len(self.names) != len(self.cuis):
+            raise ValueError(f"{len(self.names)} names but {len(self.cuis)} CUI tuples")
 
     def __len__(self) -> int:
         return len(self.names)
 
     def __contains__(self, name: str) -> bool:
         """Whether a normalized string is one of the names."""
-        return name in self._name_set
+        hashes, rows = self._sorted_name_hashes
+        key = hash(name)
+        start, end = (np.searchsorted(hashes, key, side) for side in ("left", "right"))
+        return any(self.names[row] == name for row in rows[start:end])
 
     @cached_property
-    def _name_set(self) -> FrozenSet[str]:
-        return frozenset(self.names)
+    def _sorted_name_hashes(self) -> Tuple[np.ndarray, np.ndarray]:
+        # 16 bytes a name, where a set would hold a second copy of every name.
+        hashes = np.fromiter(map(hash, self.names), dtype=np.int64, count=len(self))
+        rows = np.argsort(hashes, kind="stable")
+        return hashes[rows], rows
 
     @classmethod
     def from_pairs(cls, pairs: Iterable[Tuple[str, str]]) -> "Dictionary":
         """Build from (CUI field, name) pairs; names are normalized and the
         CUIs of names that normalize alike are merged, in first-seen order."""
-        merged: Dict[str, Dict[str, None]] = {}
-        for cui_field, name in pairs:
-            ids = merged.setdefault(normalize(name), {})
-            for cui in split_cuis(cui_field):
-                ids[cui] = None
-        merged.pop("", None)
-        return cls(list(merged), [tuple(ids) for ids in merged.values()])
+        return cls._merged((split_cuis(field), normalize(name)) for field, name in pairs)
 
     @classmethod
     def from_file(cls, path: Union[str, Path]) -> "Dictionary":
@@ -57,28 +116,25 @@ class Dictionary:
         so does a file with no entries at all.
         """
         path = Path(path)
-        pairs = []
-        for number, line in numbered_lines(path):
-            cui_field, sep, name = line.partition("||")
-            where = f"{path}, line {number}"
-            if not sep:
-                raise DictionaryError(f"{where}: expected 'CUI||name', found {line[:80]!r}")
-            if not all(c.strip() for c in cui_field.split("|")):
-                raise DictionaryError(f"{where}: empty concept ID in {line[:80]!r}")
-            if not normalize(name):
-                raise DictionaryError(
-                    f"{where}: the name {name!r} is empty once punctuation is removed"
-                )
-            pairs.append((cui_field, name))
-        if not pairs:
+        dictionary = cls._merged(_checked_entries(path))
+        if not len(dictionary):
             raise DictionaryError(f"{path}: the dictionary has no 'CUI||name' entries")
-        return cls.from_pairs(pairs)
+        return dictionary
+
+    @classmethod
+    def _merged(cls, entries: Iterable[Tuple[Tuple[str, ...], str]]) -> "Dictionary":
+        # Tuples, not a set per name: millions of names pass through here.
+        merged: Dict[str, Tuple[str, ...]] = {}
+        for ids, name in entries:
+            if name:
+                merged[name] = tuple(dict.fromkeys(merged.get(name, ()) + ids))
+        return cls(merged.keys(), merged.values())
 
     def with_synonyms(self, pairs: Iterable[Tuple[str, str]]) -> "Dictionary":
         """A new dictionary with extra (CUI field, name) pairs merged in, such
         as training mentions: a known name gains the extra CUIs, a new name is
         appended, and every existing name keeps its row."""
-        own = zip(("|".join(ids) for ids in self.cuis), self.names)
+        own = zip(self.cuis.fields, self.names)
         return Dictionary.from_pairs(chain(own, pairs))
 
     def to_file(self, path: Union[str, Path]) -> None:
@@ -96,8 +152,24 @@ class Dictionary:
         return digest.hexdigest()
 
     def _lines(self) -> Iterable[str]:
-        for name, cuis in zip(self.names, self.cuis):
-            yield "|".join(cuis) + "||" + name
+        for field, name in zip(self.cuis.fields, self.names):
+            yield field + "||" + name
+
+
+def _checked_entries(path: Path) -> Iterator[Tuple[Tuple[str, ...], str]]:
+    """(CUIs, normalized name) of each line, or DictionaryError at the first
+    malformed one."""
+    for number, line in numbered_lines(path):
+        cui_field, sep, name = line.partition("||")
+        where = f"{path}, line {number}"
+        if not sep:
+            raise DictionaryError(f"{where}: expected 'CUI||name', found {line[:80]!r}")
+        if not all(c.strip() for c in cui_field.split("|")):
+            raise DictionaryError(f"{where}: empty concept ID in {line[:80]!r}")
+        normalized = normalize(name)
+        if not normalized:
+            raise DictionaryError(f"{where}: the name {name!r} is empty once punctuation is removed")
+        yield split_cuis(cui_field), normalized
 
 
 def split_cuis(field: str) -> Tuple[str, ...]:

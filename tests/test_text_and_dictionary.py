@@ -23,16 +23,16 @@ def test_reads_biosyn_dictionary_keeping_every_cui(tmp_path):
         "\ufeffC565588||Epidermolysis Bullosa\r\n\r\nC567755|613097||tooth agenesis selective 6\r\n".encode()
     )
     d = Dictionary.from_file(path)
-    assert d.names == ["epidermolysis bullosa", "tooth agenesis selective 6"]
-    assert d.cuis == [("C565588",), ("C567755", "613097")]
+    assert list(d.names) == ["epidermolysis bullosa", "tooth agenesis selective 6"]
+    assert list(d.cuis) == [("C565588",), ("C567755", "613097")]
 
 
 def test_names_that_normalize_alike_merge_their_cuis(tmp_path):
     path = tmp_path / "d.txt"
     path.write_text("D1||Huntington's disease\nD2||huntington s disease\nD1||huntington disease\n")
     d = Dictionary.from_file(path)
-    assert d.names == ["huntington s disease", "huntington disease"]
-    assert d.cuis == [("D1", "D2"), ("D1",)]
+    assert list(d.names) == ["huntington s disease", "huntington disease"]
+    assert list(d.cuis) == [("D1", "D2"), ("D1",)]
 
 
 @pytest.mark.parametrize(
@@ -64,5 +64,17 @@ def test_file_round_trip_is_exact(tmp_path, disease_dictionary):
     d = Dictionary.from_file(disease_dictionary)
     d.to_file(tmp_path / "copy.txt")
     copy = Dictionary.from_file(tmp_path / "copy.txt")
-    assert (copy.names, copy.cuis) == (d.names, d.cuis)
+    assert (list(copy.names), list(copy.cuis)) == (list(d.names), list(d.cuis))
     assert copy.fingerprint() == d.fingerprint()
+
+
+def test_packed_names_behave_like_a_list():
+    pairs = [("D1", "Crohn’s disease"), ("D2", "Sjögren syndrome"), ("D3", "gout")]
+    d = Dictionary.from_pairs(pairs)
+    expected = ["crohn’s disease", "sjögren syndrome", "gout"]
+    assert [d.names[i] for i in range(3)] == expected  # multi-byte characters keep their offsets
+    assert (d.names[-1], d.names[1:], d.cuis[-1]) == ("gout", expected[1:], ("D3",))
+    assert all(name in d for name in expected)
+    assert "sjögren" not in d and "gout " not in d
+    with pytest.raises(IndexError):
+        d.names[3]

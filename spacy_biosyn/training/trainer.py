@@ -16,6 +16,7 @@ import json
 import shutil
 import time
 from contextlib import nullcontext
+from itertools import chain
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional
 
@@ -180,7 +181,7 @@ class Trainer:
     def snapshot(self) -> Snapshot:
         """Encode the names once; score dev with them, and with the
         candidates the next epoch would draw from the dev dictionary."""
-        names = list(dict.fromkeys(self.dictionary.names + self.dev_dictionary.names))
+        names = list(dict.fromkeys(chain(self.dictionary.names, self.dev_dictionary.names)))
         vectors = self._encode(names)
         row = {name: i for i, name in enumerate(names)}
         train_vectors = vectors[[row[n] for n in self.dictionary.names]]
