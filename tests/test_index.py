@@ -69,7 +69,7 @@ def test_mismatched_dense_and_sparse_rows_are_refused():
         ExactIndex().build(names_dense[:-1], names_sparse)
 
 
-FACTORIES = ["HNSW32", "HNSW32,SQfp16", "HNSW32,SQ8", "IVF8,PQ4", "IVF8,SQ8"]
+FACTORIES = ["HNSW32", "HNSW32,SQfp16", "HNSW32,SQ8", "IVF8,PQ4", "IVF8,SQ8", "IVF8,SQ4"]
 
 
 @pytest.mark.parametrize("factory", ["Flat", "HNSW32"])
