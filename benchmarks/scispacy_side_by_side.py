@@ -1,0 +1,164 @@
+"""spacy-biosyn beside scispacy's linker on the same dictionary (issue 5, benchmark 4).
+
+    python benchmarks/scispacy_side_by_side.py PIPELINE --scispacy-python VENV/bin/python
+                                               [--dataset ncbi-disease]
+
+scispacy pins numpy < 2 and its index builder needs scipy < 1.11 (Python
+3.10), so it cannot share this project's environment; it runs in its own,
+made for example with
+
+    python3.10 -m venv /tmp/scivenv && /tmp/scivenv/bin/pip install scispacy==0.6.2 "scipy<1.11"
+
+Both linkers are built, in the same run and in fresh processes, over the
+dataset's dev dictionary (MEDIC for NCBI), and link BioSyn's processed dev
+mentions, one single-entity Doc each, through their spaCy components:
+- scispacy: `create_tfidf_ann_index` (char-3-gram tf-idf in an nmslib HNSW
+  index, its own hyper-parameters) and its `EntityLinker` with abbreviation
+  resolution off, no definition filter (MEDIC has no definitions) and no
+  score threshold, so that every mention gets its ranked concepts;
+- spacy-biosyn: PIPELINE's linker rebuilt over the dictionary (encoding every
+  name), with composite splitting off, as the mentions arrive split.
+Acc@k is scored by the same code for both. Peak memory is each process's
+VmHWM, building and linking included.
+"""
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+K = 5
+SCISPACY_THRESHOLD = 0.7  # scispacy's default, reported as the share of mentions it would leave unlinked
+
+
+def main() -> None:
+    from common import parser, print_table
+    from spacy_biosyn.corpus import read_concept_queries
+    from spacy_biosyn.evaluation import accuracy
+    from spacy_biosyn.linker import Candidate
+
+    p = parser(__doc__)
+    p.add_argument("pipeline", type=Path)
+    p.add_argument("--scispacy-python", required=True, help="python of an environment with scispacy")
+    p.add_argument("--dataset", default="ncbi-disease")
+    args = p.parse_args()
+    queries = read_concept_queries(args.data / args.dataset / "processed_dev")
+    parts = [q.mention.replace("+", "|").split("|") for q in queries]
+    dictionary = args.data / args.dataset / "dev_dictionary.txt"
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        texts = Path(tmp) / "texts.json"
+        texts.write_text(json.dumps([p for query_parts in parts for p in query_parts]))
+        for system, python, pipeline in (
+            ("scispacy 0.6.2 (tf-idf char-3-grams, nmslib HNSW)", args.scispacy_python, "-"),
+            (f"spacy-biosyn ({args.pipeline})", sys.executable, str(args.pipeline)),
+        ):
+            out = subprocess.run(
+                [python, __file__, "--link", system.split()[0], str(dictionary), str(texts),
+                 pipeline, str(Path(tmp) / "index")],
+                check=True, stdout=subprocess.PIPE, text=True,
+            ).stdout
+            result = json.loads(out.strip().splitlines()[-1])
+            ranked = iter([[Candidate("", tuple(cuis), s) for cuis, s in r] for r in result["ranked"]])
+            predictions = [[next(ranked) for _ in query_parts] for query_parts in parts]
+            m = accuracy(predictions, [q.cui for q in queries], K)
+            n = len(result["ranked"])
+            rows.append((
+                system, f"{m['acc@1']:.2f}", f"{m['acc@5']:.2f}", f"{result['build_s']:.0f}",
+                f"{n / result['link_s']:.0f}", f"{result['peak_gib']:.2f}",
+                f"{result['below_threshold']:.1f}" if "below_threshold" in result else "",
+            ))
+            print(json.dumps({k: v for k, v in result.items() if k != "ranked"}), flush=True)
+    print(f"\n{len(queries)} {args.dataset} dev queries ({n} mentions), dictionary {dictionary}\n")
+    header = ("linker", "acc@1", "acc@5", "build s", "mentions/s", "peak GiB",
+              f"% top-1 below {SCISPACY_THRESHOLD}")
+    print_table(header, rows)
+
+
+def link_with_scispacy(dictionary: Path, texts, index_dir: Path) -> dict:
+    import spacy
+    from scispacy.candidate_generation import CandidateGenerator, create_tfidf_ann_index
+    from scispacy.linking import EntityLinker
+    from scispacy.linking_utils import Entity, KnowledgeBase
+
+    aliases = {}
+    for line in dictionary.read_text(encoding="utf-8").splitlines():
+        cui_field, _, name = line.partition("||")
+        for cui in cui_field.replace("+", "|").split("|"):
+            aliases.setdefault(cui, []).append(name)
+    kb = KnowledgeBase([
+        Entity(concept_id=cui, canonical_name=names[0], aliases=names[1:]) for cui, names in aliases.items()
+    ])
+    index_dir.mkdir()
+    start = time.perf_counter()
+    concept_aliases, vectorizer, ann_index = create_tfidf_ann_index(str(index_dir), kb)
+    build_s = time.perf_counter() - start
+    nlp = spacy.blank("en")
+    linker = EntityLinker(
+        nlp,
+        candidate_generator=CandidateGenerator(ann_index, vectorizer, concept_aliases, kb),
+        resolve_abbreviations=False, threshold=0.0, filter_for_definitions=False,
+        max_entities_per_mention=K,
+    )
+    docs = _single_entity_docs(nlp, texts)
+    start = time.perf_counter()
+    docs = [linker(doc) for doc in docs]
+    link_s = time.perf_counter() - start
+    ranked = [[[[cui], score] for cui, score in doc.ents[0]._.kb_ents] for doc in docs]
+    below = sum(not r or r[0][1] <= SCISPACY_THRESHOLD for r in ranked)
+    return {"build_s": build_s, "link_s": link_s, "ranked": ranked,
+            "below_threshold": 100 * below / len(ranked)}
+
+
+def link_with_biosyn(pipeline: Path, dictionary: Path, texts) -> dict:
+    import spacy
+    from spacy_biosyn.dictionary import Dictionary
+
+    nlp = spacy.load(pipeline, config={"components.biosyn_linker.split_composites": False})
+    component = nlp.get_pipe("biosyn_linker")
+    component.top_k = K
+    start = time.perf_counter()
+    component.linker.build(Dictionary.from_file(dictionary))
+    build_s = time.perf_counter() - start
+    docs = _single_entity_docs(nlp, texts)
+    start = time.perf_counter()
+    docs = list(component.pipe(docs))
+    link_s = time.perf_counter() - start
+    ranked = [[[list(c.cuis), c.score] for c in doc.ents[0]._.candidates] for doc in docs]
+    return {"build_s": build_s, "link_s": link_s, "ranked": ranked}
+
+
+def _single_entity_docs(nlp, texts):
+    from spacy.tokens import Doc, Span
+
+    docs = []
+    for text in texts:
+        doc = Doc(nlp.vocab, words=text.split())
+        doc.ents = [Span(doc, 0, len(doc), label="ENTITY")]
+        docs.append(doc)
+    return docs
+
+
+def _peak_gib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 2**20
+    raise RuntimeError("no VmHWM in /proc/self/status")
+
+
+def _link_main() -> None:
+    system, dictionary, texts, pipeline, index_dir = sys.argv[2:]
+    texts = json.loads(Path(texts).read_text())
+    if system == "scispacy":
+        result = link_with_scispacy(Path(dictionary), texts, Path(index_dir))
+    else:
+        result = link_with_biosyn(Path(pipeline), Path(dictionary), texts)
+    print(json.dumps({"system": system, **result, "peak_gib": _peak_gib()}))
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--link"]:
+        _link_main()
+    else:
+        main()
