@@ -7,18 +7,23 @@ points in setup.cfg make spaCy do it on demand.
 """
 from .abbreviations import Abbreviation
 from .component import BiosynLinker, make_biosyn_linker
+from .concepts import AliasCountReranker, ConceptCentroids, ConceptScorer
 from .dense import TransformerEncoder
 from .dictionary import Dictionary, DictionaryError
 from .index import ExactIndex, FaissIndex, SearchIndex
 from .linker import Candidate, LinkedPart, Linker, MismatchError
+from .sieve import Sieve
 from .text import normalize
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Abbreviation",
+    "AliasCountReranker",
     "BiosynLinker",
     "Candidate",
+    "ConceptCentroids",
+    "ConceptScorer",
     "Dictionary",
     "DictionaryError",
     "ExactIndex",
@@ -27,6 +32,7 @@ __all__ = [
     "Linker",
     "MismatchError",
     "SearchIndex",
+    "Sieve",
     "TransformerEncoder",
     "make_biosyn_linker",
     "normalize",

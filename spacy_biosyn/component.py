@@ -2,8 +2,8 @@
 
 Per doc: abbreviations are detected over the whole text (`doc._.abbreviations`);
 per entity: the mention is preprocessed into readings (preprocessing.py), every
-reading's parts are ranked, and the best-scoring reading is kept
-(`span._.parts`).
+reading's parts are ranked by the linker of the entity's label (`routes`, else
+the `dictionary`'s), and the best-scoring reading is kept (`span._.parts`).
 
 Heavy state (encoder weights, name vectors, tf-idf) is built by
 `initialize()` or read by `from_disk()`, never when the pipe is constructed:
@@ -11,7 +11,9 @@ Heavy state (encoder weights, name vectors, tf-idf) is built by
 path or a model hub.
 """
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Union
+from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+import copy
 
 import srsly
 from spacy.language import Language
@@ -20,11 +22,14 @@ from spacy.tokens import Doc, Span
 from spacy.util import minibatch
 
 from .abbreviations import Abbreviation, AbbreviationDetector
+from .concepts import ConceptScorer
+from .corpus import read_synonyms
 from .dense import TransformerEncoder
 from .dictionary import Dictionary
 from .index import SearchIndex
 from .linker import Candidate, LinkedPart, Linker
 from .preprocessing import MentionPreprocessor, Reading, long_forms_by_short_form
+from .sieve import Sieve
 from .text import read_corrections
 
 DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
@@ -47,6 +52,9 @@ class DocLinks(NamedTuple):
     "biosyn_linker",
     default_config={
         "dictionary": None,
+        # Entity label -> dictionary for spans of that label (Chemical spans
+        # against a chemical vocabulary); other labels use `dictionary`.
+        "routes": {},
         "encoder": {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": DEFAULT_ENCODER},
         "index": {"@misc": "spacy_biosyn.ExactIndex.v1"},
         # Chosen on NCBI and BC5CDR-Disease dev with MiniLM (benchmarks/zero_shot.py):
@@ -59,6 +67,16 @@ class DocLinks(NamedTuple):
         # A `misspelling||correction` file such as BioSyn's ncbi-spell-check.txt,
         # read by initialize() and saved with the pipeline.
         "corrections": None,
+        # `CUI||name` files or folders of training .concept files whose names
+        # initialize() adds to the dictionary (saved with the pipeline).
+        "synonyms": [],
+        # Synonyms first (spacy_biosyn.Sieve.v1); null searches all names alike.
+        "sieve": None,
+        # Concepts ranked from their names' scores (spacy_biosyn.AliasCountReranker.v1
+        # or spacy_biosyn.ConceptCentroids.v1); null ranks names.
+        "concept_scorer": None,
+        # Below this score span._.cui is None (NIL); kb_ents keeps the candidates.
+        "nil_threshold": None,
     },
     assigns=[
         "doc._.abbreviations",
@@ -72,6 +90,7 @@ def make_biosyn_linker(
     nlp: Language,
     name: str,
     dictionary: Optional[str],
+    routes: Dict[str, str],
     encoder: Union[str, TransformerEncoder],
     index: SearchIndex,
     sparse_weight: float,
@@ -79,6 +98,10 @@ def make_biosyn_linker(
     abbreviations: Optional[AbbreviationDetector],
     split_composites: bool,
     corrections: Optional[str],
+    synonyms: List[str],
+    sieve: Optional[Sieve],
+    concept_scorer: Optional[ConceptScorer],
+    nil_threshold: Optional[float],
 ) -> "BiosynLinker":
     if isinstance(encoder, str):
         encoder = TransformerEncoder(encoder)
@@ -90,9 +113,14 @@ def make_biosyn_linker(
         index,
         sparse_weight,
         top_k,
+        routes=routes,
         abbreviations=abbreviations,
         split_composites=split_composites,
         corrections=corrections,
+        synonyms=synonyms,
+        sieve=sieve,
+        concept_scorer=concept_scorer,
+        nil_threshold=nil_threshold,
     )
 
 
@@ -107,9 +135,14 @@ class BiosynLinker(Pipe):
         sparse_weight: float,
         top_k: int,
         *,
+        routes: Optional[Dict[str, Union[str, Path]]] = None,
         abbreviations: Optional[AbbreviationDetector] = None,
         split_composites: bool = True,
         corrections: Optional[Union[str, Path]] = None,
+        synonyms: Sequence[Union[str, Path]] = (),
+        sieve: Optional[Sieve] = None,
+        concept_scorer: Optional[ConceptScorer] = None,
+        nil_threshold: Optional[float] = None,
     ):
         if top_k < 1:
             raise ValueError(f"biosyn_linker: top_k must be at least 1, got {top_k}")
@@ -117,8 +150,20 @@ class BiosynLinker(Pipe):
         self.name = name
         self.dictionary_path = dictionary
         self.corrections_path = corrections
+        self.synonym_paths = list(synonyms)
         self.top_k = top_k
-        self.linker = Linker(encoder, index, sparse_weight)
+        self.nil_threshold = nil_threshold
+        self.linker = Linker(
+            encoder, index, sparse_weight, concept_scorer=concept_scorer, sieve=sieve
+        )
+        # One encoder for all; each route its own dictionary, tf-idf and index.
+        self.route_paths = dict(routes or {})
+        self.routes = {
+            label: Linker(
+                encoder, copy.deepcopy(index), sparse_weight, concept_scorer=concept_scorer, sieve=sieve
+            )
+            for label in self.route_paths
+        }
         self.abbreviation_detector = abbreviations
         self.preprocessor = MentionPreprocessor(split_composites)
 
@@ -130,9 +175,9 @@ class BiosynLinker(Pipe):
         dictionary: Optional[Union[str, Path]] = None,
     ) -> None:
         """Load the encoder and index the dictionary, given here or in the
-        component's config."""
+        component's config, and the dictionary of each route."""
         path = dictionary or self.dictionary_path
-        if path is None:
+        if path is None and not self.routes:
             raise ValueError(
                 f"{self.name}: no dictionary to index. Set it in the component's config "
                 "(add_pipe(..., config={'dictionary': PATH})) or in "
@@ -140,7 +185,12 @@ class BiosynLinker(Pipe):
             )
         if not self.linker.encoder.is_loaded:
             self.linker.encoder.load()
-        self.linker.build(Dictionary.from_file(path))
+        if path is not None:
+            self.linker.build(Dictionary.from_file(path))
+            for synonyms in self.synonym_paths:
+                self.add_synonyms(synonyms)
+        for label, route_path in self.route_paths.items():
+            self.routes[label].build(Dictionary.from_file(route_path))
         if self.corrections_path is not None:
             self.preprocessor.corrections = read_corrections(self.corrections_path)
 
@@ -150,6 +200,17 @@ class BiosynLinker(Pipe):
         if not isinstance(dictionary, Dictionary):
             dictionary = Dictionary.from_file(dictionary)
         self.linker.build(dictionary, refit_sparse=False)
+
+    def add_synonyms(self, synonyms: Union[Dictionary, str, Path], label: Optional[str] = None) -> None:
+        """Teach the linker more names without retraining: a Dictionary, a
+        `CUI||name` file or a folder of training `.concept` files, for the
+        default dictionary or the route of `label`. They are saved with the
+        pipeline, and searched first when the sieve is on."""
+        if label is not None and label not in self.routes:
+            raise ValueError(f"{self.name}: no route for the label {label!r}; routes: {sorted(self.routes)}")
+        if not isinstance(synonyms, Dictionary):
+            synonyms = read_synonyms(synonyms)
+        (self.linker if label is None else self.routes[label]).add_synonyms(synonyms)
 
     def rank(self, texts: Sequence[str]) -> List[List[Candidate]]:
         """The top_k names for mention strings, normalized and spell-corrected
@@ -171,10 +232,9 @@ class BiosynLinker(Pipe):
     def predict(self, docs: Sequence[Doc]) -> List[DocLinks]:
         """Abbreviations and the linked parts of every entity, per doc. The
         strings of all readings of all docs are ranked in one call."""
-        if not self.linker.is_ready:
+        if not self.linker.is_ready and not self.routes:
             raise RuntimeError(f"{self.name} has no dictionary: call nlp.initialize() first")
-        is_name = self.linker.dictionary.__contains__
-        found, readings = [], []
+        found, linkers, readings = [], [], []
         for doc in docs:
             abbreviations = []
             # Ab3P is only worth its time on docs that have entities to link.
@@ -182,15 +242,37 @@ class BiosynLinker(Pipe):
                 abbreviations = self.abbreviation_detector(doc.text)
             long_forms = long_forms_by_short_form(abbreviations)
             found.append(abbreviations)
-            readings.append(
-                [self.preprocessor.readings(span.text, long_forms, is_name) for span in doc.ents]
-            )
-        strings = [p for doc in readings for span in doc for reading in span for p in reading]
-        ranked = dict(zip(strings, self.linker.rank(strings, self.top_k)))
+            doc_linkers = [self._linker_for(span.label_) for span in doc.ents]
+            linkers.append(doc_linkers)
+            readings.append([
+                [] if linker is None
+                else self.preprocessor.readings(span.text, long_forms, linker.dictionary.__contains__)
+                for span, linker in zip(doc.ents, doc_linkers)
+            ])
+        # Each linker ranks the strings of all its spans in one call.
+        wanted: Dict[int, Tuple[Linker, Dict[str, None]]] = {}
+        for doc_linkers, doc_readings in zip(linkers, readings):
+            for linker, span_readings in zip(doc_linkers, doc_readings):
+                if linker is not None:
+                    _, texts = wanted.setdefault(id(linker), (linker, {}))
+                    texts.update(dict.fromkeys(p for reading in span_readings for p in reading))
+        ranked = {
+            key: dict(zip(texts, linker.rank(list(texts), self.top_k)))
+            for key, (linker, texts) in wanted.items()
+        }
         return [
-            DocLinks(abbreviations, [_best_reading(span, ranked) for span in doc_readings])
-            for abbreviations, doc_readings in zip(found, readings)
+            DocLinks(abbreviations, [
+                _best_reading(span, ranked[id(linker)]) if linker is not None else []
+                for linker, span in zip(doc_linkers, doc_readings)
+            ])
+            for abbreviations, doc_linkers, doc_readings in zip(found, linkers, readings)
         ]
+
+    def _linker_for(self, label: str) -> Optional[Linker]:
+        """The route of an entity label, else the default linker if it has a
+        dictionary; None leaves the span unlinked."""
+        linker = self.routes.get(label, self.linker)
+        return linker if linker.is_ready else None
 
     def set_annotations(self, docs: Sequence[Doc], links: List[DocLinks]) -> None:
         for doc, doc_links in zip(docs, links):
@@ -199,19 +281,45 @@ class BiosynLinker(Pipe):
                 span._.parts = parts
                 span._.candidates = [c for part in parts for c in part.candidates]
                 span._.kb_ents = _joined_concepts(parts, self.top_k)
-                span._.cui = span._.kb_ents[0][0] if span._.kb_ents else None
+                span._.cui = self._cui(span._.kb_ents)
+
+    def _cui(self, kb_ents: List[tuple]) -> Optional[str]:
+        if not kb_ents:
+            return None
+        cui, score = kb_ents[0]
+        return cui if self.nil_threshold is None or score >= self.nil_threshold else None
 
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:
         path = Path(path)
-        self.linker.to_disk(path)
+        if self.linker.is_ready:
+            self.linker.to_disk(path)
+        else:  # routes only: the shared encoder is saved where it would be
+            self.linker.encoder.to_disk(path / "encoder")
+        for i, (label, linker) in enumerate(self.routes.items()):
+            linker.to_disk(path / "routes" / str(i), exclude=["encoder"])
         # lambda is learned by training, so it is state, not just config.
-        srsly.write_json(path / "cfg", {"sparse_weight": self.linker.sparse_weight})
+        srsly.write_json(
+            path / "cfg", {"sparse_weight": self.linker.sparse_weight, "routes": list(self.routes)}
+        )
         srsly.write_json(path / "corrections.json", self.preprocessor.corrections)
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "BiosynLinker":
         path = Path(path)
-        self.linker.from_disk(path)
-        self.linker.sparse_weight = srsly.read_json(path / "cfg")["sparse_weight"]
+        cfg = srsly.read_json(path / "cfg")
+        saved_routes = cfg.get("routes", [])  # absent from pipelines saved before routes
+        if saved_routes != list(self.routes):
+            raise ValueError(
+                f"{path} holds routes for the labels {saved_routes}, but the config names "
+                f"{list(self.routes)}: load it with the config it was saved with"
+            )
+        if (path / "dictionary.txt").exists():
+            self.linker.from_disk(path)
+        else:
+            self.linker.encoder.from_disk(path / "encoder")
+        for i, linker in enumerate(self.routes.values()):
+            linker.from_disk(path / "routes" / str(i), exclude=["encoder"])
+        for linker in (self.linker, *self.routes.values()):
+            linker.sparse_weight = cfg["sparse_weight"]
         if (path / "corrections.json").exists():  # absent from pipelines saved before 0.1
             self.preprocessor.corrections = srsly.read_json(path / "corrections.json")
         return self

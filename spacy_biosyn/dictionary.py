@@ -13,7 +13,7 @@ import operator
 from functools import cached_property
 from itertools import chain
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Sequence, Tuple, Union, overload
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 
@@ -90,10 +90,14 @@ class Dictionary:
 
     def __contains__(self, name: str) -> bool:
         """Whether a normalized string is one of the names."""
+        return self.row(name) is not None
+
+    def row(self, name: str) -> Optional[int]:
+        """The row of a normalized string among the names, or None."""
         hashes, rows = self._sorted_name_hashes
         key = hash(name)
         start, end = (np.searchsorted(hashes, key, side) for side in ("left", "right"))
-        return any(self.names[row] == name for row in rows[start:end])
+        return next((int(row) for row in rows[start:end] if self.names[row] == name), None)
 
     @cached_property
     def _sorted_name_hashes(self) -> Tuple[np.ndarray, np.ndarray]:
@@ -101,6 +105,15 @@ class Dictionary:
         hashes = np.fromiter(map(hash, self.names), dtype=np.int64, count=len(self))
         rows = np.argsort(hashes, kind="stable")
         return hashes[rows], rows
+
+    @cached_property
+    def rows_by_cui(self) -> Dict[str, np.ndarray]:
+        """The rows of each CUI's names (for concept-level scoring)."""
+        rows: Dict[str, List[int]] = {}
+        for row, cuis in enumerate(self.cuis):
+            for cui in cuis:
+                rows.setdefault(cui, []).append(row)
+        return {cui: np.array(r, dtype=np.int64) for cui, r in rows.items()}
 
     @classmethod
     def from_pairs(cls, pairs: Iterable[Tuple[str, str]]) -> "Dictionary":
@@ -134,8 +147,11 @@ class Dictionary:
         """A new dictionary with extra (CUI field, name) pairs merged in, such
         as training mentions: a known name gains the extra CUIs, a new name is
         appended, and every existing name keeps its row."""
-        own = zip(self.cuis.fields, self.names)
-        return Dictionary.from_pairs(chain(own, pairs))
+        return Dictionary.from_pairs(chain(self.pairs(), pairs))
+
+    def pairs(self) -> Iterator[Tuple[str, str]]:
+        """(CUI field, name) of every name, in order, as `from_pairs` takes them."""
+        return zip(self.cuis.fields, self.names)
 
     def to_file(self, path: Union[str, Path]) -> None:
         """Write in the format `from_file` reads: the round trip is exact."""
@@ -152,7 +168,7 @@ class Dictionary:
         return digest.hexdigest()
 
     def _lines(self) -> Iterable[str]:
-        for field, name in zip(self.cuis.fields, self.names):
+        for field, name in self.pairs():
             yield field + "||" + name
 
 

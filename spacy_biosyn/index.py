@@ -75,6 +75,17 @@ class SearchIndex:
         self._sparse = sparse.csr_matrix(sparse_vectors, dtype=np.float32)
         return self
 
+    def add(self, vectors: np.ndarray, sparse_vectors: sparse.csr_matrix) -> None:
+        """Index more names after the built ones (synonyms added at search
+        time): rows already indexed keep their ids."""
+        if vectors.shape[0] != sparse_vectors.shape[0]:
+            raise ValueError(
+                f"{vectors.shape[0]} dense but {sparse_vectors.shape[0]} sparse name vectors"
+            )
+        if len(vectors):
+            self._dense.add(np.ascontiguousarray(vectors, dtype=np.float32))
+            self._sparse = sparse.vstack([self._sparse, sparse_vectors], format="csr", dtype=np.float32)
+
     def search(
         self,
         dense_queries: np.ndarray,
@@ -245,9 +256,16 @@ class FaissIndex(SearchIndex):
             sample = self._training_sample(self._sparse)
             svd = TruncatedSVD(dims, random_state=self.seed).fit(sample)
             self._projection = np.ascontiguousarray(svd.components_.T, dtype=np.float32)
-            projected = np.ascontiguousarray(self._sparse @ self._projection, dtype=np.float32)
-            self._sparse_index = self._faiss(self.sparse_factory, projected)
+            self._sparse_index = self._faiss(self.sparse_factory, self._project(self._sparse))
         return self
+
+    def add(self, vectors: np.ndarray, sparse_vectors: sparse.csr_matrix) -> None:
+        super().add(vectors, sparse_vectors)
+        if self.sparse_dims and sparse_vectors.shape[0]:
+            self._sparse_index.add(self._project(sparse_vectors))
+
+    def _project(self, sparse_rows: sparse.csr_matrix) -> np.ndarray:
+        return np.ascontiguousarray(sparse_rows @ self._projection, dtype=np.float32)
 
     def _make_dense(self, vectors: np.ndarray) -> faiss.Index:
         return self._faiss(self.factory, vectors)
@@ -278,8 +296,7 @@ class FaissIndex(SearchIndex):
     def _search_chunk(self, dense_q, sparse_q, weight, k):
         if not self.sparse_dims:
             return super()._search_chunk(dense_q, sparse_q, weight, k)
-        projected = np.ascontiguousarray(sparse_q @ self._projection, dtype=np.float32)
-        _, sparse_pool = self._sparse_index.search(projected, self._pool(k))
+        _, sparse_pool = self._sparse_index.search(self._project(sparse_q), self._pool(k))
         *_, top_scores, top_ids = self._rescore_pool(
             dense_q,
             sparse_pool,

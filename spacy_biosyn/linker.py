@@ -1,18 +1,23 @@
 """Scoring: normalized mention strings in, ranked dictionary names out.
 
 The linker owns the dictionary, both encoders and the index, and knows nothing
-of spaCy: the pipeline component, the evaluation and (later) the trainer all
-rank through it, so they cannot disagree about what S is.
+of spaCy: the pipeline component, the evaluation and the trainer all rank
+through it, so they cannot disagree about what S is.
+
+Search strategies plug in around the name search: synonyms added at search
+time join the index, an optional concept scorer (concepts.py) re-ranks each
+mention's pool of names by concept, and an optional sieve (sieve.py) puts an
+accepted synonym first.
 """
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import srsly
 
 from .dense import TransformerEncoder
 from .dictionary import Dictionary
-from .index import SearchIndex
+from .index import ExactIndex, SearchIndex
 from .sparse import SparseEncoder
 
 # Names re-encoded at load time to prove the saved vectors came from this encoder.
@@ -42,12 +47,25 @@ class MismatchError(ValueError):
 
 
 class Linker:
-    def __init__(self, encoder: TransformerEncoder, index: SearchIndex, sparse_weight: float):
+    def __init__(
+        self,
+        encoder: TransformerEncoder,
+        index: SearchIndex,
+        sparse_weight: float,
+        *,
+        concept_scorer: Optional[Callable] = None,
+        sieve: Optional[Callable] = None,
+    ):
         self.encoder = encoder
         self.index = index
         self.sparse_weight = sparse_weight
+        self.concept_scorer = concept_scorer
+        self.sieve = sieve
         self.sparse = SparseEncoder()
         self.dictionary: Optional[Dictionary] = None
+        # The names add_synonyms() merged in, searched alone by the sieve.
+        self.synonyms: Optional[Dictionary] = None
+        self._synonym_index = ExactIndex()
 
     @property
     def is_ready(self) -> bool:
@@ -74,48 +92,98 @@ class Linker:
             vectors = self.encoder.encode(dictionary.names)
         self.index.build(vectors, self.sparse.transform(dictionary.names))
         self.dictionary = dictionary
+        self.synonyms = None
+
+    def add_synonyms(self, synonyms: Dictionary) -> None:
+        """Search more names, such as training mentions or a user's domain
+        names, without retraining: only names new to the dictionary are
+        encoded and indexed; a known name gains the synonym's CUIs."""
+        if not self.is_ready:
+            raise RuntimeError("add_synonyms needs a built linker: call build() first")
+        if not len(synonyms):
+            raise ValueError("add_synonyms: no names to add")
+        merged = self.dictionary.with_synonyms(synonyms.pairs())
+        new = merged.names[len(self.dictionary) :]
+        if new:
+            self.index.add(self.encoder.encode(new), self.sparse.transform(new))
+        self.dictionary = merged
+        if self.synonyms is not None:
+            synonyms = self.synonyms.with_synonyms(synonyms.pairs())
+        self.synonyms = synonyms
+        self._index_synonyms()
+
+    def _index_synonyms(self) -> None:
+        # Vectors come from the main index: every synonym is one of its names.
+        rows = [self.dictionary.row(name) for name in self.synonyms.names]
+        if None in rows:
+            missing = self.synonyms.names[rows.index(None)]
+            raise MismatchError(f"the synonym {missing!r} is not a name of the linker's dictionary")
+        rows = np.array(rows, dtype=np.int64)
+        self._synonym_index.build(self.index.reconstruct(rows), self.index.sparse_vectors[rows])
 
     def rank(self, texts: Sequence[str], k: int) -> List[List[Candidate]]:
-        """The k best names for each normalized text, best first. Each
+        """The k best candidates for each normalized text, best first. Each
         distinct text is encoded once; an empty text gets no candidates."""
         if not self.is_ready:
             raise RuntimeError("the linker has no dictionary: call nlp.initialize() first")
         unique = list(dict.fromkeys(t for t in texts if t))
         ranked: Dict[str, List[Candidate]] = {"": []}
         if unique:
-            scores, ids = self.index.search(
-                self.encoder.encode(unique),
-                self.sparse.transform(unique),
-                self.sparse_weight,
-                k,
-            )
-            names, cuis = self.dictionary.names, self.dictionary.cuis
-            for text, row_scores, row_ids in zip(unique, scores.tolist(), ids.tolist()):
-                ranked[text] = [
-                    Candidate(names[i], cuis[i], s) for s, i in zip(row_scores, row_ids)
-                ]
+            dense_q, sparse_q = self.encoder.encode(unique), self.sparse.transform(unique)
+            scorer = self.concept_scorer
+            pool = k if scorer is None else max(k, scorer.pool_size)
+            found = self._search(self.index, self.dictionary, dense_q, sparse_q, pool)
+            if scorer is not None:
+                found = [c[:k] for c in scorer(self, dense_q, sparse_q, found)]
+            if self.sieve is not None and self.synonyms is not None:
+                nearest = self._search(self._synonym_index, self.synonyms, dense_q, sparse_q, 1)
+                found = [self.sieve(t, n[0], c) for t, n, c in zip(unique, nearest, found)]
+            ranked.update(zip(unique, found))
         return [ranked[t] for t in texts]
 
-    def to_disk(self, path: Union[str, Path]) -> None:
+    def _search(self, index: SearchIndex, dictionary: Dictionary, dense_q, sparse_q, k: int):
+        scores, ids = index.search(dense_q, sparse_q, self.sparse_weight, k)
+        names, cuis = dictionary.names, dictionary.cuis
+        return [
+            [Candidate(names[i], cuis[i], s) for s, i in zip(row_scores, row_ids)]
+            for row_scores, row_ids in zip(scores.tolist(), ids.tolist())
+        ]
+
+    def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:
+        """Save the state; exclude=["encoder"] when the encoder is saved by
+        whoever shares it (linkers routed by entity label)."""
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         self.dictionary.to_file(path / "dictionary.txt")
         self.sparse.to_disk(path / "tfidf.json")
-        self.encoder.to_disk(path / "encoder")
+        if "encoder" not in exclude:
+            self.encoder.to_disk(path / "encoder")
         self.index.to_disk(path / "index")
         srsly.write_json(
             path / "index.json",
             {"n_names": len(self.index), "dictionary_sha256": self.dictionary.fingerprint()},
         )
+        if self.synonyms is not None:
+            self.synonyms.to_file(path / "synonyms.txt")
+        else:
+            (path / "synonyms.txt").unlink(missing_ok=True)
 
-    def from_disk(self, path: Union[str, Path]) -> "Linker":
+    def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "Linker":
         path = Path(path)
         dictionary = Dictionary.from_file(path / "dictionary.txt")
         self.sparse.from_disk(path / "tfidf.json")
-        self.encoder.from_disk(path / "encoder")
+        if "encoder" not in exclude:
+            self.encoder.from_disk(path / "encoder")
         self.index.from_disk(path / "index")
         self._check_saved_state(path, dictionary, srsly.read_json(path / "index.json"))
         self.dictionary = dictionary
+        self.synonyms = None
+        if (path / "synonyms.txt").exists():
+            self.synonyms = Dictionary.from_file(path / "synonyms.txt")
+            try:
+                self._index_synonyms()
+            except MismatchError as error:
+                raise MismatchError(f"{path / 'synonyms.txt'}: {error}") from None
         return self
 
     def _check_saved_state(self, path: Path, dictionary: Dictionary, meta: dict) -> None:

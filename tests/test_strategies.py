@@ -1,0 +1,261 @@
+"""Search strategies: synonyms added at search time, the sieve, concept-level
+scoring and the NIL threshold, each through the pipe and its serialization."""
+import numpy as np
+import pytest
+import spacy
+
+from spacy_biosyn import AliasCountReranker, Candidate, ConceptCentroids, Dictionary, MismatchError
+from spacy_biosyn.corpus import CorpusError
+from spacy_biosyn.dictionary import DictionaryError
+from spacy_biosyn.index import ExactIndex
+from test_component import doc_with_ents, make_nlp
+
+SIEVE = {"@misc": "spacy_biosyn.Sieve.v1", "exact_match": True}
+# Two training mentions: one absent from the dictionary, and one the corpus
+# annotates with another concept than the dictionary's name of the same text.
+TRAINING = [
+    "1||0|18||Disease||St. Vitus dance||D006816",
+    "1||20|38||Disease||Parkinson disease||D020734",
+    "2||0|9||Disease||Breast and ovarian cancer||D001943|D010051",  # composite: not a synonym
+    "2||10|14||Disease||CIPS||-1",  # CUI-less: not a synonym
+]
+
+
+@pytest.fixture
+def training_mentions(tmp_path):
+    folder = tmp_path / "processed_train"
+    folder.mkdir()
+    (folder / "1.concept").write_text("\n".join(TRAINING[:2]) + "\n")
+    (folder / "2.concept").write_text("\n".join(TRAINING[2:]) + "\n")
+    return str(folder)
+
+
+def first(nlp, mention):
+    span = nlp.get_pipe("biosyn_linker")(doc_with_ents(nlp, f"{mention}.", mention)).ents[0]
+    return span._.cui, span._.kb_ents
+
+
+def test_training_mentions_become_searchable_synonyms(tiny_encoder, disease_dictionary, training_mentions):
+    plain = make_nlp(tiny_encoder, disease_dictionary)
+    taught = make_nlp(tiny_encoder, disease_dictionary, synonyms=[training_mentions])
+    assert first(plain, "St. Vitus dance")[0] != "D006816"
+    assert first(taught, "St. Vitus dance")[0] == "D006816"
+    linker = taught.get_pipe("biosyn_linker").linker
+    assert list(linker.synonyms.names) == ["st vitus dance", "parkinson disease"]
+    # A known name gains the corpus's CUI after its own and keeps its row.
+    row = linker.dictionary.row("parkinson disease")
+    assert linker.dictionary.cuis[row] == ("D010300", "D020734") and row < 17
+
+
+def test_add_synonyms_equals_configuring_them(tiny_encoder, disease_dictionary, tmp_path):
+    path = tmp_path / "domain.txt"
+    path.write_text("D006816||st vitus dance\n")
+    configured = make_nlp(tiny_encoder, disease_dictionary, synonyms=[str(path)])
+    added = make_nlp(tiny_encoder, disease_dictionary)
+    added.get_pipe("biosyn_linker").add_synonyms(path)
+    assert first(added, "St Vitus' dance") == first(configured, "St Vitus' dance")
+    assert first(added, "St Vitus' dance")[0] == "D006816"
+
+
+def test_the_sieve_trusts_the_corpus_annotation_of_an_exact_match(
+    tiny_encoder, disease_dictionary, training_mentions
+):
+    merged = make_nlp(tiny_encoder, disease_dictionary, synonyms=[training_mentions])
+    sieved = make_nlp(tiny_encoder, disease_dictionary, synonyms=[training_mentions], sieve=SIEVE)
+    assert first(merged, "Parkinson disease")[0] == "D010300"  # the dictionary's CUI comes first
+    cui, kb_ents = first(sieved, "Parkinson disease")
+    assert cui == "D020734" and len(kb_ents) == 5
+    # Not an exact match, and no threshold: the whole dictionary decides.
+    assert first(sieved, "paralysis agitans") == first(merged, "paralysis agitans")
+
+
+def test_the_sieve_threshold_accepts_near_synonyms_only_above_it(
+    tiny_encoder, disease_dictionary, training_mentions
+):
+    def cui(threshold):
+        sieve = {**SIEVE, "exact_match": False, "threshold": threshold}
+        nlp = make_nlp(tiny_encoder, disease_dictionary, synonyms=[training_mentions], sieve=sieve)
+        return first(nlp, "Parkinsons disease")[0]
+
+    assert cui(threshold=-100.0) == "D020734"  # every nearest synonym is accepted
+    assert cui(threshold=100.0) == "D010300"  # none is
+
+
+def test_alias_count_reranking_favours_concepts_with_many_good_names():
+    pool = [
+        Candidate("gout", ("D006073",), 1.0),
+        Candidate("gouty arthritis", ("D015210",), 0.99),
+        Candidate("arthritis gouty", ("D015210",), 0.985),
+        Candidate("gout arthritis", ("D015210",), 0.98),
+        Candidate("urate gout", ("D006073", "D015210"), 0.5),  # its second CUI counts too
+    ]
+    reranked = AliasCountReranker(pool_size=5)(None, None, None, [pool])[0]
+    # D015210: 5 * 0.99 + 0.1 * mean(0.99, 0.985, 0.98, 0.5) + 0.05 * 4 = 5.236375
+    # D006073: 5 * 1.0 + 0.1 * mean(1.0, 0.5) + 0.05 * 2 = 5.175
+    assert [(c.name, c.cuis) for c in reranked] == [
+        ("gouty arthritis", ("D015210",)),
+        ("gout", ("D006073",)),
+    ]
+    assert [c.score for c in reranked] == pytest.approx([1.047275, 1.035])
+    names_only = AliasCountReranker(pool_size=5, mean_weight=0.0, count_weight=0.0)
+    assert [c.name for c in names_only(None, None, None, [pool])[0]] == ["gout", "gouty arthritis"]
+
+
+def test_concept_centroids_score_every_name_of_a_concept(tiny_encoder, disease_dictionary):
+    nlp = make_nlp(tiny_encoder, disease_dictionary)
+    linker = nlp.get_pipe("biosyn_linker").linker
+    text = "breast cancer"
+    dense_q, sparse_q = linker.encoder.encode([text]), linker.sparse.transform([text])
+    pool = linker.rank([text], 3)
+    ranked = ConceptCentroids(pool_size=3)(linker, dense_q, sparse_q, pool)[0]
+    rows = linker.dictionary.rows_by_cui["D001943"]  # three names, not all in the pool
+    centroid = linker.index.vectors[rows].mean(axis=0)
+    tfidf = np.asarray(linker.index.sparse_vectors[rows].mean(axis=0)).ravel()
+    expected = dense_q[0] @ centroid / np.linalg.norm(centroid) + linker.sparse_weight * (
+        sparse_q @ tfidf / np.linalg.norm(tfidf)
+    )[0]
+    best = next(c for c in ranked if c.cuis == ("D001943",))
+    assert best.score == pytest.approx(float(expected), rel=1e-5)
+    assert len({c.cuis for c in ranked}) == len(ranked)  # one candidate per concept
+
+
+@pytest.mark.parametrize(
+    "scorer",
+    [
+        {"@misc": "spacy_biosyn.AliasCountReranker.v1", "pool_size": 8},
+        {"@misc": "spacy_biosyn.ConceptCentroids.v1", "pool_size": 8},
+    ],
+)
+def test_concept_scorers_link_through_the_pipe(tiny_encoder, disease_dictionary, scorer):
+    nlp = make_nlp(tiny_encoder, disease_dictionary, concept_scorer=scorer)
+    assert first(nlp, "Type 2 Diabetes")[0] == "D003924"
+    assert first(nlp, "Huntington's chorea")[0] == "D006816"
+
+
+def test_nil_threshold_withholds_the_cui_but_keeps_the_candidates(tiny_encoder, disease_dictionary):
+    linked = make_nlp(tiny_encoder, disease_dictionary)
+    cautious = make_nlp(tiny_encoder, disease_dictionary, nil_threshold=1000.0)
+    cui, kb_ents = first(linked, "Ovarian Cancer")
+    assert cui == "D010051"
+    assert first(cautious, "Ovarian Cancer") == (None, kb_ents)
+    assert first(make_nlp(tiny_encoder, disease_dictionary, nil_threshold=kb_ents[0][1]), "Ovarian Cancer")[0] == cui
+
+
+def test_every_strategy_round_trips_with_the_pipeline(
+    tiny_encoder, disease_dictionary, training_mentions, tmp_path
+):
+    nlp = make_nlp(
+        tiny_encoder, disease_dictionary, synonyms=[training_mentions], sieve={**SIEVE, "threshold": 11.0},
+        concept_scorer={"@misc": "spacy_biosyn.AliasCountReranker.v1"}, nil_threshold=8.0,
+    )
+    nlp.get_pipe("biosyn_linker").add_synonyms(Dictionary.from_pairs([("D003922", "juvenile diabetes")]))
+    nlp.to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline")
+    mentions = ["Parkinson disease", "St. Vitus dance", "Juvenile Diabetes", "ovarian cancer"]
+    for mention in mentions:
+        assert first(loaded, mention) == first(nlp, mention)
+    assert first(loaded, "Juvenile Diabetes")[0] == "D003922"
+    assert len(loaded.get_pipe("biosyn_linker").linker.synonyms) == 3
+
+
+def test_synonyms_not_in_the_saved_dictionary_are_refused(
+    tiny_encoder, disease_dictionary, training_mentions, tmp_path
+):
+    make_nlp(tiny_encoder, disease_dictionary, synonyms=[training_mentions]).to_disk(tmp_path / "p")
+    synonyms = tmp_path / "p" / "biosyn_linker" / "synonyms.txt"
+    synonyms.write_text(synonyms.read_text() + "D1||a name nobody indexed\n")
+    with pytest.raises(MismatchError, match="synonyms.txt.*a name nobody indexed"):
+        spacy.load(tmp_path / "p")
+
+
+def test_bad_synonym_sources_name_what_is_wrong(tiny_encoder, disease_dictionary, tmp_path):
+    linker = make_nlp(tiny_encoder, disease_dictionary).get_pipe("biosyn_linker")
+    bad = tmp_path / "bad.txt"
+    bad.write_text("D1||fine\nno separator here\n")
+    with pytest.raises(DictionaryError, match=f"{bad}, line 2"):
+        linker.add_synonyms(bad)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CorpusError, match="no .concept files"):
+        linker.add_synonyms(tmp_path / "empty")
+    with pytest.raises(ValueError, match="no names to add"):
+        linker.add_synonyms(Dictionary([], []))
+
+
+def test_adding_names_to_an_index_equals_building_it_with_them(tiny_encoder, disease_dictionary):
+    nlp = make_nlp(tiny_encoder, disease_dictionary)
+    linker = nlp.get_pipe("biosyn_linker").linker
+    vectors, tfidf = linker.index.vectors.copy(), linker.index.sparse_vectors
+    grown = ExactIndex().build(vectors[:10], tfidf[:10])
+    grown.add(vectors[10:], tfidf[10:])
+    whole = ExactIndex().build(vectors, tfidf)
+    queries = linker.encoder.encode(["gout", "breast tumour"]), linker.sparse.transform(["gout", "breast tumour"])
+    for got, expected in zip(grown.search(*queries, 10.0, 5), whole.search(*queries, 10.0, 5)):
+        np.testing.assert_array_equal(got, expected)
+
+
+CHEMICALS = """\
+D007980||levodopa
+D007980||l dopa
+D002945||cisplatin
+D004317||doxorubicin
+D004317||adriamycin
+D008727||methotrexate
+"""
+DISEASE_CUIS = {"D001943", "D010051", "D003924", "D003922", "D006816", "D020754", "D009136",
+                "C567518", "C567755", "D010300"}
+ROUTED_TEXT = "L-dopa for Parkinson disease; cisplatin and ovarian cancer."
+
+
+def routed_doc(nlp):
+    doc = nlp.make_doc(ROUTED_TEXT)
+    spans = []
+    for mention, label in [("L-dopa", "Chemical"), ("Parkinson disease", "Disease"),
+                           ("cisplatin", "Chemical"), ("ovarian cancer", "Disease")]:
+        start = ROUTED_TEXT.index(mention)
+        spans.append(doc.char_span(start, start + len(mention), label=label))
+    doc.ents = spans
+    return nlp.get_pipe("biosyn_linker")(doc)
+
+
+@pytest.fixture
+def chemical_dictionary(tmp_path):
+    path = tmp_path / "chemicals.txt"
+    path.write_text(CHEMICALS)
+    return str(path)
+
+
+def test_spans_are_linked_against_the_dictionary_of_their_label(
+    tiny_encoder, disease_dictionary, chemical_dictionary
+):
+    routed = make_nlp(tiny_encoder, disease_dictionary, routes={"Chemical": chemical_dictionary})
+    assert [e._.cui for e in routed_doc(routed).ents] == ["D007980", "D010300", "D002945", "D010051"]
+    everything_as_disease = make_nlp(tiny_encoder, disease_dictionary)
+    chemicals = [e for e in routed_doc(everything_as_disease).ents if e.label_ == "Chemical"]
+    assert all(e._.cui in DISEASE_CUIS for e in chemicals)
+
+
+
+def test_routes_alone_leave_other_labels_unlinked_and_round_trip(
+    tiny_encoder, chemical_dictionary, tmp_path
+):
+    nlp = make_nlp(tiny_encoder, None, routes={"Chemical": chemical_dictionary})
+    linked = [(e.label_, e._.cui, e._.kb_ents) for e in routed_doc(nlp).ents]
+    assert [(label, cui) for label, cui, _ in linked] == [
+        ("Chemical", "D007980"), ("Disease", None), ("Chemical", "D002945"), ("Disease", None)
+    ]
+    assert linked[1][2] == []
+    nlp.to_disk(tmp_path / "pipeline")
+    assert not (tmp_path / "pipeline" / "biosyn_linker" / "routes" / "0" / "encoder").exists()
+    loaded = spacy.load(tmp_path / "pipeline")
+    assert [(e.label_, e._.cui, e._.kb_ents) for e in routed_doc(loaded).ents] == linked
+
+
+def test_saved_routes_must_match_the_config(tiny_encoder, disease_dictionary, chemical_dictionary, tmp_path):
+    nlp = make_nlp(tiny_encoder, disease_dictionary, routes={"Chemical": chemical_dictionary})
+    nlp.to_disk(tmp_path / "pipeline")
+    config = tmp_path / "pipeline" / "config.cfg"
+    config.write_text(config.read_text().replace("Chemical = ", "Drug = "))
+    with pytest.raises(ValueError, match="routes for the labels \\['Chemical'\\].*\\['Drug'\\]"):
+        spacy.load(tmp_path / "pipeline")
+    with pytest.raises(ValueError, match="no route for the label 'Gene'"):
+        nlp.get_pipe("biosyn_linker").add_synonyms(chemical_dictionary, label="Gene")
