@@ -77,11 +77,16 @@ def training_pairs(queries: Sequence[Query]) -> List[Tuple[str, str]]:
 
 
 def read_synonyms(path: Union[str, Path]) -> Dictionary:
-    """Names to search beside a dictionary's: the training mentions of a
-    folder (or file) of `.concept` queries, or the names of a `CUI||name` file."""
+    """Names to search beside a dictionary's: the mentions of a folder (or
+    file) of `.concept` queries, or the names of a `CUI||name` file.
+
+    Every mention with a CUI is kept, a composite one under all its parts'
+    CUIs: that is how BioSyn's dev and test dictionaries add the mentions of
+    the splits before them."""
     path = Path(path)
     if path.is_dir() or path.suffix == ".concept":
-        return Dictionary.from_pairs((cui, text) for text, cui in training_pairs(read_concept_queries(path)))
+        queries = read_concept_queries(path)
+        return Dictionary.from_pairs((q.cui, q.mention) for q in queries if split_cuis(q.cui) != ("-1",))
     return Dictionary.from_file(path)
 
 

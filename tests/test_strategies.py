@@ -16,7 +16,7 @@ SIEVE = {"@misc": "spacy_biosyn.Sieve.v1", "exact_match": True}
 TRAINING = [
     "1||0|18||Disease||St. Vitus dance||D006816",
     "1||20|38||Disease||Parkinson disease||D020734",
-    "2||0|9||Disease||Breast and ovarian cancer||D001943|D010051",  # composite: not a synonym
+    "2||0|9||Disease||Breast and ovarian cancer||D001943|D010051",  # a name of both concepts
     "2||10|14||Disease||CIPS||-1",  # CUI-less: not a synonym
 ]
 
@@ -41,7 +41,8 @@ def test_training_mentions_become_searchable_synonyms(tiny_encoder, disease_dict
     assert first(plain, "St. Vitus dance")[0] != "D006816"
     assert first(taught, "St. Vitus dance")[0] == "D006816"
     linker = taught.get_pipe("biosyn_linker").linker
-    assert list(linker.synonyms.names) == ["st vitus dance", "parkinson disease"]
+    assert list(linker.synonyms.names) == ["st vitus dance", "parkinson disease", "breast and ovarian cancer"]
+    assert linker.synonyms.cuis[2] == ("D001943", "D010051")
     # A known name gains the corpus's CUI after its own and keeps its row.
     row = linker.dictionary.row("parkinson disease")
     assert linker.dictionary.cuis[row] == ("D010300", "D020734") and row < 17
@@ -155,7 +156,7 @@ def test_every_strategy_round_trips_with_the_pipeline(
     for mention in mentions:
         assert first(loaded, mention) == first(nlp, mention)
     assert first(loaded, "Juvenile Diabetes")[0] == "D003922"
-    assert len(loaded.get_pipe("biosyn_linker").linker.synonyms) == 3
+    assert len(loaded.get_pipe("biosyn_linker").linker.synonyms) == 4
 
 
 def test_synonyms_not_in_the_saved_dictionary_are_refused(
