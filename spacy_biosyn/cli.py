@@ -1,7 +1,7 @@
 """`python -m spacy_biosyn build | evaluate | train`."""
 import time
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, List, Optional
 
 import spacy
 import srsly
@@ -30,6 +30,9 @@ def build(
     similarity: Optional[str] = typer.Option(None, help=f"One of {SIMILARITIES}"),
     sparse_weight: Optional[float] = typer.Option(None, help="lambda in S = dense + lambda * sparse"),
     top_k: Optional[int] = typer.Option(None, help="Candidates kept per mention"),
+    synonyms: List[Path] = typer.Option(
+        [], exists=True, help="CUI||name file or folder of training .concept files to add (repeatable)"
+    ),
     lang: str = typer.Option("en", help="Language of the blank pipeline"),
 ) -> None:
     """Build a pipeline whose linker indexes DICTIONARY with ENCODER (no training)."""
@@ -40,6 +43,7 @@ def build(
     config.update(
         dictionary=str(dictionary),
         encoder={"@misc": "spacy_biosyn.TransformerEncoder.v1", **encoder_block},
+        synonyms=[str(path) for path in synonyms],
     )
     nlp.add_pipe("biosyn_linker", config=config)
     _index_and_save(nlp, nlp.initialize, output_dir)

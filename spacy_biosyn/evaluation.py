@@ -8,7 +8,7 @@ one set that each part is matched against. IDs are compared without a
 namespace prefix: the raw NCBI corpus writes OMIM:217000 where the
 dictionaries write 217000.
 """
-from typing import Callable, Dict, Iterable, List, Sequence
+from typing import Callable, Collection, Dict, Iterable, List, Optional, Sequence
 
 from spacy.tokens import Doc
 
@@ -32,13 +32,18 @@ def evaluate(rank: Ranker, queries: Sequence[Query], max_k: int = 5) -> Dict[str
     return accuracy(predictions, [q.cui for q in queries], max_k)
 
 
-def evaluate_docs(docs: Iterable[Doc], max_k: int = 5) -> Dict[str, float]:
-    """Acc@k of linked Docs whose entities carry their gold CUIs as kb_id
-    (corpus.pubtator_to_doc), with the parts the pipeline split itself.
-    CUI-less entities are not scored; their number is reported."""
+def evaluate_docs(
+    docs: Iterable[Doc], max_k: int = 5, labels: Optional[Collection[str]] = None
+) -> Dict[str, float]:
+    """Acc@k of linked Docs whose entities (of `labels`, if given) carry
+    their gold CUIs as kb_id (corpus.pubtator_to_doc), with the parts the
+    pipeline split itself. CUI-less entities are not scored; their number is
+    reported."""
     predictions, golds, unscored = [], [], 0
     for doc in docs:
         for span in doc.ents:
+            if labels is not None and span.label_ not in labels:
+                continue
             if span.kb_id_ in UNSCORED_CUIS:
                 unscored += 1
                 continue
@@ -58,15 +63,24 @@ def accuracy(
         raise ValueError("no mentions to evaluate")
     hits = [0] * max_k
     for parts, gold_field in zip(predictions, golds):
-        gold = {_bare(cui) for cui in split_cuis(gold_field)}
-        first_hits = [_first_hit(candidates, gold) for candidates in parts]
+        rank = hit_rank(parts, gold_field)
         for k in range(1, max_k + 1):
-            hits[k - 1] += bool(parts) and all(h is not None and h < k for h in first_hits)
+            hits[k - 1] += rank is not None and rank < k
     metrics: Dict[str, float] = {
         f"acc@{k}": 100.0 * hits[k - 1] / len(predictions) for k in range(1, max_k + 1)
     }
     metrics.update(n=len(predictions), scale="percent")
     return metrics
+
+
+def hit_rank(parts: List[List[Candidate]], gold_field: str) -> Optional[int]:
+    """The smallest k - 1 at which a mention is right (every part has a
+    gold CUI among its k best), or None if no k is."""
+    gold = {_bare(cui) for cui in split_cuis(gold_field)}
+    first_hits = [_first_hit(candidates, gold) for candidates in parts]
+    if not parts or None in first_hits:
+        return None
+    return max(first_hits)
 
 
 def _first_hit(candidates: List[Candidate], gold: set):

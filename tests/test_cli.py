@@ -1,5 +1,6 @@
 import json
 
+import spacy
 from spacy.util import load_config
 from typer.testing import CliRunner
 
@@ -74,3 +75,16 @@ def test_evaluate_links_the_gold_spans_of_a_pubtator_file(tmp_path, tiny_encoder
     assert result.exit_code == 0, result.output
     metrics = json.loads(metrics_path.read_text())
     assert (metrics["n"], metrics["unscored"], metrics["acc@1"]) == (2, 1, 100.0)
+
+
+def test_build_adds_synonyms_and_saves_them(tmp_path, tiny_encoder, disease_dictionary):
+    synonyms = tmp_path / "domain.txt"
+    synonyms.write_text("D006816||st vitus dance\n")
+    pipeline = tmp_path / "p"
+    args = ["build", str(pipeline), "--encoder", tiny_encoder, "--dictionary", disease_dictionary,
+            "--sparse-weight", "10", "--synonyms", str(synonyms)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert (pipeline / "biosyn_linker" / "synonyms.txt").read_text() == "D006816||st vitus dance\n"
+    linker = spacy.load(pipeline).get_pipe("biosyn_linker")
+    assert linker.rank(["St. Vitus' dance"])[0][0].cuis == ("D006816",)
