@@ -1,5 +1,5 @@
 """Concept-level scoring: the best `pool_size` names of a mention become a
-ranking of their concepts, each shown by its best name with that one CUI.
+ranking of their concepts, each shown by its best name.
 
 Name-level search lets one lucky name carry a concept; these scorers let the
 concept's other names have a say:
@@ -58,11 +58,11 @@ class AliasCountReranker(ConceptScorer):
         ranked = []
         for pool in pools:
             concepts = _by_concept(pool)
-            ranked.append(_best_first([
-                Candidate(names[0].name, (cui,), a * names[0].score
-                          + b * float(np.mean([n.score for n in names])) + c * len(names))
-                for cui, names in concepts.items()
-            ]))
+            scores = [
+                a * names[0].score + b * float(np.mean([n.score for n in names])) + c * len(names)
+                for names in concepts.values()
+            ]
+            ranked.append(_best_first(concepts, scores))
         return ranked
 
 
@@ -82,10 +82,7 @@ class ConceptCentroids(ConceptScorer):
             scores = [
                 _centroid_score(linker, dense_q, sparse_q, rows_by_cui[cui]) for cui in concepts
             ]
-            ranked.append(_best_first([
-                Candidate(names[0].name, (cui,), score)
-                for (cui, names), score in zip(concepts.items(), scores)
-            ]))
+            ranked.append(_best_first(concepts, scores))
         return ranked
 
 
@@ -107,6 +104,16 @@ def _by_concept(pool: List[Candidate]) -> Dict[str, List[Candidate]]:
     return concepts
 
 
-def _best_first(candidates: List[Candidate]) -> List[Candidate]:
-    return sorted(candidates, key=lambda c: -c.score)  # stable: ties keep the name order
+def _best_first(concepts: Dict[str, List[Candidate]], scores: List[float]) -> List[Candidate]:
+    """Each concept's best name with the concept's score, best first. A name
+    keeps all its IDs (MEDIC lists a MeSH and an OMIM ID of one disease on
+    one name), and a concept whose ID an earlier name already carries is not
+    listed again."""
+    ranked, covered, items = [], set(), list(concepts.items())
+    for i in sorted(range(len(items)), key=lambda i: -scores[i]):  # stable: ties keep name order
+        cui, names = items[i]
+        if cui not in covered:
+            ranked.append(names[0]._replace(score=scores[i]))
+            covered.update(names[0].cuis)
+    return ranked
 

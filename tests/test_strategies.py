@@ -102,6 +102,12 @@ def test_alias_count_reranking_favours_concepts_with_many_good_names():
     assert [c.name for c in names_only(None, None, None, [pool])[0]] == ["gout", "gouty arthritis"]
 
 
+def test_a_name_with_several_ids_stays_one_concept():
+    pool = [Candidate("breast cancer", ("D001943", "114480"), 1.0), Candidate("breast carcinoma", ("D001943",), 0.9)]
+    reranked = AliasCountReranker(pool_size=2)(None, None, None, [pool])[0]
+    assert [(c.name, c.cuis) for c in reranked] == [("breast cancer", ("D001943", "114480"))]
+
+
 def test_concept_centroids_score_every_name_of_a_concept(tiny_encoder, disease_dictionary):
     nlp = make_nlp(tiny_encoder, disease_dictionary)
     linker = nlp.get_pipe("biosyn_linker").linker
