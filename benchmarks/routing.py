@@ -1,0 +1,64 @@
+"""One pipeline for BC5CDR's two entity types, spans routed by their label
+(issue 6, must-show 2).
+
+    python benchmarks/routing.py [--encoder MODEL]
+
+Every gold span of the raw BC5CDR dev abstracts, diseases and chemicals
+together, goes through one biosyn_linker (Ab3P, composite splitting):
+- routed: Disease spans against MEDIC plus the disease training mentions
+  (bc5cdr-disease/dev_dictionary.txt), Chemical spans against a chemical
+  dictionary made of the chemical training mentions (bc5cdr-chemical/train):
+  no chemical vocabulary such as CTD's is at hand, so the chemical rows are
+  bounded by that dictionary's coverage, printed with the table;
+- MEDIC for every span: the same linker with its route switched off.
+Acc@1/Acc@5 per label by the same rule; CUI-less spans are not scored.
+"""
+import tempfile
+from pathlib import Path
+
+import spacy
+
+from common import RAW_ABSTRACTS, offline_minilm, parser, print_table
+from spacy_biosyn.corpus import pubtator_to_doc, read_pubtator, read_synonyms
+from spacy_biosyn.dictionary import split_cuis
+from spacy_biosyn.evaluation import UNSCORED_CUIS, evaluate_docs
+
+K = 5
+
+
+def main() -> None:
+    p = parser(__doc__)
+    args = p.parse_args()
+    chemicals = read_synonyms(args.data / "bc5cdr-chemical" / "train")
+    nlp = spacy.blank("en")
+    with tempfile.TemporaryDirectory() as tmp:
+        chemical_path = Path(tmp) / "chemicals.txt"
+        chemicals.to_file(chemical_path)
+        linker = nlp.add_pipe("biosyn_linker", config={
+            "dictionary": str(args.data / "bc5cdr-disease" / "dev_dictionary.txt"),
+            "encoder": args.encoder or offline_minilm(),
+            "routes": {"Chemical": str(chemical_path)},
+        })
+        nlp.initialize()
+    docs = [pubtator_to_doc(nlp, d) for d in read_pubtator(args.data / RAW_ABSTRACTS["bc5cdr-disease"]["dev"])]
+    gold = [split_cuis(e.kb_id_) for d in docs for e in d.ents
+            if e.label_ == "Chemical" and e.kb_id_ not in UNSCORED_CUIS]
+    covered = sum(any(c in chemicals.rows_by_cui for c in cuis) for cuis in gold)
+    print(f"chemical dictionary: {len(chemicals)} names of {len(chemicals.rows_by_cui)} concepts, "
+          f"holding a gold CUI of {covered} of {len(gold)} scored dev chemical spans "
+          f"({100 * covered / len(gold):.1f}%)\n")
+    rows = []
+    routes = linker.routes
+    for setting, active_routes in (("routed by label", routes), ("MEDIC for every span", {})):
+        linker.routes = active_routes  # the same linkers; without routes every span uses MEDIC
+        docs = list(linker.pipe(docs))
+        for labels in (["Disease"], ["Chemical"], ["Disease", "Chemical"]):
+            m = evaluate_docs(docs, K, labels)
+            rows.append((setting, "+".join(labels), f"{m['acc@1']:.2f}", f"{m['acc@5']:.2f}", m["n"]))
+            print(rows[-1], flush=True)
+    print()
+    print_table(("setting", "spans", "acc@1", "acc@5", "n"), rows)
+
+
+if __name__ == "__main__":
+    main()
