@@ -90,7 +90,8 @@ def test_alias_count_reranking_favours_concepts_with_many_good_names():
         Candidate("gout arthritis", ("D015210",), 0.98),
         Candidate("urate gout", ("D006073", "D015210"), 0.5),  # its second CUI counts too
     ]
-    reranked = AliasCountReranker(pool_size=5)(None, None, None, [pool])[0]
+    miniel_weights = AliasCountReranker(pool_size=5, mean_weight=0.02, count_weight=0.01)
+    reranked = miniel_weights(None, None, None, [pool])[0]
     # D015210: 5 * 0.99 + 0.1 * mean(0.99, 0.985, 0.98, 0.5) + 0.05 * 4 = 5.236375
     # D006073: 5 * 1.0 + 0.1 * mean(1.0, 0.5) + 0.05 * 2 = 5.175
     assert [(c.name, c.cuis) for c in reranked] == [
