@@ -82,13 +82,16 @@ def link_with_scispacy(dictionary: Path, texts, index_dir: Path) -> dict:
     from scispacy.linking import EntityLinker
     from scispacy.linking_utils import Entity, KnowledgeBase
 
+    # One KB entity per CUI field: a MEDIC name listing a MeSH and an OMIM ID
+    # stays one candidate carrying both, as it is for spacy-biosyn and under
+    # BioSyn's rule. One entity per ID would split it into two candidates
+    # that tie, and rank 1 would be a coin toss between them.
     aliases = {}
     for line in dictionary.read_text(encoding="utf-8").splitlines():
         cui_field, _, name = line.partition("||")
-        for cui in cui_field.replace("+", "|").split("|"):
-            aliases.setdefault(cui, []).append(name)
+        aliases.setdefault(cui_field, []).append(name)
     kb = KnowledgeBase([
-        Entity(concept_id=cui, canonical_name=names[0], aliases=names[1:]) for cui, names in aliases.items()
+        Entity(concept_id=field, canonical_name=names[0], aliases=names[1:]) for field, names in aliases.items()
     ])
     index_dir.mkdir()
     start = time.perf_counter()
@@ -105,7 +108,7 @@ def link_with_scispacy(dictionary: Path, texts, index_dir: Path) -> dict:
     start = time.perf_counter()
     docs = [linker(doc) for doc in docs]
     link_s = time.perf_counter() - start
-    ranked = [[[[cui], score] for cui, score in doc.ents[0]._.kb_ents] for doc in docs]
+    ranked = [[[field.split("|"), score] for field, score in doc.ents[0]._.kb_ents] for doc in docs]
     below = sum(not r or r[0][1] <= SCISPACY_THRESHOLD for r in ranked)
     return {"build_s": build_s, "link_s": link_s, "ranked": ranked,
             "below_threshold": 100 * below / len(ranked)}

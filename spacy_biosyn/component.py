@@ -231,7 +231,8 @@ class BiosynLinker(Pipe):
 
     def predict(self, docs: Sequence[Doc]) -> List[DocLinks]:
         """Abbreviations and the linked parts of every entity, per doc. The
-        strings of all readings of all docs are ranked in one call."""
+        strings of all readings of all docs are ranked in one call per
+        linker (the default one, or the route of the entity's label)."""
         if not self.linker.is_ready and not self.routes:
             raise RuntimeError(f"{self.name} has no dictionary: call nlp.initialize() first")
         found, linkers, readings = [], [], []
@@ -249,7 +250,6 @@ class BiosynLinker(Pipe):
                 else self.preprocessor.readings(span.text, long_forms, linker.dictionary.__contains__)
                 for span, linker in zip(doc.ents, doc_linkers)
             ])
-        # Each linker ranks the strings of all its spans in one call.
         wanted: Dict[int, Tuple[Linker, Dict[str, None]]] = {}
         for doc_linkers, doc_readings in zip(linkers, readings):
             for linker, span_readings in zip(doc_linkers, doc_readings):
@@ -262,8 +262,8 @@ class BiosynLinker(Pipe):
         }
         return [
             DocLinks(abbreviations, [
-                _best_reading(span, ranked[id(linker)]) if linker is not None else []
-                for linker, span in zip(doc_linkers, doc_readings)
+                _best_reading(span_readings, ranked[id(linker)]) if linker is not None else []
+                for linker, span_readings in zip(doc_linkers, doc_readings)
             ])
             for abbreviations, doc_linkers, doc_readings in zip(found, linkers, readings)
         ]
