@@ -1,14 +1,14 @@
 """Readers for annotated corpora: BioSyn `.concept` queries and PubTator files,
-and the training mentions they hold as synonyms for the dictionary."""
+and the mentions they hold as synonyms for the dictionary."""
 from bisect import bisect_left, bisect_right
 from pathlib import Path
-from typing import Collection, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Collection, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 from spacy.language import Language
 from spacy.tokens import Doc
 
 from .dictionary import Dictionary, split_cuis
-from .text import normalize, numbered_lines
+from .text import numbered_lines
 
 
 class CorpusError(ValueError):
@@ -61,19 +61,6 @@ def _read_concept_file(path: Path) -> Iterator[Query]:
                 f"found {line[:80]!r}"
             ) from None
         yield Query(doc_id, start, end, label, mention, cui)
-
-
-def training_pairs(queries: Sequence[Query]) -> List[Tuple[str, str]]:
-    """(normalized mention, CUI) pairs to train on or to search as synonyms,
-    as BioSyn selects them: composite mentions (several gold IDs) and
-    CUI-less ones (-1) dropped, duplicates removed, first-seen order kept."""
-    pairs = {}
-    for query in queries:
-        ids = split_cuis(query.cui)
-        text = normalize(query.mention)
-        if len(ids) == 1 and ids[0] != "-1" and text:
-            pairs[(text, ids[0])] = None
-    return list(pairs)
 
 
 def read_synonyms(path: Union[str, Path]) -> Dictionary:

@@ -11,7 +11,7 @@ from spacy.util import load_config, registry
 from typer.testing import CliRunner
 
 from spacy_biosyn.cli import app
-from spacy_biosyn.corpus import read_concept_queries, training_pairs
+from spacy_biosyn.corpus import read_concept_queries
 from spacy_biosyn.dictionary import Dictionary
 from spacy_biosyn.sparse import SparseEncoder
 from spacy_biosyn.training import hard_em, marginal_nll, pairwise_bce, train
@@ -21,6 +21,7 @@ from spacy_biosyn.training.candidates import (
     own_rows,
     positive_mask,
     sparse_top_k,
+    training_pairs,
 )
 from spacy_biosyn.training.trainer import Trainer, TrainingSettings
 

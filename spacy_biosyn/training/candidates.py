@@ -10,10 +10,25 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 from scipy import sparse
 
+from ..corpus import Query
 from ..dictionary import Dictionary, split_cuis
 from ..sparse import sparse_scores
+from ..text import normalize
 
 _CHUNK = 256  # queries scored at once: a (chunk x names) float32 block
+
+
+def training_pairs(queries: Sequence[Query]) -> List[Tuple[str, str]]:
+    """(normalized mention, CUI) pairs to train on, as BioSyn selects them:
+    composite mentions (several gold IDs) and CUI-less ones (-1) dropped,
+    duplicates removed, first-seen order kept."""
+    pairs = {}
+    for query in queries:
+        ids = split_cuis(query.cui)
+        text = normalize(query.mention)
+        if len(ids) == 1 and ids[0] != "-1" and text:
+            pairs[(text, ids[0])] = None
+    return list(pairs)
 
 
 def own_rows(base: Dictionary, merged: Dictionary, pairs: Sequence[Tuple[str, str]]) -> np.ndarray:

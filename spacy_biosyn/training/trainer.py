@@ -29,7 +29,7 @@ from thinc.api import Config
 from tqdm import tqdm
 from wasabi import msg
 
-from ..corpus import read_concept_queries, training_pairs
+from ..corpus import read_concept_queries
 from ..dense import TransformerEncoder
 from ..dictionary import Dictionary
 from ..evaluation import evaluate
@@ -44,6 +44,7 @@ from .candidates import (
     pair_sparse_scores,
     positive_mask,
     sparse_top_k,
+    training_pairs,
 )
 from .objectives import Objective
 
