@@ -146,8 +146,11 @@ class Dictionary:
     def with_synonyms(self, pairs: Iterable[Tuple[str, str]]) -> "Dictionary":
         """A new dictionary with extra (CUI field, name) pairs merged in, such
         as training mentions: a known name gains the extra CUIs, a new name is
-        appended, and every existing name keeps its row."""
-        return Dictionary.from_pairs(chain(self.pairs(), pairs))
+        appended, and every existing name keeps its row. Only the extra
+        names are normalized: the dictionary's own already are."""
+        own = zip(self.cuis, self.names)
+        extra = ((split_cuis(field), normalize(name)) for field, name in pairs)
+        return Dictionary._merged(chain(own, extra))
 
     def pairs(self) -> Iterator[Tuple[str, str]]:
         """(CUI field, name) of every name, in order, as `from_pairs` takes them."""
