@@ -1,4 +1,5 @@
-"""Shared by the benchmark scripts: where the data and the offline encoder are."""
+"""Shared by the benchmark scripts: where the data and the offline encoder
+are, and how much memory this process holds."""
 import argparse
 import os
 from pathlib import Path
@@ -39,3 +40,11 @@ def print_table(header, rows) -> None:
         print(" | ".join(str(x).ljust(w) for x, w in zip(row, widths)))
         if i == 0:
             print("-|-".join("-" * w for w in widths))
+
+
+def memory_gib(field: str) -> float:
+    """VmRSS (now) or VmHWM (peak) of this process, in GiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 2**20
+    raise RuntimeError(f"no {field} in /proc/self/status")

@@ -31,7 +31,7 @@ import numpy as np
 import srsly
 from scipy import sparse
 
-from common import parser, print_table
+from common import memory_gib, parser, print_table
 
 
 def _faiss(factory: str, **search) -> dict:
@@ -247,7 +247,7 @@ def _build(work: Path, backend: str) -> dict:
     linker.index.build(vectors, names_sparse)
     build_s = time.perf_counter() - start
     linker.to_disk(work / backend)
-    return {"build_s": build_s, "build_peak_gib": _memory_gib("VmHWM")}
+    return {"build_s": build_s, "build_peak_gib": memory_gib("VmHWM")}
 
 
 def _rank(work: Path, backend: str, data: Path) -> dict:
@@ -257,7 +257,7 @@ def _rank(work: Path, backend: str, data: Path) -> dict:
     start = time.perf_counter()
     linker = _linker(work, backend).from_disk(work / backend)
     load_s = time.perf_counter() - start
-    resident = _memory_gib("VmRSS")
+    resident = memory_gib("VmRSS")
     queries, texts = _dev_texts(data)
     dense_queries, sparse_queries = linker.encoder.encode(texts), linker.sparse.transform(texts)
     start = time.perf_counter()
@@ -266,21 +266,13 @@ def _rank(work: Path, backend: str, data: Path) -> dict:
     ranked = linker.rank(texts, K)
     metrics = evaluate(lambda ts: linker.rank([normalize(t) for t in ts], K), queries, K)
     return {
-        "load_s": load_s, "resident_gib": resident, "peak_gib": _memory_gib("VmHWM"),
+        "load_s": load_s, "resident_gib": resident, "peak_gib": memory_gib("VmHWM"),
         "search_ms": search_ms, "acc@1": metrics["acc@1"], "acc@5": metrics["acc@5"],
         # How hard the distractors are: the share of top-k slots they take.
         "distractors_in_top_k": 100 * np.mean([
             c.cuis[0].startswith("DISTRACTOR:") for candidates in ranked for c in candidates
         ]),
     }
-
-
-def _memory_gib(field: str) -> float:
-    """VmRSS (now) or VmHWM (peak) of this process, in GiB."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) / 2**20
-    raise RuntimeError(f"no {field} in /proc/self/status")
 
 
 def _plot(rows, path: Path, n_names: int) -> None:

@@ -143,21 +143,16 @@ def _single_entity_docs(nlp, texts):
     return docs
 
 
-def _peak_gib() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 2**20
-    raise RuntimeError("no VmHWM in /proc/self/status")
-
-
 def _link_main() -> None:
+    from common import memory_gib
+
     system, dictionary, texts, pipeline, index_dir = sys.argv[2:]
     texts = json.loads(Path(texts).read_text())
     if system == "scispacy":
         result = link_with_scispacy(Path(dictionary), texts, Path(index_dir))
     else:
         result = link_with_biosyn(Path(pipeline), Path(dictionary), texts)
-    print(json.dumps({"system": system, **result, "peak_gib": _peak_gib()}))
+    print(json.dumps({"system": system, **result, "peak_gib": memory_gib("VmHWM")}))
 
 
 if __name__ == "__main__":

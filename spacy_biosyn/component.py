@@ -10,10 +10,9 @@ Heavy state (encoder weights, name vectors, tf-idf) is built by
 `spacy.load` of a packaged pipeline must not need the original dictionary
 path or a model hub.
 """
+import copy
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
-
-import copy
 
 import srsly
 from spacy.language import Language
@@ -295,7 +294,7 @@ class BiosynLinker(Pipe):
             self.linker.to_disk(path)
         else:  # routes only: the shared encoder is saved where it would be
             self.linker.encoder.to_disk(path / "encoder")
-        for i, (label, linker) in enumerate(self.routes.items()):
+        for i, linker in enumerate(self.routes.values()):
             linker.to_disk(path / "routes" / str(i), exclude=["encoder"])
         # lambda is learned by training, so it is state, not just config.
         srsly.write_json(
