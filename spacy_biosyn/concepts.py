@@ -14,6 +14,7 @@ import numpy as np
 from scipy import sparse
 from spacy.util import registry
 
+from .dictionary import Concept
 from .linker import Candidate
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ class ConceptCentroids(ConceptScorer):
         for dense_q, sparse_q, pool in zip(dense_queries, sparse_queries, pools):
             concepts = _by_concept(pool)
             scores = [
-                _centroid_score(linker, dense_q, sparse_q, rows_by_cui[cui]) for cui in concepts
+                _centroid_score(linker, dense_q, sparse_q, rows_by_cui[ids[0]]) for ids in concepts
             ]
             ranked.append(_best_first(concepts, scores))
         return ranked
@@ -97,25 +98,21 @@ def _centroid_score(linker: "Linker", dense_q, sparse_q, rows: np.ndarray) -> fl
     return float(dense_q @ dense) + linker.sparse_weight * float((sparse_q @ tfidf)[0])
 
 
-def _by_concept(pool: List[Candidate]) -> Dict[str, List[Candidate]]:
-    """The pool's names grouped by CUI, concepts in order of their best name."""
-    concepts: Dict[str, List[Candidate]] = {}
+def _by_concept(pool: List[Candidate]) -> Dict[Concept, List[Candidate]]:
+    """The pool's names grouped by concept, concepts in order of their best
+    name. A concept is known by its preferred ID: MEDIC's `D001943|114480`
+    on one name and `D001943` alone on another are one disease."""
+    preferred: Dict[str, Concept] = {}
+    concepts: Dict[Concept, List[Candidate]] = {}
     for candidate in pool:
-        for cui in candidate.cuis:
-            concepts.setdefault(cui, []).append(candidate)
+        for ids in candidate.concepts:
+            concepts.setdefault(preferred.setdefault(ids[0], ids), []).append(candidate)
     return concepts
 
 
-def _best_first(concepts: Dict[str, List[Candidate]], scores: List[float]) -> List[Candidate]:
-    """Each concept's best name with the concept's score, best first. A name
-    keeps all its IDs (MEDIC lists a MeSH and an OMIM ID of one disease on
-    one name), and a concept whose ID an earlier name already carries is not
-    listed again."""
-    ranked, covered, items = [], set(), list(concepts.items())
-    for i in sorted(range(len(items)), key=lambda i: -scores[i]):  # stable: ties keep name order
-        cui, names = items[i]
-        if cui not in covered:
-            ranked.append(names[0]._replace(score=scores[i]))
-            covered.update(names[0].cuis)
-    return ranked
-
+def _best_first(concepts: Dict[Concept, List[Candidate]], scores: List[float]) -> List[Candidate]:
+    """Each concept as its best name, carrying that concept alone and the
+    concept's score, best first."""
+    items = list(concepts.items())
+    order = sorted(range(len(items)), key=lambda i: -scores[i])  # stable: ties keep name order
+    return [items[i][1][0]._replace(concepts=(items[i][0],), score=scores[i]) for i in order]

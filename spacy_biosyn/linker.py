@@ -16,7 +16,7 @@ import numpy as np
 import srsly
 
 from .dense import TransformerEncoder
-from .dictionary import Dictionary
+from .dictionary import Concept, Dictionary
 from .index import ExactIndex, SearchIndex
 from .sparse import SparseEncoder
 
@@ -26,12 +26,18 @@ _PROBE_MIN_COSINE = 0.99
 
 
 class Candidate(NamedTuple):
-    """One ranked dictionary name. A NamedTuple, so Docs holding candidates
-    serialize with DocBin like any other extension value."""
+    """One ranked dictionary name and its concepts (each a tuple of IDs,
+    preferred first). A NamedTuple, so Docs holding candidates serialize
+    with DocBin like any other extension value."""
 
     name: str
-    cuis: Tuple[str, ...]
+    concepts: Tuple[Concept, ...]
     score: float
+
+    @property
+    def cuis(self) -> Concept:
+        """Every ID of the name: under BioSyn's rule any of them is a hit."""
+        return tuple(dict.fromkeys(cui for ids in self.concepts for cui in ids))
 
 
 class LinkedPart(NamedTuple):
@@ -143,9 +149,9 @@ class Linker:
 
     def _search(self, index: SearchIndex, dictionary: Dictionary, dense_q, sparse_q, k: int):
         scores, ids = index.search(dense_q, sparse_q, self.sparse_weight, k)
-        names, cuis = dictionary.names, dictionary.cuis
+        names, concepts = dictionary.names, dictionary.concepts
         return [
-            [Candidate(names[i], cuis[i], s) for s, i in zip(row_scores, row_ids)]
+            [Candidate(names[i], concepts[i], s) for s, i in zip(row_scores, row_ids)]
             for row_scores, row_ids in zip(scores.tolist(), ids.tolist())
         ]
 

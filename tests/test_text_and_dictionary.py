@@ -78,3 +78,19 @@ def test_packed_names_behave_like_a_list():
     assert "sjögren" not in d and "gout " not in d
     with pytest.raises(IndexError):
         d.names[3]
+
+
+def test_names_shared_by_entries_keep_one_concept_per_entry():
+    d = Dictionary.from_pairs([("D1|613097", "hpp"), ("C2", "hpp"), ("D1", "hpp"), ("613097|D1", "hpp")])
+    # the third and fourth entries name the first entry's concept again
+    assert d.concepts[0] == (("D1", "613097"), ("C2",))
+    assert d.cuis[0] == ("D1", "613097", "C2")
+
+
+def test_preferred_ids_follow_what_a_corpus_uses():
+    d = Dictionary.from_pairs([("D001943|114480", "breast cancer"), ("C566443|610102", "c7 deficiency")])
+    usage = {"610102": 12, "C566443": 1}
+    assert list(d.with_preferred_ids(usage).concepts) == [
+        (("D001943", "114480"),),  # no usage: the order stands
+        (("610102", "C566443"),),
+    ]

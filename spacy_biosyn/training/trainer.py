@@ -203,7 +203,7 @@ class Trainer:
         dense_ids = dense_top_k(self.encoder.encode(texts), names, k)
         mixed = mix_candidates(sparse_ids, dense_ids, k, self.settings.dense_ratio)
         d = linker.dictionary
-        return [[Candidate(d.names[i], d.cuis[i], 0.0) for i in row] for row in mixed.tolist()]
+        return [[Candidate(d.names[i], d.concepts[i], 0.0) for i in row] for row in mixed.tolist()]
 
     def _record(self, log, epoch, loss, snapshot: Snapshot, since: float) -> Dict[str, Any]:
         record = {

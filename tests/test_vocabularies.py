@@ -1,0 +1,191 @@
+"""Vocabulary readers on small files in each real format: names, concepts
+with the primary ID first, filters, and errors naming file and line."""
+import configparser
+from pathlib import Path
+
+import pytest
+from spacy.util import registry
+
+from spacy_biosyn import DictionaryError, read_biosyn, read_medic, read_obo, read_scispacy_kb, read_umls
+
+# BioSyn's copy of MEDIC: IDs||Name|Synonym|..., IDs in no meaningful order.
+MEDIC_PIPES = """\
+C565588||Epidermolysis Bullosa With Diaphragmatic Hernia
+114480|D001943||Breast Neoplasms|Breast Cancer|Mammary Carcinoma, Human
+145250||Hyperphosphatasemia, Idiopathic|HPP
+266140|C563004||Hypophosphatasia, Infantile|HPP
+"""
+
+CTD_TSV = """\
+# Comparative Toxicogenomics Database (CTD) - http://ctdbase.org/
+# Fields:
+# DiseaseName\tDiseaseID\tAltDiseaseIDs\tDefinition\tParentIDs\tTreeNumbers\tParentTreeNumbers\tSynonyms\tSlimMappings
+#
+Breast Neoplasms\tMESH:D001943\tDO:DOID:1612|OMIM:114480\tTumors or cancer of the human BREAST.\tMESH:D001941|MESH:D009371\tC04.588.180|C17.800.090.500\tC04.588|C17.800.090\tBreast Cancer|Breast Carcinoma|Mammary Carcinoma, Human\tCancer|Skin disease
+Ovarian Neoplasms\tMESH:D010051\t\tTumors or cancer of the OVARY.\tMESH:D004701\tC04.588.322.455\tC04.588.322\tCancer of Ovary|Ovarian Cancer\tCancer|Endocrine system disease
+"""
+
+MRCONSO = """\
+C0006142|ENG|P|L0006142|PF|S0014128|Y|A0027669||M0002779|D001943|MSH|MH|D001943|Breast Neoplasms|0|N|256|
+C0006142|ENG|S|L0006144|PF|S0014131|Y|A0027671||M0002779|D001943|MSH|EN|D001943|Breast Cancer|0|N|256|
+C0006142|FRE|P|L0215744|PF|S0300563|Y|A1432178||M0002779|D001943|MSHFRE|MH|D001943|Tumeurs du sein|3|N||
+C0006142|ENG|S|L1272010|PF|S1523421|N|A1404123||||MTH|OET|NOCODE|Breast tumour, obsolete|0|O||
+C0006142|ENG|P|L0006142|PF|S0014128|Y|A8360519||||OMIM|PTAV|114480|Breast cancer|0|N||
+C0011849|ENG|P|L0011849|PF|S0028779|Y|A0041908||M0006050|D003920|MSH|MH|D003920|Diabetes Mellitus|0|N|256|
+"""
+
+MRSTY = """\
+C0006142|T191|B2.2.1.2|Neoplastic Process|AT17683839|256|
+C0011849|T047|B2.2.1.2.1|Disease or Syndrome|AT17586397|256|
+"""
+
+OBO = """\
+format-version: 1.2
+ontology: mondo
+
+[Term]
+id: MONDO:0007254
+name: breast cancer
+alt_id: MONDO:0016419
+synonym: "breast carcinoma" EXACT [NCIT:C4872]
+synonym: "cancer of breast" RELATED []
+synonym: "malignant neoplasm of the \\"breast\\"" EXACT []
+synonym: "neoplasm" BROAD []
+xref: MESH:D001943 {source="MONDO:equivalentTo"}
+xref: OMIM:114480
+is_a: MONDO:0021100 ! breast neoplasm
+
+[Term]
+id: MONDO:0000009
+name: obsolete inherited bleeding disorder
+is_obsolete: true
+
+[Typedef]
+id: part_of
+name: part of
+"""
+
+SCISPACY = """\
+{"concept_id": "C0006142", "canonical_name": "Malignant neoplasm of breast", "aliases": ["Breast Cancer", "breast carcinoma"], "types": ["T191"], "definition": "A malignant tumor of the breast."}
+{"concept_id": "C0011849", "canonical_name": "Diabetes Mellitus", "aliases": [], "types": ["T047"]}
+"""
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def as_table(dictionary):
+    return dict(zip(dictionary.names, dictionary.concepts))
+
+
+def test_medic_as_biosyn_ships_it_orders_ids_and_keeps_shared_names_apart(tmp_path):
+    d = as_table(read_medic(write(tmp_path, "medic.txt", MEDIC_PIPES)))
+    assert d["breast cancer"] == d["mammary carcinoma human"] == (("D001943", "114480"),)
+    assert d["hpp"] == (("145250",), ("C563004", "266140"))  # two diseases share the name
+    assert len(d) == 7
+
+
+def test_ctd_diseases_tsv_keeps_the_disease_id_first(tmp_path):
+    d = as_table(read_medic(write(tmp_path, "CTD_diseases.tsv", CTD_TSV)))
+    assert d["breast carcinoma"] == (("MESH:D001943", "DO:DOID:1612", "OMIM:114480"),)
+    assert d["ovarian cancer"] == (("MESH:D010051",),)
+    assert sorted(d) == [
+        "breast cancer", "breast carcinoma", "breast neoplasms", "cancer of ovary",
+        "mammary carcinoma human", "ovarian cancer", "ovarian neoplasms",
+    ]
+
+
+def test_umls_filters_language_and_suppression_and_keeps_source_codes(tmp_path):
+    d = as_table(read_umls(write(tmp_path, "MRCONSO.RRF", MRCONSO)))
+    assert d == {
+        "breast neoplasms": (("C0006142", "MSH:D001943", "OMIM:114480"),),
+        "breast cancer": (("C0006142", "MSH:D001943", "OMIM:114480"),),
+        "diabetes mellitus": (("C0011849", "MSH:D003920"),),
+    }
+    only_cuis = as_table(read_umls(tmp_path / "MRCONSO.RRF", alt_id_sources=[], sources=["MSH"]))
+    assert only_cuis["breast cancer"] == (("C0006142",),)
+
+
+def test_umls_semantic_types_by_tui_or_name(tmp_path):
+    mrconso, mrsty = write(tmp_path, "MRCONSO.RRF", MRCONSO), write(tmp_path, "MRSTY.RRF", MRSTY)
+    by_tui = read_umls(mrconso, mrsty=mrsty, semantic_types=["T047"])
+    by_name = read_umls(mrconso, mrsty=mrsty, semantic_types=["Neoplastic Process"])
+    assert list(by_tui.names) == ["diabetes mellitus"]
+    assert list(by_name.names) == ["breast neoplasms", "breast cancer"]
+    with pytest.raises(ValueError, match="both mrsty and semantic_types"):
+        read_umls(mrconso, mrsty=mrsty)
+
+
+def test_obo_terms_with_scoped_synonyms_alt_ids_and_xrefs(tmp_path):
+    path = write(tmp_path, "mondo.obo", OBO)
+    d = as_table(read_obo(path))
+    concept = (("MONDO:0007254", "MONDO:0016419"),)
+    assert d == {
+        "breast cancer": concept,
+        "breast carcinoma": concept,
+        "cancer of breast": concept,
+        "malignant neoplasm of the breast": concept,  # escaped quotes read, then normalized away
+    }  # no BROAD synonym, no obsolete term, no [Typedef]
+    exact_with_mesh = as_table(read_obo(path, synonym_scopes=["EXACT"], xref_prefixes=["MESH"]))
+    assert "cancer of breast" not in exact_with_mesh
+    assert exact_with_mesh["breast cancer"] == (("MONDO:0007254", "MONDO:0016419", "MESH:D001943"),)
+
+
+def test_scispacy_kb_jsonl_with_a_type_filter(tmp_path):
+    path = write(tmp_path, "umls_2022_ab_cat0129.jsonl", SCISPACY)
+    d = as_table(read_scispacy_kb(path))
+    assert d["breast cancer"] == d["malignant neoplasm of breast"] == (("C0006142",),)
+    assert list(read_scispacy_kb(path, types=["T047"]).names) == ["diabetes mellitus"]
+
+
+def test_biosyn_files_order_ids_by_the_preference(tmp_path):
+    path = write(tmp_path, "d.txt", "114480|D001943||breast cancer\n613097|C567755|X1||tooth agenesis\n")
+    assert as_table(read_biosyn(path)) == {
+        "breast cancer": (("D001943", "114480"),),
+        "tooth agenesis": (("C567755", "613097", "X1"),),  # unmatched IDs last, in file order
+    }
+    assert as_table(read_biosyn(path, preferred_ids=[r"\d+"]))["breast cancer"] == (("114480", "D001943"),)
+
+
+@pytest.mark.parametrize(
+    "reader, name, content, line, what",
+    [
+        (read_medic, "medic.txt", "D1||Gout\nD2 Gouty Arthritis\n", 2, "expected 'ID|ID||Name|Synonym|...'"),
+        (read_medic, "medic.txt", "D1||Gout\n|D2||Arthritis\n", 2, "expected 'ID|ID||Name|Synonym|...'"),
+        (read_medic, "CTD_diseases.tsv", "# c\nGout\tMESH:D006073\t\t\t\t\t\tGouty\t\nArthritis\tMESH:D001168\n", 3, "DiseaseID"),
+        (read_umls, "MRCONSO.RRF", MRCONSO + "C0000001|ENG|P|Breast|0|N|\n", 7, "expected MRCONSO.RRF's 18"),
+        (read_obo, "x.obo", "[Term]\nid: X:1\nname: gout\nsynonym: gouty arthritis EXACT []\n", 4, "synonym"),
+        (read_obo, "x.obo", "[Term]\nname: gout\n", 1, "without an id"),
+        (read_obo, "x.obo", "[Term]\nid: X:1\nnot a tag line\n", 3, "expected 'tag: value'"),
+        (read_scispacy_kb, "kb.jsonl", SCISPACY + '{"canonical_name": "gout"}\n', 3, "concept_id"),
+        (read_scispacy_kb, "kb.jsonl", "{not json\n", 1, "concept_id"),
+        (read_biosyn, "d.txt", "D1||gout\n" + MEDIC_PIPES, 3, "MedicVocabulary"),
+    ],
+)
+def test_a_line_that_does_not_fit_names_file_and_line(tmp_path, reader, name, content, line, what):
+    path = write(tmp_path, name, content)
+    with pytest.raises(DictionaryError) as error:
+        reader(path)
+    assert f"{path}, line {line}" in str(error.value) and what in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "reader, content",
+    [(read_medic, "# only a comment\n"), (read_obo, "format-version: 1.2\n"), (read_scispacy_kb, "\n")],
+)
+def test_a_vocabulary_without_names_is_an_error(tmp_path, reader, content):
+    path = write(tmp_path, "empty", content)
+    with pytest.raises(DictionaryError, match=f"{path}: the vocabulary has no names"):
+        reader(path)
+
+
+def test_every_reader_in_setup_cfg_resolves_from_the_registry():
+    config = configparser.ConfigParser()
+    config.read(Path(__file__).parents[1] / "setup.cfg")
+    names = [line.split("=")[0].strip() for line in config["options.entry_points"]["spacy_readers"].split("\n") if line]
+    assert len(names) == 5
+    for name in names:
+        assert callable(registry.readers.get(name))
