@@ -11,10 +11,10 @@ from spacy.language import Language
 from spacy.util import load_config
 from wasabi import msg
 
-from .corpus import pubtator_to_doc, read_concept_queries, read_pubtator
+from .corpus import pubtator_to_examples, read_concept_queries, read_pubtator
 from .dense import POOLINGS, SIMILARITIES
 from .evaluation import evaluate as evaluate_queries
-from .evaluation import evaluate_docs
+from .evaluation import link_scores
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 
@@ -33,6 +33,11 @@ def build(
     synonyms: List[Path] = typer.Option(
         [], exists=True, help="CUI||name file or folder of training .concept files to add (repeatable)"
     ),
+    preferred_ids_from: List[Path] = typer.Option(
+        [], exists=True,
+        help="Folder of training .concept files or PubTator file whose gold IDs pick each concept's "
+        "preferred ID (repeatable)",
+    ),
     lang: str = typer.Option("en", help="Language of the blank pipeline"),
 ) -> None:
     """Build a pipeline whose linker indexes DICTIONARY with ENCODER (no training)."""
@@ -44,6 +49,7 @@ def build(
         dictionary=str(dictionary),
         encoder={"@misc": "spacy_biosyn.TransformerEncoder.v1", **encoder_block},
         synonyms=[str(path) for path in synonyms],
+        preferred_ids_from=[str(path) for path in preferred_ids_from],
     )
     nlp.add_pipe("biosyn_linker", config=config)
     _index_and_save(nlp, nlp.initialize, output_dir)
@@ -85,12 +91,14 @@ def evaluate(
         linker.set_dictionary(dictionary)
     if _is_pubtator(queries):
         wanted = set(labels.split(",")) if labels else None
-        docs = [pubtator_to_doc(nlp, d, wanted) for d in read_pubtator(queries)]
-        metrics = evaluate_docs(linker.pipe(docs), max_k=MAX_K)
+        examples = pubtator_to_examples(nlp, read_pubtator(queries), wanted)
+        for _ in linker.pipe(eg.predicted for eg in examples):
+            pass  # links the predicted docs in place
+        metrics = link_scores(examples, max_k=MAX_K)
     else:
         metrics = evaluate_queries(linker.rank, read_concept_queries(queries), max_k=MAX_K)
     msg.table(
-        [(name, f"{value:.2f}") for name, value in metrics.items() if name.startswith("acc@")],
+        [(name, f"{value:.2f}") for name, value in metrics.items() if name.startswith(("acc@", "cui_acc"))],
         header=("metric", "%"),
     )
     msg.info(f"{metrics['n']} mentions scored, {metrics.get('unscored', 0)} CUI-less skipped")

@@ -1,9 +1,15 @@
 """The `biosyn_linker` pipe: doc.ents in, span._.cui / kb_ents / candidates out.
 
-Per doc: abbreviations are detected over the whole text (`doc._.abbreviations`);
-per entity: the mention is preprocessed into readings (preprocessing.py), every
-reading's parts are ranked by the linker of the entity's label (`routes`, else
-the `dictionary`'s), and the best-scoring reading is kept (`span._.parts`).
+Per doc: abbreviations are detected over the whole text
+(`doc._.biosyn_abbreviations`: scispaCy's AbbreviationDetector owns
+`doc._.abbreviations`); per entity: the mention is preprocessed into readings
+(preprocessing.py), every reading's parts are ranked by the linker of the
+entity's label (`routes`, matched case-insensitively, else the
+`dictionary`'s), and the best-scoring reading is kept (`span._.parts`).
+
+What users read is the concept: `span._.cui` is the best concept's preferred
+ID, mirrored in `span.kb_id_` for displaCy and spaCy's scorers, and
+`span._.concept_ids` holds all its IDs.
 
 Heavy state (encoder weights, name vectors, tf-idf) is built by
 `initialize()` or read by `from_disk()`, never when the pipe is constructed:
@@ -18,43 +24,50 @@ import srsly
 from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.tokens import Doc, Span
+from spacy.training import Example
 from spacy.util import minibatch
 
 from .abbreviations import Abbreviation, AbbreviationDetector
 from .concepts import ConceptScorer
-from .corpus import read_synonyms
-from .dense import TransformerEncoder
-from .dictionary import Dictionary
+from .corpus import read_id_usage, read_synonyms
+from .dense import DEFAULT_ENCODER_NAME, TransformerEncoder
+from .dictionary import Concept, Dictionary
+from .evaluation import link_scores
 from .index import SearchIndex
 from .linker import Candidate, LinkedPart, Linker
 from .preprocessing import MentionPreprocessor, Reading, long_forms_by_short_form
 from .sieve import Sieve
 from .text import read_corrections
+from .vocabularies import VocabularyReader, read_vocabulary
 
-DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
-
-for _name in ("cui", "kb_ents", "candidates", "parts"):
+for _name in ("cui", "concept_ids", "kb_ents", "candidates", "parts"):
     if not Span.has_extension(_name):
         Span.set_extension(_name, default=None)
-if not Doc.has_extension("abbreviations"):
-    Doc.set_extension("abbreviations", default=None)
+if not Doc.has_extension("biosyn_abbreviations"):
+    Doc.set_extension("biosyn_abbreviations", default=None)
+
+# A path, read as a BioSyn `CUI||name` file, or a registered vocabulary reader.
+VocabularySource = Union[str, VocabularyReader]
 
 
 class DocLinks(NamedTuple):
     """What `predict` found for one doc."""
 
     abbreviations: List[Abbreviation]
-    entities: List[List[LinkedPart]]  # per entity, the parts of its best reading
+    # Per entity, the parts of its best reading; None where no linker serves its label.
+    entities: List[Optional[List[LinkedPart]]]
 
 
 @Language.factory(
     "biosyn_linker",
     default_config={
+        # A BioSyn `CUI||name` path or a vocabulary reader block
+        # ({"@readers": "spacy_biosyn.MedicVocabulary.v1", "path": ...}).
         "dictionary": None,
-        # Entity label -> dictionary for spans of that label (Chemical spans
-        # against a chemical vocabulary); other labels use `dictionary`.
+        # Entity label (any case) -> dictionary for spans of that label
+        # (Chemical spans against a chemical vocabulary); other labels use `dictionary`.
         "routes": {},
-        "encoder": {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": DEFAULT_ENCODER},
+        "encoder": {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": DEFAULT_ENCODER_NAME},
         "index": {"@misc": "spacy_biosyn.ExactIndex.v1"},
         # Chosen on NCBI and BC5CDR-Disease dev with MiniLM (benchmarks/zero_shot.py):
         # with cosine scores in [-1, 1], a larger lambda lets tf-idf overrule meaning.
@@ -69,6 +82,10 @@ class DocLinks(NamedTuple):
         # `CUI||name` files or folders of training .concept files whose names
         # initialize() adds to the dictionary (saved with the pipeline).
         "synonyms": [],
+        # Annotated corpora (.concept folders, PubTator files) whose gold IDs
+        # decide which of a concept's IDs span._.cui reports: the one its
+        # annotators used most (read by initialize(), saved with the pipeline).
+        "preferred_ids_from": [],
         # Synonyms first (spacy_biosyn.Sieve.v1); null searches all names alike.
         "sieve": None,
         # Concepts ranked from their names' scores (spacy_biosyn.AliasCountReranker.v1
@@ -76,20 +93,26 @@ class DocLinks(NamedTuple):
         "concept_scorer": None,
         # Below this score span._.cui is None (NIL); kb_ents keeps the candidates.
         "nil_threshold": None,
+        # span.kb_id_ mirrors span._.cui, for displaCy and spaCy's scorers.
+        "set_kb_id": True,
     },
+    requires=["doc.ents"],
     assigns=[
-        "doc._.abbreviations",
+        "token.ent_kb_id",
+        "doc._.biosyn_abbreviations",
         "span._.cui",
+        "span._.concept_ids",
         "span._.kb_ents",
         "span._.candidates",
         "span._.parts",
     ],
+    default_score_weights={"link_cui_acc": 1.0, "link_acc_1": 0.0, "link_acc_5": 0.0},
 )
 def make_biosyn_linker(
     nlp: Language,
     name: str,
-    dictionary: Optional[str],
-    routes: Dict[str, str],
+    dictionary: Optional[VocabularySource],
+    routes: Dict[str, VocabularySource],
     encoder: Union[str, TransformerEncoder],
     index: SearchIndex,
     sparse_weight: float,
@@ -98,9 +121,11 @@ def make_biosyn_linker(
     split_composites: bool,
     corrections: Optional[str],
     synonyms: List[str],
+    preferred_ids_from: List[str],
     sieve: Optional[Sieve],
     concept_scorer: Optional[ConceptScorer],
     nil_threshold: Optional[float],
+    set_kb_id: bool,
 ) -> "BiosynLinker":
     if isinstance(encoder, str):
         encoder = TransformerEncoder(encoder)
@@ -117,9 +142,11 @@ def make_biosyn_linker(
         split_composites=split_composites,
         corrections=corrections,
         synonyms=synonyms,
+        preferred_ids_from=preferred_ids_from,
         sieve=sieve,
         concept_scorer=concept_scorer,
         nil_threshold=nil_threshold,
+        set_kb_id=set_kb_id,
     )
 
 
@@ -128,20 +155,22 @@ class BiosynLinker(Pipe):
         self,
         vocab,
         name: str,
-        dictionary: Optional[Union[str, Path]],
+        dictionary: Optional[Union[VocabularySource, Path]],
         encoder: TransformerEncoder,
         index: SearchIndex,
         sparse_weight: float,
         top_k: int,
         *,
-        routes: Optional[Dict[str, Union[str, Path]]] = None,
+        routes: Optional[Dict[str, Union[VocabularySource, Path]]] = None,
         abbreviations: Optional[AbbreviationDetector] = None,
         split_composites: bool = True,
         corrections: Optional[Union[str, Path]] = None,
         synonyms: Sequence[Union[str, Path]] = (),
+        preferred_ids_from: Sequence[Union[str, Path]] = (),
         sieve: Optional[Sieve] = None,
         concept_scorer: Optional[ConceptScorer] = None,
         nil_threshold: Optional[float] = None,
+        set_kb_id: bool = True,
     ):
         if top_k < 1:
             raise ValueError(f"biosyn_linker: top_k must be at least 1, got {top_k}")
@@ -150,13 +179,19 @@ class BiosynLinker(Pipe):
         self.dictionary_path = dictionary
         self.corrections_path = corrections
         self.synonym_paths = list(synonyms)
+        self.id_usage_paths = list(preferred_ids_from)
+        self.id_usage: Dict[str, int] = {}
         self.top_k = top_k
         self.nil_threshold = nil_threshold
+        self.set_kb_id = set_kb_id
         self.linker = Linker(
             encoder, index, sparse_weight, concept_scorer=concept_scorer, sieve=sieve
         )
         # One encoder for all; each route its own dictionary, tf-idf and index.
-        self.route_paths = dict(routes or {})
+        # NER models differ in case (scispaCy's emit DISEASE, the corpora Disease).
+        self.route_paths = {label.casefold(): source for label, source in (routes or {}).items()}
+        if len(self.route_paths) != len(routes or {}):
+            raise ValueError(f"{name}: routes names a label twice in different cases: {sorted(routes)}")
         self.routes = {
             label: Linker(
                 encoder, copy.deepcopy(index), sparse_weight, concept_scorer=concept_scorer, sieve=sieve
@@ -171,10 +206,11 @@ class BiosynLinker(Pipe):
         get_examples: Optional[Callable] = None,
         *,
         nlp: Optional[Language] = None,
-        dictionary: Optional[Union[str, Path]] = None,
+        dictionary: Optional[Union[VocabularySource, Path]] = None,
     ) -> None:
         """Load the encoder and index the dictionary, given here or in the
-        component's config, and the dictionary of each route."""
+        component's config (a BioSyn file's path or a vocabulary reader),
+        and the dictionary of each route."""
         path = dictionary or self.dictionary_path
         if path is None and not self.routes:
             raise ValueError(
@@ -184,32 +220,40 @@ class BiosynLinker(Pipe):
             )
         if not self.linker.encoder.is_loaded:
             self.linker.encoder.load()
+        self.id_usage = {}
+        for corpus in self.id_usage_paths:
+            for cui, count in read_id_usage(corpus).items():
+                self.id_usage[cui] = self.id_usage.get(cui, 0) + count
         if path is not None:
-            self.linker.build(Dictionary.from_file(path))
+            self.linker.build(self._with_preferred_ids(read_vocabulary(path)))
             for synonyms in self.synonym_paths:
                 self.add_synonyms(synonyms)
         for label, route_path in self.route_paths.items():
-            self.routes[label].build(Dictionary.from_file(route_path))
+            self.routes[label].build(self._with_preferred_ids(read_vocabulary(route_path)))
         if self.corrections_path is not None:
             self.preprocessor.corrections = read_corrections(self.corrections_path)
 
-    def set_dictionary(self, dictionary: Union[Dictionary, str, Path]) -> None:
+    def set_dictionary(self, dictionary: Union[Dictionary, VocabularySource, Path]) -> None:
         """Re-index against another dictionary, keeping encoder and tf-idf:
         BioSyn scores dev against dev_dictionary.txt with the trained model."""
         if not isinstance(dictionary, Dictionary):
-            dictionary = Dictionary.from_file(dictionary)
-        self.linker.build(dictionary, refit_sparse=False)
+            dictionary = read_vocabulary(dictionary)
+        self.linker.build(self._with_preferred_ids(dictionary), refit_sparse=False)
+
+    def _with_preferred_ids(self, dictionary: Dictionary) -> Dictionary:
+        return dictionary.with_preferred_ids(self.id_usage) if self.id_usage else dictionary
 
     def add_synonyms(self, synonyms: Union[Dictionary, str, Path], label: Optional[str] = None) -> None:
         """Teach the linker more names without retraining: a Dictionary, a
         `CUI||name` file or a folder of training `.concept` files, for the
         default dictionary or the route of `label`. They are saved with the
         pipeline, and searched first when the sieve is on."""
-        if label is not None and label not in self.routes:
+        if label is not None and label.casefold() not in self.routes:
             raise ValueError(f"{self.name}: no route for the label {label!r}; routes: {sorted(self.routes)}")
         if not isinstance(synonyms, Dictionary):
             synonyms = read_synonyms(synonyms)
-        (self.linker if label is None else self.routes[label]).add_synonyms(synonyms)
+        synonyms = self._with_preferred_ids(synonyms)
+        (self.linker if label is None else self.routes[label.casefold()]).add_synonyms(synonyms)
 
     def rank(self, texts: Sequence[str]) -> List[List[Candidate]]:
         """The top_k names for mention strings, normalized and spell-corrected
@@ -245,7 +289,7 @@ class BiosynLinker(Pipe):
             doc_linkers = [self._linker_for(span.label_) for span in doc.ents]
             linkers.append(doc_linkers)
             readings.append([
-                [] if linker is None
+                None if linker is None
                 else self.preprocessor.readings(span.text, long_forms, linker.dictionary.__contains__)
                 for span, linker in zip(doc.ents, doc_linkers)
             ])
@@ -261,7 +305,7 @@ class BiosynLinker(Pipe):
         }
         return [
             DocLinks(abbreviations, [
-                _best_reading(span_readings, ranked[id(linker)]) if linker is not None else []
+                _best_reading(span_readings, ranked[id(linker)]) if linker is not None else None
                 for linker, span_readings in zip(doc_linkers, doc_readings)
             ])
             for abbreviations, doc_linkers, doc_readings in zip(found, linkers, readings)
@@ -270,23 +314,42 @@ class BiosynLinker(Pipe):
     def _linker_for(self, label: str) -> Optional[Linker]:
         """The route of an entity label, else the default linker if it has a
         dictionary; None leaves the span unlinked."""
-        linker = self.routes.get(label, self.linker)
+        linker = self.routes.get(label.casefold(), self.linker)
         return linker if linker.is_ready else None
 
     def set_annotations(self, docs: Sequence[Doc], links: List[DocLinks]) -> None:
         for doc, doc_links in zip(docs, links):
-            doc._.abbreviations = doc_links.abbreviations
-            for span, parts in zip(doc.ents, doc_links.entities):
+            doc._.biosyn_abbreviations = doc_links.abbreviations
+            ents = list(doc.ents)
+            for i, (span, parts) in enumerate(zip(ents, doc_links.entities)):
+                if parts is None:  # no linker for its label: left as it came
+                    continue
                 span._.parts = parts
                 span._.candidates = [c for part in parts for c in part.candidates]
-                span._.kb_ents = _joined_concepts(parts, self.top_k)
-                span._.cui = self._cui(span._.kb_ents)
+                kb_ents, concept_ids = _joined_concepts(parts, self.top_k)
+                span._.kb_ents = kb_ents
+                linked = bool(kb_ents) and (self.nil_threshold is None or kb_ents[0][1] >= self.nil_threshold)
+                span._.cui = kb_ents[0][0] if linked else None
+                span._.concept_ids = concept_ids if linked else None
+                if self.set_kb_id:
+                    # Extension values are keyed by offsets, so the new span keeps them.
+                    ents[i] = Span(doc, span.start, span.end, label=span.label, kb_id=span._.cui or "")
+            if self.set_kb_id:
+                doc.ents = ents
 
-    def _cui(self, kb_ents: List[tuple]) -> Optional[str]:
-        if not kb_ents:
-            return None
-        cui, score = kb_ents[0]
-        return cui if self.nil_threshold is None or score >= self.nil_threshold else None
+    def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, float]:
+        """Linking scores of predicted docs against reference entities that
+        carry their gold IDs as kb_id (CUI-less ones, kb_id "" or "-1", are
+        not scored; a gold entity the prediction lacks is a miss), as
+        fractions: `link_cui_acc`, the share whose `span._.cui` is a gold ID
+        (every part of a composite), and `link_acc_1` / `link_acc_5` under
+        BioSyn's rule (any ID of the best names)."""
+        metrics = link_scores(examples, max_k=5)
+        return {
+            "link_cui_acc": metrics["cui_acc"] / 100,
+            "link_acc_1": metrics["acc@1"] / 100,
+            "link_acc_5": metrics["acc@5"] / 100,
+        }
 
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:
         path = Path(path)
@@ -301,6 +364,7 @@ class BiosynLinker(Pipe):
             path / "cfg", {"sparse_weight": self.linker.sparse_weight, "routes": list(self.routes)}
         )
         srsly.write_json(path / "corrections.json", self.preprocessor.corrections)
+        srsly.write_json(path / "id_usage.json", self.id_usage)
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "BiosynLinker":
         path = Path(path)
@@ -321,6 +385,7 @@ class BiosynLinker(Pipe):
             linker.sparse_weight = cfg["sparse_weight"]
         if (path / "corrections.json").exists():  # absent from pipelines saved before 0.1
             self.preprocessor.corrections = srsly.read_json(path / "corrections.json")
+        self.id_usage = srsly.read_json(path / "id_usage.json")
         return self
 
 
@@ -335,24 +400,27 @@ def _best_reading(readings: List[Reading], ranked: Dict[str, List[Candidate]]) -
     return [LinkedPart(part, ranked[part]) for part in best]
 
 
-def _concepts(candidates: List[Candidate], limit: int) -> List[tuple]:
-    """Distinct CUIs in rank order, each with its best name's score."""
-    best = {}
+def _concepts(candidates: List[Candidate], limit: int) -> List[Tuple[Concept, float]]:
+    """Distinct concepts in rank order, each with its best name's score. A
+    concept is known by its preferred ID, so MEDIC's `D001943|114480` name
+    and a `D001943` name are one entry."""
+    best: Dict[str, Tuple[Concept, float]] = {}
     for candidate in candidates:
-        for cui in candidate.cuis:
-            best.setdefault(cui, candidate.score)
-    return list(best.items())[:limit]
+        for ids in candidate.concepts:
+            best.setdefault(ids[0], (ids, candidate.score))
+    return list(best.values())[:limit]
 
 
-def _joined_concepts(parts: List[LinkedPart], limit: int) -> List[tuple]:
-    """kb_ents: a simple mention's concepts; for a composite, the parts'
-    concepts of equal rank joined with "|" (the corpus convention), scored by
-    their mean, so the first entry is the parts' best CUIs."""
+def _joined_concepts(parts: List[LinkedPart], limit: int) -> Tuple[List[tuple], List[Concept]]:
+    """kb_ents and the IDs of its first entry. kb_ents: a simple mention's
+    concepts by preferred ID; for a composite, the parts' concepts of equal
+    rank joined with "|" (the corpus convention), scored by their mean, so
+    the first entry is the parts' best concepts. The IDs: the first entry's
+    concept of each part, all its IDs."""
     per_part = [_concepts(part.candidates, limit) for part in parts]
-    if len(per_part) <= 1:  # no parts: a mention of only punctuation
-        return per_part[0] if per_part else []
-    depth = min(len(concepts) for concepts in per_part)
-    return [
-        ("|".join(c[rank][0] for c in per_part), sum(c[rank][1] for c in per_part) / len(per_part))
+    depth = min((len(concepts) for concepts in per_part), default=0)  # no parts: only punctuation
+    kb_ents = [
+        ("|".join(c[rank][0][0] for c in per_part), sum(c[rank][1] for c in per_part) / len(per_part))
         for rank in range(depth)
     ]
+    return kb_ents, [c[0][0] for c in per_part] if depth else []

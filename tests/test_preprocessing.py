@@ -135,7 +135,7 @@ def preprocessing_nlp(tiny_encoder, disease_dictionary, tmp_path):
 def test_the_pipe_expands_splits_and_corrects(preprocessing_nlp):
     doc = doc_with_ents(preprocessing_nlp, ABSTRACT, "SCA1 carriers", "breast and ovarian cancer", "cirrohsis")
     doc = preprocessing_nlp.get_pipe("biosyn_linker")(doc)
-    assert [(a.short_form, a.long_form) for a in doc._.abbreviations] == [
+    assert [(a.short_form, a.long_form) for a in doc._.biosyn_abbreviations] == [
         ("SCA1", "Spinocerebellar ataxia type 1")
     ]
     sca, composite, cirrhosis = doc.ents
@@ -152,7 +152,7 @@ def test_preprocessing_can_be_switched_off(tiny_encoder, disease_dictionary):
     nlp = make_nlp(tiny_encoder, disease_dictionary, abbreviations=None, split_composites=False)
     doc = doc_with_ents(nlp, ABSTRACT, "SCA1 carriers", "breast and ovarian cancer")
     doc = nlp.get_pipe("biosyn_linker")(doc)
-    assert doc._.abbreviations == []
+    assert doc._.biosyn_abbreviations == []
     assert [len(e._.parts) for e in doc.ents] == [1, 1]
     assert [p.text for p in doc.ents[0]._.parts] == ["sca1 carriers"]
     assert doc.ents[0]._.cui != "D020754"  # what the long form found, the short form misses
@@ -169,9 +169,9 @@ def test_schwartz_hearst_can_replace_ab3p_in_the_config(tiny_encoder, disease_di
 def test_docs_without_abbreviations_or_entities(preprocessing_nlp):
     linker = preprocessing_nlp.get_pipe("biosyn_linker")
     plain = linker(doc_with_ents(preprocessing_nlp, "Patients with breast cancer.", "breast cancer"))
-    assert plain._.abbreviations == [] and plain.ents[0]._.cui == "D001943"
+    assert plain._.biosyn_abbreviations == [] and plain.ents[0]._.cui == "D001943"
     no_entities = linker(preprocessing_nlp.make_doc(ABSTRACT))
-    assert no_entities._.abbreviations == [] and no_entities.ents == ()
+    assert no_entities._.biosyn_abbreviations == [] and no_entities.ents == ()
 
 
 def test_corrections_are_saved_with_the_pipeline(preprocessing_nlp, tmp_path):
