@@ -20,8 +20,8 @@ import spacy
 
 from common import RAW_ABSTRACTS, parser, print_table
 from spacy_biosyn.abbreviations import Ab3PDetector, SchwartzHearstDetector
-from spacy_biosyn.corpus import pubtator_to_doc, read_concept_queries, read_pubtator
-from spacy_biosyn.evaluation import evaluate, evaluate_docs
+from spacy_biosyn.corpus import pubtator_to_examples, read_concept_queries, read_pubtator
+from spacy_biosyn.evaluation import evaluate, evaluate_examples
 from spacy_biosyn.text import read_corrections
 
 K = 5
@@ -58,10 +58,9 @@ def main() -> None:
             rows.append(_row(pipeline, dataset, "processed_dev (BioSyn, gold-assisted)", m, start))
             print(rows[-1], flush=True)
             kept = {(q.doc_id, q.start, q.end) for q in queries}
-            docs = [
-                pubtator_to_doc(nlp, d._replace(annotations=_kept(d, kept)))
-                for d in read_pubtator(args.data / RAW_ABSTRACTS[dataset]["dev"])
-            ]
+            examples = pubtator_to_examples(
+                nlp, [d._replace(annotations=_kept(d, kept)) for d in read_pubtator(args.data / RAW_ABSTRACTS[dataset]["dev"])]
+            )
             corrections = read_corrections(args.data / corrections_file) if corrections_file else {}
             for name, detector, split, correct in SETTINGS:
                 if correct and not corrections:
@@ -70,7 +69,7 @@ def main() -> None:
                 linker.preprocessor.split_composites = split
                 linker.preprocessor.corrections = corrections if correct else {}
                 start = time.perf_counter()
-                m = evaluate_docs(linker.pipe(docs), K)
+                m = evaluate_examples(linker.pipe, examples, K)
                 rows.append(_row(pipeline, dataset, name, m, start))
                 print(rows[-1], flush=True)
     print()

@@ -19,9 +19,9 @@ from pathlib import Path
 import spacy
 
 from common import RAW_ABSTRACTS, offline_minilm, parser, print_table
-from spacy_biosyn.corpus import pubtator_to_doc, read_pubtator, read_synonyms
+from spacy_biosyn.corpus import pubtator_to_examples, read_pubtator, read_synonyms
 from spacy_biosyn.dictionary import split_cuis
-from spacy_biosyn.evaluation import UNSCORED_CUIS, evaluate_docs
+from spacy_biosyn.evaluation import UNSCORED_CUIS, link_scores
 
 K = 5
 
@@ -40,8 +40,8 @@ def main() -> None:
             "routes": {"Chemical": str(chemical_path)},
         })
         nlp.initialize()
-    docs = [pubtator_to_doc(nlp, d) for d in read_pubtator(args.data / RAW_ABSTRACTS["bc5cdr-disease"]["dev"])]
-    gold = [split_cuis(e.kb_id_) for d in docs for e in d.ents
+    examples = pubtator_to_examples(nlp, read_pubtator(args.data / RAW_ABSTRACTS["bc5cdr-disease"]["dev"]))
+    gold = [split_cuis(e.kb_id_) for eg in examples for e in eg.reference.ents
             if e.label_ == "Chemical" and e.kb_id_ not in UNSCORED_CUIS]
     covered = sum(any(c in chemicals.rows_by_cui for c in cuis) for cuis in gold)
     print(f"chemical dictionary: {len(chemicals)} names of {len(chemicals.rows_by_cui)} concepts, "
@@ -51,9 +51,9 @@ def main() -> None:
     routes = linker.routes
     for setting, active_routes in (("routed by label", routes), ("MEDIC for every span", {})):
         linker.routes = active_routes  # the same linkers; without routes every span uses MEDIC
-        docs = list(linker.pipe(docs))
+        list(linker.pipe(eg.predicted for eg in examples))  # links in place, scored per label below
         for labels in (["Disease"], ["Chemical"], ["Disease", "Chemical"]):
-            m = evaluate_docs(docs, K, labels)
+            m = link_scores(examples, K, labels)
             rows.append((setting, "+".join(labels), f"{m['acc@1']:.2f}", f"{m['acc@5']:.2f}", m["n"]))
             print(rows[-1], flush=True)
     print()

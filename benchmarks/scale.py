@@ -117,8 +117,8 @@ def prepare(pipeline: Path, work: Path, n_names: int, seed: int, data: Path) -> 
             real_vectors, sources[rows], donors[rows], calibration, rng
         )
     vectors.flush()
-    distractor_cuis = ((f"DISTRACTOR:{i}",) for i in range(len(names)))
-    dictionary = Dictionary(chain(real.names, names), chain(real.cuis, distractor_cuis))
+    distractor_concepts = (((f"DISTRACTOR:{i}",),) for i in range(len(names)))
+    dictionary = Dictionary(chain(real.names, names), chain(real.concepts, distractor_concepts))
     dictionary.to_file(work / "dictionary.txt")
     linker.sparse.to_disk(work / "tfidf.json")
     linker.encoder.to_disk(work / "encoder")

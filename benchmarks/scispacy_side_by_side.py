@@ -60,7 +60,7 @@ def main() -> None:
                 check=True, stdout=subprocess.PIPE, text=True,
             ).stdout
             result = json.loads(out.strip().splitlines()[-1])
-            ranked = iter([[Candidate("", tuple(cuis), s) for cuis, s in r] for r in result["ranked"]])
+            ranked = iter([[Candidate("", (tuple(cuis),), s) for cuis, s in r] for r in result["ranked"]])
             predictions = [[next(ranked) for _ in query_parts] for query_parts in parts]
             m = accuracy(predictions, [q.cui for q in queries], K)
             n = len(result["ranked"])

@@ -32,7 +32,7 @@ def sparse_only_ranker(dictionary: Dictionary):
         scores = (sparse.transform([normalize(t) for t in texts]) @ names.T).toarray()
         top = np.argsort(-scores, axis=1, kind="stable")[:, :K]
         return [
-            [Candidate(dictionary.names[i], dictionary.cuis[i], float(s[i])) for i in row]
+            [Candidate(dictionary.names[i], dictionary.concepts[i], float(s[i])) for i in row]
             for s, row in zip(scores, top)
         ]
 

@@ -15,7 +15,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import spacy  # noqa: E402
 
-from spacy_biosyn.corpus import pubtator_to_doc, read_pubtator  # noqa: E402
+from spacy_biosyn.corpus import pubtator_to_examples, read_pubtator  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "ncbi-disease"
@@ -48,17 +48,19 @@ def main() -> None:
 
     nlp = load_or_build(args.pipeline, args.dictionary)
     document = read_pubtator(args.pubtator)[args.doc]
-    # pubtator_to_doc keeps each gold CUI as the span's kb_id, shown beside the prediction.
-    doc = nlp.get_pipe("biosyn_linker")(pubtator_to_doc(nlp, document))
+    # The reference keeps each gold CUI as its spans' kb_id, shown beside the prediction.
+    (example,) = pubtator_to_examples(nlp, [document])
+    doc = nlp.get_pipe("biosyn_linker")(example.predicted)
+    gold = {(span.start_char, span.end_char): span.kb_id_ for span in example.reference.ents}
 
     print(f"PMID {document.doc_id}: {document.text[:100]}...\n")
-    for abbreviation in doc._.abbreviations:
+    for abbreviation in doc._.biosyn_abbreviations:
         print(f"abbreviation: {abbreviation.short_form} = {abbreviation.long_form}")
     print(f"\n{'mention':32} {'CUI':17} {'gold':17} {'score':>6}  dictionary name(s)")
     for span in doc.ents:
         names = " | ".join(p.candidates[0].name for p in span._.parts if p.candidates) or "-"
         score = f"{span._.kb_ents[0][1]:.3f}" if span._.kb_ents else "-"
-        print(f"{span.text[:32]:32} {span._.cui or '-':17} {span.kb_id_:17} {score:>6}  {names}")
+        print(f"{span.text[:32]:32} {span._.cui or '-':17} {gold[span.start_char, span.end_char]:17} {score:>6}  {names}")
 
 if __name__ == "__main__":
     main()

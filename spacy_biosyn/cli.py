@@ -14,7 +14,7 @@ from wasabi import msg
 from .corpus import pubtator_to_examples, read_concept_queries, read_pubtator
 from .dense import POOLINGS, SIMILARITIES
 from .evaluation import evaluate as evaluate_queries
-from .evaluation import link_scores
+from .evaluation import evaluate_examples
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 
@@ -34,9 +34,7 @@ def build(
         [], exists=True, help="CUI||name file or folder of training .concept files to add (repeatable)"
     ),
     preferred_ids_from: List[Path] = typer.Option(
-        [], exists=True,
-        help="Folder of training .concept files or PubTator file whose gold IDs pick each concept's "
-        "preferred ID (repeatable)",
+        [], exists=True, help="Annotated corpora whose gold IDs pick each concept's preferred ID (repeatable)"
     ),
     lang: str = typer.Option("en", help="Language of the blank pipeline"),
 ) -> None:
@@ -60,11 +58,17 @@ def index(
     pipeline_dir: Path = typer.Argument(..., exists=True, help="A saved spaCy pipeline"),
     output_dir: Path = typer.Argument(..., help="Folder for the re-indexed pipeline"),
     dictionary: Path = typer.Option(..., exists=True, dir_okay=False, help="CUI||name file"),
+    preferred_ids_from: List[Path] = typer.Option(
+        [], exists=True, help="Annotated corpora whose gold IDs pick each concept's preferred ID (repeatable)"
+    ),
 ) -> None:
     """Index another dictionary with a pipeline's (trained) encoder and
     tf-idf: one model serves dictionaries larger than the one it was trained on."""
     nlp = spacy.load(pipeline_dir)
-    _index_and_save(nlp, lambda: nlp.get_pipe("biosyn_linker").set_dictionary(dictionary), output_dir)
+    linker = nlp.get_pipe("biosyn_linker")
+    if preferred_ids_from:
+        linker.learn_preferred_ids(preferred_ids_from)
+    _index_and_save(nlp, lambda: linker.set_dictionary(dictionary), output_dir)
 
 
 @app.command()
@@ -83,7 +87,8 @@ def evaluate(
 ) -> None:
     """Acc@1..Acc@5 of the pipeline's linker. `.concept` queries are ranked
     as BioSyn preprocessed them; a PubTator file's gold spans are linked in
-    their raw abstracts, the pipeline doing all preprocessing itself."""
+    their raw abstracts, the pipeline doing all preprocessing itself, and
+    cui_acc adds the share whose span._.cui (the ID users read) is gold."""
     nlp = spacy.load(pipeline_dir)
     linker = nlp.get_pipe("biosyn_linker")
     linker.top_k = max(linker.top_k, MAX_K)
@@ -92,9 +97,7 @@ def evaluate(
     if _is_pubtator(queries):
         wanted = set(labels.split(",")) if labels else None
         examples = pubtator_to_examples(nlp, read_pubtator(queries), wanted)
-        for _ in linker.pipe(eg.predicted for eg in examples):
-            pass  # links the predicted docs in place
-        metrics = link_scores(examples, max_k=MAX_K)
+        metrics = evaluate_examples(linker.pipe, examples, max_k=MAX_K)
     else:
         metrics = evaluate_queries(linker.rank, read_concept_queries(queries), max_k=MAX_K)
     msg.table(

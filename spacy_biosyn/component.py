@@ -220,10 +220,7 @@ class BiosynLinker(Pipe):
             )
         if not self.linker.encoder.is_loaded:
             self.linker.encoder.load()
-        self.id_usage = {}
-        for corpus in self.id_usage_paths:
-            for cui, count in read_id_usage(corpus).items():
-                self.id_usage[cui] = self.id_usage.get(cui, 0) + count
+        self.learn_preferred_ids(self.id_usage_paths)
         if path is not None:
             self.linker.build(self._with_preferred_ids(read_vocabulary(path)))
             for synonyms in self.synonym_paths:
@@ -239,6 +236,16 @@ class BiosynLinker(Pipe):
         if not isinstance(dictionary, Dictionary):
             dictionary = read_vocabulary(dictionary)
         self.linker.build(self._with_preferred_ids(dictionary), refit_sparse=False)
+
+    def learn_preferred_ids(self, corpora: Iterable[Union[str, Path]]) -> None:
+        """Count the gold IDs of annotated corpora (folders of .concept
+        files, PubTator files): dictionaries indexed from now on report each
+        concept's most used ID as span._.cui. No corpora: the vocabulary's
+        order stands."""
+        self.id_usage = {}
+        for corpus in corpora:
+            for cui, count in read_id_usage(corpus).items():
+                self.id_usage[cui] = self.id_usage.get(cui, 0) + count
 
     def _with_preferred_ids(self, dictionary: Dictionary) -> Dictionary:
         return dictionary.with_preferred_ids(self.id_usage) if self.id_usage else dictionary

@@ -10,6 +10,7 @@ dictionaries write 217000.
 """
 from typing import Callable, Collection, Dict, Iterable, List, Optional, Sequence
 
+from spacy.tokens import Doc
 from spacy.training import Example
 
 from .corpus import Query
@@ -30,6 +31,17 @@ def evaluate(rank: Ranker, queries: Sequence[Query], max_k: int = 5) -> Dict[str
     ranked = iter(rank([p for query_parts in parts for p in query_parts]))
     predictions = [[next(ranked) for _ in query_parts] for query_parts in parts]
     return accuracy(predictions, [q.cui for q in queries], max_k)
+
+
+def evaluate_examples(
+    pipe: Callable[[Iterable[Doc]], Iterable[Doc]], examples: Sequence[Example], max_k: int = 5,
+    labels: Optional[Collection[str]] = None,
+) -> Dict[str, float]:
+    """Link the predicted docs of `examples` in place with `pipe` (a
+    component's or a pipeline's), then score them (`link_scores`)."""
+    for _ in pipe(eg.predicted for eg in examples):
+        pass
+    return link_scores(examples, max_k, labels)
 
 
 def link_scores(

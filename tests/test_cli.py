@@ -74,7 +74,7 @@ def test_evaluate_links_the_gold_spans_of_a_pubtator_file(tmp_path, tiny_encoder
     )
     assert result.exit_code == 0, result.output
     metrics = json.loads(metrics_path.read_text())
-    assert (metrics["n"], metrics["unscored"], metrics["acc@1"]) == (2, 1, 100.0)
+    assert (metrics["n"], metrics["unscored"], metrics["acc@1"], metrics["cui_acc"]) == (2, 1, 100.0, 100.0)
 
 
 def test_build_adds_synonyms_and_saves_them(tmp_path, tiny_encoder, disease_dictionary):
@@ -88,3 +88,27 @@ def test_build_adds_synonyms_and_saves_them(tmp_path, tiny_encoder, disease_dict
     assert (pipeline / "biosyn_linker" / "synonyms.txt").read_text() == "D006816||st vitus dance\n"
     linker = spacy.load(pipeline).get_pipe("biosyn_linker")
     assert linker.rank(["St. Vitus' dance"])[0][0].cuis == ("D006816",)
+
+
+def test_index_takes_preferred_ids_from_an_annotated_corpus(tmp_path, tiny_encoder):
+    runner = CliRunner()
+    dictionary = tmp_path / "d.txt"
+    dictionary.write_text("C566443|610102||c7 deficiency\nD001943||breast cancer\n")
+    train = tmp_path / "train"
+    train.mkdir()
+    (train / "1.concept").write_text("1||0|13||Disease||c7 deficiency||610102\n")
+    build = ["build", str(tmp_path / "p"), "--encoder", tiny_encoder, "--dictionary", str(dictionary),
+             "--sparse-weight", "10"]
+    assert runner.invoke(app, build).exit_code == 0
+    index = ["index", str(tmp_path / "p"), str(tmp_path / "q"), "--dictionary", str(dictionary),
+             "--preferred-ids-from", str(train)]
+    result = runner.invoke(app, index)
+    assert result.exit_code == 0, result.output
+
+    def cui(pipeline):
+        nlp = spacy.load(pipeline)
+        doc = nlp.make_doc("C7 deficiency")
+        doc.ents = [doc.char_span(0, 13, label="Disease")]
+        return nlp(doc).ents[0]._.cui
+
+    assert (cui(tmp_path / "p"), cui(tmp_path / "q")) == ("C566443", "610102")
