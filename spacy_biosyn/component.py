@@ -421,13 +421,14 @@ def _concepts(candidates: List[Candidate], limit: int) -> List[Tuple[Concept, fl
 def _joined_concepts(parts: List[LinkedPart], limit: int) -> Tuple[List[tuple], List[Concept]]:
     """kb_ents and the IDs of its first entry. kb_ents: a simple mention's
     concepts by preferred ID; for a composite, the parts' concepts of equal
-    rank joined with "|" (the corpus convention), scored by their mean, so
-    the first entry is the parts' best concepts. The IDs: the first entry's
-    concept of each part, all its IDs."""
+    rank joined with "|" (the corpus convention; parts naming one concept,
+    "Duarte and Los Angeles variant galactosemia", give it once), scored by
+    their mean, so the first entry is the parts' best concepts. The IDs:
+    the first entry's concept of each part, all its IDs."""
     per_part = [_concepts(part.candidates, limit) for part in parts]
     depth = min((len(concepts) for concepts in per_part), default=0)  # no parts: only punctuation
     kb_ents = [
-        ("|".join(c[rank][0][0] for c in per_part), sum(c[rank][1] for c in per_part) / len(per_part))
+        ("|".join(dict.fromkeys(c[rank][0][0] for c in per_part)), sum(c[rank][1] for c in per_part) / len(per_part))
         for rank in range(depth)
     ]
     return kb_ents, [c[0][0] for c in per_part] if depth else []

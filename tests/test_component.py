@@ -90,6 +90,14 @@ def test_a_name_with_several_ids_is_one_concept_read_by_its_preferred_id(tiny_en
     assert [cui for cui, _ in tooth._.kb_ents][:2] == ["C567755", "D001943"]  # 613097 is no rival
 
 
+def test_a_composite_whose_parts_name_one_concept_reads_it_once(tiny_encoder, multi_id_dictionary):
+    nlp = make_nlp(tiny_encoder, multi_id_dictionary)
+    doc = nlp.get_pipe("biosyn_linker")(doc_with_ents(nlp, "breast cancer and breast neoplasms", "breast cancer and breast neoplasms"))
+    span = doc.ents[0]
+    assert len(span._.parts) == 2 and [ids[0] for ids in span._.concept_ids] == ["D001943", "D001943"]
+    assert span._.cui == span.kb_id_ == "D001943"
+
+
 def test_the_id_preference_is_configurable(tiny_encoder, multi_id_dictionary):
     reader = {"@readers": "spacy_biosyn.BiosynDictionary.v1", "path": multi_id_dictionary, "preferred_ids": ["\\d+"]}
     nlp = make_nlp(tiny_encoder, reader)
