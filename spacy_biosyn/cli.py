@@ -98,6 +98,8 @@ def evaluate(
         wanted = set(labels.split(",")) if labels else None
         examples = pubtator_to_examples(nlp, read_pubtator(queries), wanted)
         metrics = evaluate_examples(linker.pipe, examples, max_k=MAX_K)
+        if not metrics["n"]:
+            msg.fail(f"{queries}: no mention with a gold ID to score", exits=1)
     else:
         metrics = evaluate_queries(linker.rank, read_concept_queries(queries), max_k=MAX_K)
     msg.table(

@@ -352,11 +352,9 @@ class BiosynLinker(Pipe):
         (every part of a composite), and `link_acc_1` / `link_acc_5` under
         BioSyn's rule (any ID of the best names)."""
         metrics = link_scores(examples, max_k=5)
-        return {
-            "link_cui_acc": metrics["cui_acc"] / 100,
-            "link_acc_1": metrics["acc@1"] / 100,
-            "link_acc_5": metrics["acc@5"] / 100,
-        }
+        keys = {"link_cui_acc": "cui_acc", "link_acc_1": "acc@1", "link_acc_5": "acc@5"}
+        # None, as spaCy's scorers say, when no gold entity has an ID to score.
+        return {key: metrics[ours] / 100 if ours in metrics else None for key, ours in keys.items()}
 
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:
         path = Path(path)

@@ -53,7 +53,8 @@ def link_scores(
     pipeline's links. A gold entity without a predicted entity at the same
     offsets is a miss at every k. cui_acc is the share whose `span._.cui`,
     the ID users read, is a gold ID (for a composite, every part's ID);
-    CUI-less entities are not scored, and their number is reported."""
+    CUI-less entities are not scored, and their number is reported; with
+    nothing to score, only the counts are."""
     parts, golds, cuis, unscored = [], [], [], 0
     for example in examples:
         predicted = {(s.start_char, s.end_char): s for s in example.predicted.ents}
@@ -67,6 +68,8 @@ def link_scores(
             parts.append([part.candidates for part in span._.parts or []] if span is not None else [])
             cuis.append(span._.cui if span is not None else None)
             golds.append(gold.kb_id_)
+    if not golds:
+        return {"n": 0, "unscored": unscored, "scale": "percent"}
     metrics = accuracy(parts, golds, max_k)
     hits = sum(cui is not None and _all_gold(cui.split("|"), gold) for cui, gold in zip(cuis, golds))
     metrics.update(cui_acc=100.0 * hits / len(golds), unscored=unscored)

@@ -112,3 +112,34 @@ def test_index_takes_preferred_ids_from_an_annotated_corpus(tmp_path, tiny_encod
         return nlp(doc).ents[0]._.cui
 
     assert (cui(tmp_path / "p"), cui(tmp_path / "q")) == ("C566443", "610102")
+
+
+def test_spacy_evaluate_reports_linking_of_a_pipeline_with_entities(tmp_path, tiny_encoder, disease_dictionary):
+    from spacy.cli.evaluate import evaluate as spacy_evaluate
+    from spacy.tokens import DocBin
+
+    nlp = spacy.blank("en")
+    ruler = nlp.add_pipe("entity_ruler")  # stands in for an NER: spacy evaluate gives the pipeline raw text
+    nlp.add_pipe("biosyn_linker", config={"dictionary": disease_dictionary, "encoder": tiny_encoder, "sparse_weight": 10.0})
+    nlp.initialize()  # clears the ruler's patterns, so they come after
+    ruler.add_patterns([{"label": "Disease", "pattern": "breast cancer"}, {"label": "Disease", "pattern": "gout"}])
+    nlp.to_disk(tmp_path / "pipeline")
+    gold = nlp.make_doc("breast cancer and gout")
+    gold.ents = [
+        spacy.tokens.Span(gold, 0, 2, label="Disease", kb_id="D001943"),
+        spacy.tokens.Span(gold, 3, 4, label="Disease", kb_id="D006073"),  # not in the dictionary: a miss
+    ]
+    DocBin(docs=[gold]).to_disk(tmp_path / "dev.spacy")
+    scores = spacy_evaluate(str(tmp_path / "pipeline"), tmp_path / "dev.spacy", output=tmp_path / "scores.json")
+    assert (scores["link_cui_acc"], scores["link_acc_1"]) == (0.5, 0.5)
+    assert json.loads((tmp_path / "scores.json").read_text())["link_cui_acc"] == 0.5
+
+
+def test_evaluate_with_no_mention_to_score_says_so(tmp_path, tiny_encoder, disease_dictionary):
+    runner = CliRunner()
+    assert runner.invoke(app, ["build", str(tmp_path / "p"), "--encoder", tiny_encoder, "--dictionary", disease_dictionary]).exit_code == 0
+    corpus = tmp_path / "cuiless.PubTator.txt"
+    corpus.write_text("1|t|CIPS was seen.\n1|a|\n1\t0\t4\tCIPS\tDisease\t-1\n")
+    result = runner.invoke(app, ["evaluate", str(tmp_path / "p"), str(corpus)])
+    assert result.exit_code == 1 and "no mention with a gold ID to score" in result.output
+    assert "cuiless.PubTator.txt" in result.output

@@ -260,6 +260,8 @@ def test_nlp_evaluate_reports_linking_accuracy(nlp):
     ])
     scores = nlp.evaluate(pubtator_to_examples(nlp, [document]))
     assert (scores["link_cui_acc"], scores["link_acc_1"]) == (0.5, 0.5)
+    nothing_to_score = pubtator_to_examples(nlp, [document._replace(annotations=[])])
+    assert nlp.evaluate(nothing_to_score)["link_cui_acc"] is None
 
 
 def test_displacy_shows_the_linked_ids(nlp):
