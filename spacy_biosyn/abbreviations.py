@@ -4,14 +4,24 @@ The detector is a registered function so a config can swap it; Ab3P, through
 `pyab3p`, is the default. Ab3P reports UTF-8 byte offsets, which drift from
 Python's character offsets after the first non-ASCII character ("café",
 "Schwartz–Jampel"), so they are converted here, once, for every caller.
+
+Ab3P's native code kills the process (SIGSEGV, SIGABRT) when one call holds
+a word of 100,000 bytes, a sentence of a few hundred thousand, or 25,000
+nested parentheses. It is therefore given pieces of at most
+`_MAX_PIECE_CHARS` characters, cut at sentence ends: a definition never
+crosses a sentence, so ordinary text finds the same pairs.
 """
 import re
-from typing import Callable, List, NamedTuple, Optional, Tuple
+from typing import Callable, Iterator, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 from spacy.util import registry
 
 _WHITESPACE_RUN = re.compile(r"\s+")
+# 10,000 characters are at most 40 kB of UTF-8; measured here, Ab3P survives
+# a 99,000-byte word and 12,000 nested parentheses in one call.
+_MAX_PIECE_CHARS = 10_000
+_SENTENCE_END = re.compile(r"[.!?]\s+|\n")
 
 
 class Abbreviation(NamedTuple):
@@ -47,16 +57,56 @@ class Ab3PDetector:
             import pyab3p
 
             self._ab3p = pyab3p.Ab3p()
-        # Ab3P collapses whitespace runs inside its sentences and then cannot
-        # find them in the text ("Failed to find sentence"), so it is given
-        # a collapsed copy, mapped byte by byte back to the original.
-        collapsed, origin = _collapse_whitespace(text)
         found = []
-        for pair in self._ab3p.get_abbrs(collapsed):
-            short = _original_span(origin, pair.short_form_offset, pair.short_form)
-            long = _original_span(origin, pair.long_form_offset, pair.long_form)
-            found.append(Abbreviation(text[short], text[long], short.start, long.start))
+        for start, end in _pieces(text, _MAX_PIECE_CHARS):
+            # Ab3P collapses whitespace runs inside its sentences and then cannot
+            # find them in the text ("Failed to find sentence"), so it is given
+            # a collapsed copy, mapped byte by byte back to the original.
+            collapsed, origin = _collapse_whitespace(text[start:end])
+            encoded = collapsed.encode("utf-8")
+            for pair in self._ab3p.get_abbrs(collapsed):
+                offsets = _checked_offsets(encoded, pair)
+                if offsets is None:
+                    continue
+                short = _original_span(origin, offsets[0], pair.short_form, start)
+                long = _original_span(origin, offsets[1], pair.long_form, start)
+                found.append(Abbreviation(text[short], text[long], short.start, long.start))
         return found
+
+
+def _checked_offsets(encoded: bytes, pair) -> Optional[Tuple[int, int]]:
+    """Byte offsets of a pair's short and long form in the text Ab3P was
+    given. Once Ab3P fails to find one of its sentences in that text (it
+    prints "Failed to find sentence"), the offsets it reports for later
+    sentences are off; the forms are then looked up, the short form after
+    its long form ("long form (SF)") or else before it, and a pair whose
+    forms are not there is dropped."""
+    short, long = pair.short_form.encode("utf-8"), pair.long_form.encode("utf-8")
+    short_at, long_at = pair.short_form_offset, pair.long_form_offset
+    if encoded[short_at : short_at + len(short)] == short and encoded[long_at : long_at + len(long)] == long:
+        return short_at, long_at
+    long_at = encoded.find(long)
+    if long_at < 0:
+        return None
+    short_at = encoded.find(short, long_at + len(long))
+    if short_at < 0:
+        short_at = encoded.rfind(short, 0, long_at)
+    return (short_at, long_at) if short_at >= 0 else None
+
+
+def _pieces(text: str, limit: int) -> Iterator[Tuple[int, int]]:
+    """(start, end) of consecutive pieces of at most `limit` characters,
+    each ending at the last sentence end inside it, else at the last
+    whitespace, else at the limit (a single word that long)."""
+    start = 0
+    while len(text) - start > limit:
+        window = text[start : start + limit]
+        ends = [m.end() for m in _SENTENCE_END.finditer(window)]
+        cut = ends[-1] if ends else max(window.rfind(" "), window.rfind("\t")) + 1 or limit
+        yield start, start + cut
+        start += cut
+    if start < len(text):
+        yield start, len(text)
 
 
 def _collapse_whitespace(text: str) -> Tuple[str, np.ndarray]:
@@ -74,9 +124,9 @@ def _collapse_whitespace(text: str) -> Tuple[str, np.ndarray]:
     return _WHITESPACE_RUN.sub(" ", text), np.repeat(positions, n_bytes[positions])
 
 
-def _original_span(origin: np.ndarray, byte_offset: int, form: str) -> slice:
+def _original_span(origin: np.ndarray, byte_offset: int, form: str, piece_start: int) -> slice:
     last_byte = byte_offset + len(form.encode("utf-8")) - 1
-    return slice(int(origin[byte_offset]), int(origin[last_byte]) + 1)
+    return slice(piece_start + int(origin[byte_offset]), piece_start + int(origin[last_byte]) + 1)
 
 
 @registry.misc("spacy_biosyn.Ab3P.v1")

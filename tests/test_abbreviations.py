@@ -1,3 +1,6 @@
+import subprocess
+import sys
+
 import pytest
 from spacy.util import registry
 
@@ -67,3 +70,30 @@ def test_schwartz_hearst_finds_a_long_form_that_opens_the_text():
 def test_abbreviation_ends_follow_from_the_forms():
     abbreviation = Abbreviation("SMA", "spinal muscular atrophy", 30, 5)
     assert (abbreviation.short_end, abbreviation.long_end) == (33, 28)
+
+
+def test_pairs_after_a_sentence_ab3p_cannot_find_keep_their_forms():
+    # Ab3P prints "Failed to find sentence" on "Hoehn _ Yahr" and reports later offsets wrongly.
+    text = (
+        "Patients (Hoehn _ Yahr stage 3-5) with Parkinson's disease (PD) were selected. "
+        "Six were operated on in the globus pallidus interna (GPi) and four in the subthalamic nucleus (STN)."
+    )
+    found = Ab3PDetector()(text)
+    assert [(a.short_form, a.long_form) for a in found] == [
+        ("PD", "Parkinson's disease"), ("GPi", "globus pallidus interna"), ("STN", "subthalamic nucleus"),
+    ]
+    assert all(text[a.short_start : a.short_end] == a.short_form for a in found)
+
+
+def test_inputs_that_kill_ab3p_in_one_call_are_survived():
+    # Run apart: before the fix each of these ended the process with SIGSEGV or SIGABRT.
+    code = """
+from spacy_biosyn.abbreviations import Ab3PDetector
+detect = Ab3PDetector()
+assert detect("cancer " + "x" * 100_001) == []
+assert [a.short_form for a in detect("Breast cancer (BC) " + "word " * 50_000 + ".")] == ["BC"]
+assert [a.short_form for a in detect("Breast cancer (BC) " + "(" * 25_000 + "x" + ")" * 25_000)] == ["BC"]
+assert len(detect("breast cancer (BC) " * 20_000)) == 20_000
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
