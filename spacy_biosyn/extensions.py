@@ -1,0 +1,69 @@
+"""The Doc and Span extensions the linker sets, typed on every read.
+
+DocBin and `nlp.pipe(n_process=N)` carry extension values through msgpack,
+which turns tuples, and so NamedTuples, into lists: a `Candidate` would come
+back as `["breast cancer", [["D001943"]], 1.125]`. Each extension here keeps
+its value in a storage extension (`biosyn_stored_<name>`) and rebuilds the
+types whenever it is read, so a round trip changes nothing a user sees.
+"""
+from typing import Any, Callable, List, Optional
+
+from spacy.tokens import Doc, Span
+
+from .abbreviations import Abbreviation
+from .linker import Candidate, LinkedPart
+
+
+def _candidates(raw) -> List[Candidate]:
+    return [Candidate(name, tuple(tuple(ids) for ids in concepts), score) for name, concepts, score in raw]
+
+
+def _parts(raw) -> List[LinkedPart]:
+    return [LinkedPart(text, _candidates(candidates)) for text, candidates in raw]
+
+
+def _kb_ents(raw) -> List[tuple]:
+    return [(cui, score) for cui, score in raw]
+
+
+def _concept_ids(raw) -> List[tuple]:
+    return [tuple(ids) for ids in raw]
+
+
+def _abbreviations(raw) -> List[Abbreviation]:
+    return [Abbreviation(*fields) for fields in raw]
+
+
+SPAN_EXTENSIONS = {
+    "concept_ids": _concept_ids,
+    "kb_ents": _kb_ents,
+    "candidates": _candidates,
+    "parts": _parts,
+}
+DOC_EXTENSIONS = {"biosyn_abbreviations": _abbreviations}
+
+
+def _register(cls, name: str, convert: Callable[[Any], Any]) -> None:
+    stored = f"biosyn_stored_{name}"
+    if cls.has_extension(name):
+        return
+    cls.set_extension(stored, default=None)
+
+    def getter(obj) -> Optional[Any]:
+        raw = getattr(obj._, stored)
+        return None if raw is None else convert(raw)
+
+    def setter(obj, value) -> None:
+        setattr(obj._, stored, value)
+
+    cls.set_extension(name, getter=getter, setter=setter)
+
+
+def register_extensions() -> None:
+    """Register every extension once; importing spacy_biosyn does it."""
+    if not Span.has_extension("cui"):
+        Span.set_extension("cui", default=None)
+    for name, convert in SPAN_EXTENSIONS.items():
+        _register(Span, name, convert)
+    for name, convert in DOC_EXTENSIONS.items():
+        _register(Doc, name, convert)
