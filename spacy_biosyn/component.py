@@ -391,14 +391,25 @@ class BiosynLinker(Pipe):
         return self
 
 
+# The encoder's float32 results depend on the batch a string is encoded in
+# (by about 1e-6), so scores that are equal in exact arithmetic, such as two
+# readings that are both dictionary names (1 + lambda), differ in their last
+# bits from batch to batch. A later reading must win by more than this.
+TIE_TOLERANCE = 1e-4
+
+
 def _best_reading(readings: List[Reading], ranked: Dict[str, List[Candidate]]) -> List[LinkedPart]:
-    """The reading whose parts' best names score highest on average."""
+    """The reading whose parts' best names score highest on average; of
+    readings equal within TIE_TOLERANCE, the first (the likeliest)."""
 
     def score(reading: Reading) -> float:
         tops = [ranked[part][0].score for part in reading if ranked[part]]
         return sum(tops) / len(reading) if tops else float("-inf")
 
-    best = max(readings, key=score)  # max keeps the first of equals: the likeliest reading
+    best, best_score = readings[0], score(readings[0])
+    for reading in readings[1:]:
+        if score(reading) > best_score + TIE_TOLERANCE:
+            best, best_score = reading, score(reading)
     return [LinkedPart(part, ranked[part]) for part in best]
 
 

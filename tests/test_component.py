@@ -6,7 +6,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc, Span
 
-from spacy_biosyn import MismatchError
+from spacy_biosyn import Candidate, MismatchError
 from conftest import make_tiny_encoder
 
 
@@ -310,3 +310,19 @@ def test_an_annotated_corpus_chooses_each_concepts_preferred_id(tiny_encoder, mu
     assert cuis(loaded) == cuis(nlp)
     loaded.get_pipe("biosyn_linker").set_dictionary(multi_id_dictionary)  # re-indexing keeps it
     assert cuis(loaded) == cuis(nlp)
+
+
+def test_readings_equal_but_for_float_noise_keep_the_first():
+    from spacy_biosyn.component import _best_reading
+
+    # "CMC" defined as "cystic mastitis chronic", and also a dictionary name: both
+    # readings score 1 + lambda, give or take the last bits of a batch's arithmetic.
+    ranked = {
+        "cystic mastitis chronic": [Candidate("cystic mastitis chronic", (("D005348",),), 1.1249999)],
+        "cmc": [Candidate("cmc", (("163000",),), 1.1250001)],
+        "gout": [Candidate("gout", (("D006073",),), 0.9)],
+    }
+    best = _best_reading([("cystic mastitis chronic",), ("cmc",)], ranked)
+    assert [part.text for part in best] == ["cystic mastitis chronic"]
+    better = _best_reading([("gout",), ("cmc",)], ranked)  # a real difference still wins
+    assert [part.text for part in better] == ["cmc"]
