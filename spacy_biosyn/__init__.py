@@ -7,6 +7,7 @@ Doc extension `biosyn_abbreviations` and the Span extensions `cui`,
 setup.cfg make spaCy do it on demand.
 """
 from .abbreviations import Abbreviation
+from .atomic import save_pipeline
 from .component import BiosynLinker, make_biosyn_linker
 from .concepts import AliasCountReranker, ConceptCentroids, ConceptScorer
 from .dense import TransformerEncoder
@@ -46,4 +47,5 @@ __all__ = [
     "read_scispacy_kb",
     "read_umls",
     "read_vocabulary",
+    "save_pipeline",
 ]

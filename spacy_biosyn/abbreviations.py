@@ -50,6 +50,10 @@ class Ab3PDetector:
     def __init__(self):
         self._ab3p = None  # built on first use: loading its word lists takes a moment
 
+    def __getstate__(self) -> dict:
+        # The native Ab3p object cannot be pickled; a copy builds its own.
+        return {**self.__dict__, "_ab3p": None}
+
     def __call__(self, text: str) -> List[Abbreviation]:
         if not text.strip():
             return []

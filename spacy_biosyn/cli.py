@@ -11,6 +11,7 @@ from spacy.language import Language
 from spacy.util import load_config
 from wasabi import msg
 
+from .atomic import save_pipeline
 from .corpus import pubtator_to_examples, read_concept_queries, read_pubtator
 from .dense import POOLINGS, SIMILARITIES
 from .evaluation import evaluate as evaluate_queries
@@ -128,12 +129,15 @@ def train(
 
 
 def _index_and_save(nlp: Language, index: Callable[[], None], output_dir: Path) -> None:
-    """Run the indexing step, timed, then save the pipeline."""
+    """Run the indexing step, timed, then save the pipeline in one piece:
+    a pipeline already at `output_dir` is replaced only once the new one is
+    whole. A folder holding anything else is left alone."""
+    if output_dir.is_dir() and any(output_dir.iterdir()) and not (output_dir / "config.cfg").exists():
+        msg.fail(f"{output_dir} is not empty and holds no spaCy pipeline: give an empty or new folder", exits=1)
     start = time.perf_counter()
     index()
     seconds = time.perf_counter() - start
-    output_dir.parent.mkdir(parents=True, exist_ok=True)  # spaCy makes only the last folder
-    nlp.to_disk(output_dir)
+    save_pipeline(nlp, output_dir)
     names = len(nlp.get_pipe("biosyn_linker").linker.dictionary)
     msg.good(f"Indexed {names} names in {seconds:.1f}s; pipeline saved to {output_dir}")
 

@@ -17,6 +17,7 @@ Heavy state (encoder weights, name vectors, tf-idf) is built by
 path or a model hub.
 """
 import copy
+import tempfile
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
@@ -28,6 +29,7 @@ from spacy.training import Example
 from spacy.util import minibatch
 
 from .abbreviations import Abbreviation, AbbreviationDetector
+from .atomic import read_consistently, replaced_atomically
 from .concepts import ConceptScorer
 from .corpus import read_id_usage, read_synonyms
 from .dense import DEFAULT_ENCODER_NAME, TransformerEncoder
@@ -353,42 +355,97 @@ class BiosynLinker(Pipe):
         # None, as spaCy's scorers say, when no gold entity has an ID to score.
         return {key: metrics[ours] / 100 if ours in metrics else None for key, ours in keys.items()}
 
+    # Saved state, field by field, in the order it is read back (the encoder
+    # first: the linkers check their vectors against it). `exclude` names fields.
+    def _writers(self) -> Dict[str, Callable[[Path], None]]:
+        def write_routes(path: Path) -> None:
+            for i, linker in enumerate(self.routes.values()):
+                linker.to_disk(path / "routes" / str(i), exclude=["encoder"])
+
+        return {
+            "encoder": lambda path: self.linker.encoder.to_disk(path / "encoder"),
+            "linker": lambda path: self.linker.to_disk(path, exclude=["encoder"]) if self.linker.is_ready else None,
+            "routes": write_routes,
+            # lambda is learned by training, so it is state, not just config.
+            "cfg": lambda path: srsly.write_json(
+                path / "cfg", {"sparse_weight": self.linker.sparse_weight, "routes": list(self.routes)}
+            ),
+            "corrections": lambda path: srsly.write_json(path / "corrections.json", self.preprocessor.corrections),
+            "id_usage": lambda path: srsly.write_json(path / "id_usage.json", self.id_usage),
+        }
+
+    def _readers(self) -> Dict[str, Callable[[Path], None]]:
+        def read_cfg(path: Path) -> None:
+            cfg = srsly.read_json(path / "cfg")
+            if cfg["routes"] != list(self.routes):
+                raise ValueError(
+                    f"{path} holds routes for the labels {cfg['routes']}, but the config names "
+                    f"{list(self.routes)}: load it with the config it was saved with"
+                )
+            for linker in (self.linker, *self.routes.values()):
+                linker.sparse_weight = cfg["sparse_weight"]
+
+        def read_linker(path: Path) -> None:
+            if (path / "dictionary.txt").exists():  # else a pipeline of routes only
+                self.linker.from_disk(path, exclude=["encoder"])
+
+        def read_routes(path: Path) -> None:
+            for i, linker in enumerate(self.routes.values()):
+                linker.from_disk(path / "routes" / str(i), exclude=["encoder"])
+
+        def read_corrections(path: Path) -> None:
+            self.preprocessor.corrections = srsly.read_json(path / "corrections.json")
+
+        def read_id_usage(path: Path) -> None:
+            self.id_usage = srsly.read_json(path / "id_usage.json")
+
+        return {
+            "encoder": lambda path: self.linker.encoder.from_disk(path / "encoder"),
+            "linker": read_linker,
+            "routes": read_routes,
+            "cfg": read_cfg,
+            "corrections": read_corrections,
+            "id_usage": read_id_usage,
+        }
+
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:
-        path = Path(path)
-        if self.linker.is_ready:
-            self.linker.to_disk(path)
-        else:  # routes only: the shared encoder is saved where it would be
-            self.linker.encoder.to_disk(path / "encoder")
-        for i, linker in enumerate(self.routes.values()):
-            linker.to_disk(path / "routes" / str(i), exclude=["encoder"])
-        # lambda is learned by training, so it is state, not just config.
-        srsly.write_json(
-            path / "cfg", {"sparse_weight": self.linker.sparse_weight, "routes": list(self.routes)}
-        )
-        srsly.write_json(path / "corrections.json", self.preprocessor.corrections)
-        srsly.write_json(path / "id_usage.json", self.id_usage)
+        """Save all but the `exclude`d fields; the folder is replaced whole,
+        so a save killed midway leaves the previous one as it was."""
+        with replaced_atomically(path) as staging:
+            for field, write in self._writers().items():
+                if field not in exclude:
+                    write(staging)
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "BiosynLinker":
         path = Path(path)
-        cfg = srsly.read_json(path / "cfg")
-        saved_routes = cfg.get("routes", [])  # absent from pipelines saved before routes
-        if saved_routes != list(self.routes):
-            raise ValueError(
-                f"{path} holds routes for the labels {saved_routes}, but the config names "
-                f"{list(self.routes)}: load it with the config it was saved with"
-            )
-        if (path / "dictionary.txt").exists():
-            self.linker.from_disk(path)
-        else:
-            self.linker.encoder.from_disk(path / "encoder")
-        for i, linker in enumerate(self.routes.values()):
-            linker.from_disk(path / "routes" / str(i), exclude=["encoder"])
-        for linker in (self.linker, *self.routes.values()):
-            linker.sparse_weight = cfg["sparse_weight"]
-        if (path / "corrections.json").exists():  # absent from pipelines saved before 0.1
-            self.preprocessor.corrections = srsly.read_json(path / "corrections.json")
-        self.id_usage = srsly.read_json(path / "id_usage.json")
+
+        def read() -> None:
+            for field, read_field in self._readers().items():
+                if field not in exclude:
+                    read_field(path)
+
+        read_consistently(path, read)
         return self
+
+    def to_bytes(self, *, exclude: Iterable[str] = ()) -> bytes:
+        """The files `to_disk` writes, packed with msgpack (no pickle)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp) / "component"
+            self.to_disk(folder, exclude=exclude)
+            files = {f.relative_to(folder).as_posix(): f.read_bytes() for f in sorted(folder.rglob("*")) if f.is_file()}
+        return srsly.msgpack_dumps(files)
+
+    def from_bytes(self, data: bytes, *, exclude: Iterable[str] = ()) -> "BiosynLinker":
+        files = srsly.msgpack_loads(data)
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp)
+            for name, content in files.items():
+                relative = Path(name)
+                if relative.is_absolute() or ".." in relative.parts:
+                    raise ValueError(f"{self.name}: from_bytes refuses the file name {name!r}, which leaves its folder")
+                (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+                (folder / relative).write_bytes(content)
+            return self.from_disk(folder, exclude=exclude)
 
 
 # The encoder's float32 results depend on the batch a string is encoded in

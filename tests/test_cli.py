@@ -143,3 +143,19 @@ def test_evaluate_with_no_mention_to_score_says_so(tmp_path, tiny_encoder, disea
     result = runner.invoke(app, ["evaluate", str(tmp_path / "p"), str(corpus)])
     assert result.exit_code == 1 and "no mention with a gold ID to score" in result.output
     assert "cuiless.PubTator.txt" in result.output
+
+
+def test_build_replaces_a_pipeline_but_not_a_folder_of_other_files(tmp_path, tiny_encoder, disease_dictionary):
+    runner = CliRunner()
+    build = ["build", "--encoder", tiny_encoder, "--dictionary", disease_dictionary]
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "todo.txt").write_text("mine")
+    result = runner.invoke(app, build + [str(notes)])
+    assert result.exit_code == 1 and "is not empty and holds no spaCy pipeline" in result.output
+    assert [p.name for p in notes.iterdir()] == ["todo.txt"]
+    assert runner.invoke(app, build + [str(tmp_path / "p")]).exit_code == 0
+    (tmp_path / "p" / "stale.txt").write_text("from an older save")
+    assert runner.invoke(app, build + [str(tmp_path / "p"), "--top-k", "3"]).exit_code == 0
+    assert not (tmp_path / "p" / "stale.txt").exists()  # the new pipeline replaced the old whole
+    assert spacy.load(tmp_path / "p").get_pipe("biosyn_linker").top_k == 3

@@ -1,0 +1,94 @@
+"""Saves that are all or nothing, and loads that never see half a save.
+
+A save is written into a fresh folder beside its target and swapped in with
+one atomic rename, so a save killed at any point leaves the previous folder
+whole, and a reader sees either the old folder or the new one. On Linux the
+swap is `renameat2(RENAME_EXCHANGE)`; elsewhere the old folder is moved
+aside first, which leaves a moment without one.
+
+`nlp.to_disk` writes spaCy's own files (config, tokenizer, vocab) in place
+before and after the components' folders, so only `save_pipeline` makes a
+whole pipeline's save atomic; the biosyn_linker's folder, which holds
+nearly all of a save's bytes, is atomic either way.
+"""
+import ctypes
+import ctypes.util
+import os
+import shutil
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, TypeVar, Union
+
+T = TypeVar("T")
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def _renameat2() -> Callable:
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    return getattr(libc, "renameat2", None)
+
+
+_RENAMEAT2 = _renameat2() if os.name == "posix" else None
+
+
+@contextmanager
+def replaced_atomically(path: Union[str, Path]) -> Iterator[Path]:
+    """A fresh folder beside `path` to write into; when the block ends
+    without error it takes the place of `path`, and otherwise it is removed."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.parent / f".{path.name}.saving-{uuid.uuid4().hex[:8]}"
+    staging.mkdir()
+    try:
+        yield staging
+        if path.exists():
+            _exchange(staging, path)  # staging now holds the old folder
+            shutil.rmtree(staging)
+        else:
+            os.rename(staging, path)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def save_pipeline(nlp, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:
+    """`nlp.to_disk(path)`, all or nothing: a save killed at any point leaves
+    the pipeline that was at `path` loadable, and readers never see half of one."""
+    with replaced_atomically(path) as staging:
+        nlp.to_disk(staging, exclude=exclude)
+
+
+def _exchange(new: Path, old: Path) -> None:
+    if _RENAMEAT2 is not None:
+        if _RENAMEAT2(_AT_FDCWD, os.fsencode(new), _AT_FDCWD, os.fsencode(old), _RENAME_EXCHANGE) == 0:
+            return
+        errno = ctypes.get_errno()
+        if errno not in (22, 38, 95):  # EINVAL, ENOSYS, EOPNOTSUPP: no exchange on this file system
+            raise OSError(errno, os.strerror(errno), str(old))
+    aside = old.parent / f".{old.name}.old-{uuid.uuid4().hex[:8]}"
+    os.rename(old, aside)
+    os.rename(new, old)
+    os.rename(aside, new)
+
+
+def read_consistently(path: Union[str, Path], read: Callable[[], T]) -> T:
+    """`read()`, once more if it failed while a save swapped `path`: the
+    files it opened then came from two saves."""
+    path = Path(path)
+    before = _identity(path)
+    try:
+        return read()
+    except Exception:
+        if _identity(path) == before:
+            raise
+        return read()
+
+
+def _identity(path: Path):
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return stat.st_dev, stat.st_ino

@@ -1,0 +1,112 @@
+"""Saving and loading as spaCy's own components do: bytes, exclude, pickle,
+and saves that are all or nothing."""
+import os
+import pickle
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+import spacy
+
+from test_component import TEXT, doc_with_ents, make_nlp
+
+MENTIONS = ("Breast-Cancer", "Ovarian Cancer", "Type 2 Diabetes")
+
+
+def links(nlp):
+    doc = nlp.get_pipe("biosyn_linker")(doc_with_ents(nlp, TEXT, *MENTIONS))
+    return [(e._.cui, e._.kb_ents, e._.candidates) for e in doc.ents]
+
+
+@pytest.fixture
+def nlp(tiny_encoder, disease_dictionary):
+    return make_nlp(tiny_encoder, disease_dictionary)
+
+
+def test_bytes_round_trip_gives_identical_links(nlp):
+    config = nlp.config["components"]["biosyn_linker"]
+    fresh = spacy.blank("en")
+    fresh.add_pipe("biosyn_linker", config={k: v for k, v in config.items() if k != "factory"})
+    fresh.from_bytes(nlp.to_bytes())
+    assert links(fresh) == links(nlp)
+
+
+def test_exclude_leaves_fields_out_of_a_save_and_a_load(nlp, tmp_path, tiny_encoder, disease_dictionary):
+    component = nlp.get_pipe("biosyn_linker")
+    component.to_disk(tmp_path / "no-encoder", exclude=["encoder"])
+    assert not (tmp_path / "no-encoder" / "encoder").exists()
+    assert (tmp_path / "no-encoder" / "dictionary.txt").exists()
+    other = make_nlp(tiny_encoder, disease_dictionary, sparse_weight=3.0)
+    other.get_pipe("biosyn_linker").from_disk(tmp_path / "no-encoder", exclude=["encoder", "cfg"])
+    assert other.get_pipe("biosyn_linker").linker.sparse_weight == 3.0  # cfg was not read
+
+
+def test_bytes_naming_a_file_outside_the_folder_are_refused(nlp):
+    import srsly
+
+    with pytest.raises(ValueError, match="leaves its folder"):
+        nlp.get_pipe("biosyn_linker").from_bytes(srsly.msgpack_dumps({"../../evil": b"x"}))
+
+
+def test_a_pipeline_that_linked_can_be_pickled(nlp):
+    before = links(nlp)  # Ab3P has been built by now
+    assert links(pickle.loads(pickle.dumps(nlp))) == before
+
+
+def test_a_save_that_fails_midway_leaves_the_previous_one(nlp, tmp_path, monkeypatch):
+    nlp.to_disk(tmp_path / "p")
+    before = links(spacy.load(tmp_path / "p"))
+    component = nlp.get_pipe("biosyn_linker")
+
+    def broken(path):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(component.linker.index, "to_disk", broken)
+    with pytest.raises(OSError, match="disk full"):
+        nlp.to_disk(tmp_path / "p")
+    assert links(spacy.load(tmp_path / "p")) == before
+    assert not [p.name for p in (tmp_path / "p").iterdir() if p.name.startswith(".")]  # no staging folder left
+
+
+SAVING = textwrap.dedent("""
+    import sys, spacy
+    from spacy_biosyn import save_pipeline
+    nlp = spacy.load(sys.argv[1])
+    print("saving", flush=True)
+    while True:
+        if sys.argv[2] == "pipeline":
+            save_pipeline(nlp, sys.argv[1])
+        else:
+            nlp.get_pipe("biosyn_linker").to_disk(sys.argv[1] + "/biosyn_linker")
+""")
+
+
+@pytest.mark.parametrize("what", ["pipeline", "component"])
+def test_saves_killed_at_random_points_leave_a_loadable_pipeline(nlp, tmp_path, what):
+    nlp.to_disk(tmp_path / "p")
+    expected = links(nlp)
+    rng = random.Random(0)
+    for _ in range(4):
+        saver = subprocess.Popen([sys.executable, "-c", SAVING, str(tmp_path / "p"), what], stdout=subprocess.PIPE, text=True)
+        assert saver.stdout.readline() == "saving\n"
+        time.sleep(rng.uniform(0.0, 1.0))
+        os.kill(saver.pid, signal.SIGKILL)
+        saver.wait()
+        assert links(spacy.load(tmp_path / "p")) == expected
+
+
+def test_loading_while_another_process_saves_in_place(nlp, tmp_path):
+    nlp.to_disk(tmp_path / "p")
+    expected = links(nlp)
+    saver = subprocess.Popen([sys.executable, "-c", SAVING, str(tmp_path / "p"), "pipeline"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert saver.stdout.readline() == "saving\n"
+        for _ in range(6):
+            assert links(spacy.load(tmp_path / "p")) == expected
+    finally:
+        saver.kill()
+        saver.wait()
