@@ -7,13 +7,14 @@ Doc extension `biosyn_abbreviations` and the Span extensions `cui`,
 setup.cfg make spaCy do it on demand.
 """
 from .abbreviations import Abbreviation
-from .atomic import save_pipeline
+from .storage import save_pipeline
 from .component import BiosynLinker, make_biosyn_linker
 from .concepts import AliasCountReranker, ConceptCentroids, ConceptScorer
 from .dense import TransformerEncoder
-from .dictionary import DEFAULT_ID_PREFERENCE, Dictionary, DictionaryError, IdPreference
+from .dictionary import DEFAULT_ID_PREFERENCE, Dictionary, IdPreference
+from .errors import BiosynError, CorpusError, DictionaryError, MismatchError, SavedStateError
 from .index import ExactIndex, FaissIndex, SearchIndex
-from .linker import Candidate, LinkedPart, Linker, MismatchError
+from .linker import Candidate, LinkedPart, Linker
 from .sieve import Sieve
 from .text import normalize
 from .vocabularies import read_biosyn, read_medic, read_obo, read_scispacy_kb, read_umls, read_vocabulary
@@ -23,11 +24,13 @@ __version__ = "0.1.0"
 __all__ = [
     "Abbreviation",
     "AliasCountReranker",
+    "BiosynError",
     "BiosynLinker",
     "Candidate",
     "DEFAULT_ID_PREFERENCE",
     "ConceptCentroids",
     "ConceptScorer",
+    "CorpusError",
     "Dictionary",
     "DictionaryError",
     "ExactIndex",
@@ -36,6 +39,7 @@ __all__ = [
     "LinkedPart",
     "Linker",
     "MismatchError",
+    "SavedStateError",
     "SearchIndex",
     "Sieve",
     "TransformerEncoder",

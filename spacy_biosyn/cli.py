@@ -11,7 +11,7 @@ from spacy.language import Language
 from spacy.util import load_config
 from wasabi import msg
 
-from .atomic import save_pipeline
+from .storage import save_pipeline
 from .corpus import pubtator_to_examples, read_concept_queries, read_pubtator
 from .dense import POOLINGS, SIMILARITIES
 from .evaluation import evaluate as evaluate_queries

@@ -17,6 +17,7 @@ Heavy state (encoder weights, name vectors, tf-idf) is built by
 path or a model hub.
 """
 import copy
+import math
 import tempfile
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
@@ -29,7 +30,8 @@ from spacy.training import Example
 from spacy.util import minibatch
 
 from .abbreviations import Abbreviation, AbbreviationDetector
-from .atomic import read_consistently, replaced_atomically
+from .errors import MismatchError, SavedStateError
+from .storage import read_consistently, read_saved_json, replaced_atomically
 from .concepts import ConceptScorer
 from .corpus import read_id_usage, read_synonyms
 from .dense import DEFAULT_ENCODER_NAME, TransformerEncoder
@@ -173,6 +175,8 @@ class BiosynLinker(Pipe):
     ):
         if top_k < 1:
             raise ValueError(f"biosyn_linker: top_k must be at least 1, got {top_k}")
+        if not _is_weight(sparse_weight):
+            raise ValueError(f"biosyn_linker: sparse_weight (lambda) must be a finite number >= 0, got {sparse_weight!r}")
         self.vocab = vocab
         self.name = name
         self.dictionary_path = dictionary
@@ -367,18 +371,22 @@ class BiosynLinker(Pipe):
             "linker": lambda path: self.linker.to_disk(path, exclude=["encoder"]) if self.linker.is_ready else None,
             "routes": write_routes,
             # lambda is learned by training, so it is state, not just config.
-            "cfg": lambda path: srsly.write_json(
-                path / "cfg", {"sparse_weight": self.linker.sparse_weight, "routes": list(self.routes)}
-            ),
+            "cfg": lambda path: srsly.write_json(path / "cfg", {
+                "sparse_weight": self.linker.sparse_weight,
+                "routes": list(self.routes),
+                "has_dictionary": self.linker.is_ready,
+            }),
             "corrections": lambda path: srsly.write_json(path / "corrections.json", self.preprocessor.corrections),
             "id_usage": lambda path: srsly.write_json(path / "id_usage.json", self.id_usage),
         }
 
     def _readers(self) -> Dict[str, Callable[[Path], None]]:
+        cfg = {}
+
         def read_cfg(path: Path) -> None:
-            cfg = srsly.read_json(path / "cfg")
+            cfg.update(_checked_cfg(path / "cfg"))
             if cfg["routes"] != list(self.routes):
-                raise ValueError(
+                raise MismatchError(
                     f"{path} holds routes for the labels {cfg['routes']}, but the config names "
                     f"{list(self.routes)}: load it with the config it was saved with"
                 )
@@ -386,7 +394,7 @@ class BiosynLinker(Pipe):
                 linker.sparse_weight = cfg["sparse_weight"]
 
         def read_linker(path: Path) -> None:
-            if (path / "dictionary.txt").exists():  # else a pipeline of routes only
+            if cfg.get("has_dictionary", True):  # else a pipeline of routes only
                 self.linker.from_disk(path, exclude=["encoder"])
 
         def read_routes(path: Path) -> None:
@@ -394,16 +402,16 @@ class BiosynLinker(Pipe):
                 linker.from_disk(path / "routes" / str(i), exclude=["encoder"])
 
         def read_corrections(path: Path) -> None:
-            self.preprocessor.corrections = srsly.read_json(path / "corrections.json")
+            self.preprocessor.corrections = _checked_mapping(path / "corrections.json", str)
 
         def read_id_usage(path: Path) -> None:
-            self.id_usage = srsly.read_json(path / "id_usage.json")
+            self.id_usage = _checked_mapping(path / "id_usage.json", int)
 
         return {
+            "cfg": read_cfg,
             "encoder": lambda path: self.linker.encoder.from_disk(path / "encoder"),
             "linker": read_linker,
             "routes": read_routes,
-            "cfg": read_cfg,
             "corrections": read_corrections,
             "id_usage": read_id_usage,
         }
@@ -446,6 +454,31 @@ class BiosynLinker(Pipe):
                 (folder / relative).parent.mkdir(parents=True, exist_ok=True)
                 (folder / relative).write_bytes(content)
             return self.from_disk(folder, exclude=exclude)
+
+
+def _is_weight(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+
+
+def _checked_cfg(path: Path) -> dict:
+    cfg = read_saved_json(path)
+    if not isinstance(cfg, dict) or not _is_weight(cfg.get("sparse_weight")):
+        raise SavedStateError(f"{path}: sparse_weight must be a finite number >= 0, found {cfg!r:.80}")
+    routes = cfg.get("routes")
+    if not isinstance(routes, list) or not all(isinstance(label, str) for label in routes):
+        raise SavedStateError(f"{path}: routes must be a list of labels, found {routes!r:.80}")
+    if not isinstance(cfg.get("has_dictionary", True), bool):
+        raise SavedStateError(f"{path}: has_dictionary must be true or false, found {cfg['has_dictionary']!r}")
+    return cfg
+
+
+def _checked_mapping(path: Path, value_type: type) -> dict:
+    mapping = read_saved_json(path)
+    if not isinstance(mapping, dict) or not all(
+        isinstance(v, value_type) and not isinstance(v, bool) for v in mapping.values()
+    ):
+        raise SavedStateError(f"{path}: expected an object of {value_type.__name__} values, found {mapping!r:.80}")
+    return mapping
 
 
 # The encoder's float32 results depend on the batch a string is encoded in

@@ -10,11 +10,8 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example
 
 from .dictionary import Dictionary, IdPreference, bare_id, split_cuis
+from .errors import CorpusError
 from .text import numbered_lines
-
-
-class CorpusError(ValueError):
-    """A corpus file that does not follow its format."""
 
 
 class Query(NamedTuple):

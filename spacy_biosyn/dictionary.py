@@ -21,6 +21,7 @@ from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, 
 
 import numpy as np
 
+from .errors import DictionaryError
 from .text import normalize, numbered_lines
 
 # One concept's IDs, preferred first.
@@ -32,10 +33,6 @@ Concept = Tuple[str, ...]
 # concept, this order names the gold ID for 81.3% (NCBI) and 88.8% (BC5CDR);
 # the file's own order does for 50%.
 DEFAULT_ID_PREFERENCE = (r"(MESH:)?[CD]\d+", r"(OMIM:)?\d+")
-
-
-class DictionaryError(ValueError):
-    """A dictionary or vocabulary file that cannot be read."""
 
 
 class IdPreference:
@@ -268,7 +265,7 @@ def _checked_entries(path: Path) -> Iterator[Tuple[Concept, str]]:
         where = f"{path}, line {number}"
         if not sep:
             raise DictionaryError(f"{where}: expected 'CUI||name', found {line[:80]!r}")
-        if not all(c.strip() for c in cui_field.split("|")):
+        if not all(c.strip() for c in cui_field.replace("+", "|").split("|")):
             raise DictionaryError(f"{where}: empty concept ID in {line[:80]!r}")
         if "|" in name:
             raise DictionaryError(

@@ -34,6 +34,8 @@ from .sparse import pooled_sparse_scores, sparse_scores
 # A margin for float rounding between faiss's and numpy's inner products:
 # near-ties fall back to the full computation instead of being guessed.
 _BOUND_EPS = 1e-5
+# The names' tf-idf rows, in every back-end's folder; the linker checksums it.
+SPARSE_FILE = "sparse.npz"
 
 
 class SearchIndex:
@@ -156,12 +158,12 @@ class SearchIndex:
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         faiss.write_index(self._dense, str(path / "dense.faiss"))
-        sparse.save_npz(path / "sparse.npz", self._sparse)
+        sparse.save_npz(path / SPARSE_FILE, self._sparse)
 
     def from_disk(self, path: Union[str, Path]):
         path = Path(path)
         self._dense = faiss.read_index(str(path / "dense.faiss"))
-        self._sparse = sparse.load_npz(path / "sparse.npz").tocsr()  # allow_pickle=False
+        self._sparse = sparse.load_npz(path / SPARSE_FILE).tocsr()  # allow_pickle=False
         self._prepare()
         return self
 

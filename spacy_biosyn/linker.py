@@ -17,6 +17,9 @@ import srsly
 
 from .dense import TransformerEncoder
 from .dictionary import Concept, Dictionary
+from .errors import MismatchError
+from .storage import file_sha256, read_saved_json
+from .index import SPARSE_FILE as _SPARSE_FILE
 from .index import ExactIndex, SearchIndex
 from .sparse import SparseEncoder
 
@@ -46,10 +49,6 @@ class LinkedPart(NamedTuple):
 
     text: str
     candidates: List[Candidate]
-
-
-class MismatchError(ValueError):
-    """Saved vectors that do not belong to the saved dictionary or encoder."""
 
 
 class Linker:
@@ -165,10 +164,15 @@ class Linker:
         if "encoder" not in exclude:
             self.encoder.to_disk(path / "encoder")
         self.index.to_disk(path / "index")
-        srsly.write_json(
-            path / "index.json",
-            {"n_names": len(self.index), "dictionary_sha256": self.dictionary.fingerprint()},
-        )
+        # What a load checks the other files against: each belongs to this save.
+        srsly.write_json(path / "index.json", {
+            "n_names": len(self.index),
+            "dictionary_sha256": self.dictionary.fingerprint(),
+            "tfidf_sha256": file_sha256(path / "tfidf.json"),
+            "sparse_sha256": file_sha256(path / "index" / _SPARSE_FILE),
+            "similarity": self.encoder.similarity,
+            "pooling": self.encoder.pooling,
+        })
         if self.synonyms is not None:
             self.synonyms.to_file(path / "synonyms.txt")
         else:
@@ -176,12 +180,19 @@ class Linker:
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "Linker":
         path = Path(path)
+        meta = read_saved_json(path / "index.json")
+        for key, file in (("tfidf_sha256", path / "tfidf.json"), ("sparse_sha256", path / "index" / _SPARSE_FILE)):
+            if not file.is_file() or file_sha256(file) != meta.get(key):
+                raise MismatchError(
+                    f"{file} is not the file saved with {path / 'index.json'} (missing, or its checksum "
+                    "differs): the pipeline's files come from different saves; save or build it again"
+                )
         dictionary = Dictionary.from_file(path / "dictionary.txt")
         self.sparse.from_disk(path / "tfidf.json")
         if "encoder" not in exclude:
             self.encoder.from_disk(path / "encoder")
         self.index.from_disk(path / "index")
-        self._check_saved_state(path, dictionary, srsly.read_json(path / "index.json"))
+        self._check_saved_state(path, dictionary, meta)
         self.dictionary = dictionary
         self.synonyms = None
         if (path / "synonyms.txt").exists():
@@ -193,6 +204,13 @@ class Linker:
         return self
 
     def _check_saved_state(self, path: Path, dictionary: Dictionary, meta: dict) -> None:
+        for setting in ("similarity", "pooling"):
+            if meta.get(setting) != getattr(self.encoder, setting):
+                raise MismatchError(
+                    f"the vectors in {path / 'index'} were made with {setting} = {meta.get(setting)!r}, "
+                    f"but the encoder is configured with {getattr(self.encoder, setting)!r}: load the "
+                    "pipeline with the config it was saved with, or rebuild the index"
+                )
         if meta["dictionary_sha256"] != dictionary.fingerprint():
             raise MismatchError(
                 f"{path / 'dictionary.txt'} is not the dictionary the index in {path} was "
@@ -202,6 +220,11 @@ class Linker:
             raise MismatchError(
                 f"{path / 'index'} holds {len(self.index)} names but "
                 f"{path / 'dictionary.txt'} has {len(dictionary)}"
+            )
+        if self.index.sparse_vectors.shape[1] != self.sparse.n_features:
+            raise MismatchError(
+                f"{path / 'index'} holds tf-idf rows of {self.index.sparse_vectors.shape[1]} features but "
+                f"{path / 'tfidf.json'} makes {self.sparse.n_features}"
             )
         if self.index.dim != self.encoder.dim:
             raise MismatchError(

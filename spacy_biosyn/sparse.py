@@ -12,6 +12,8 @@ import srsly
 from scipy import sparse
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+from .storage import read_saved_json
+
 NGRAM_RANGE = (1, 2)
 
 
@@ -36,8 +38,12 @@ class SparseEncoder:
         vocabulary = {gram: int(i) for gram, i in self._vectorizer.vocabulary_.items()}
         srsly.write_json(path, {"vocabulary": vocabulary, "idf": self._vectorizer.idf_.tolist()})
 
+    @property
+    def n_features(self) -> int:
+        return len(self._vectorizer.vocabulary_)
+
     def from_disk(self, path: Union[str, Path]) -> "SparseEncoder":
-        state = srsly.read_json(path)
+        state = read_saved_json(path)
         vectorizer = _vectorizer(vocabulary=state["vocabulary"])
         vectorizer.idf_ = np.asarray(state["idf"], dtype=np.float32)
         self._vectorizer = vectorizer

@@ -12,6 +12,7 @@ import time
 import pytest
 import spacy
 
+from spacy_biosyn import BiosynError, MismatchError, SavedStateError
 from test_component import TEXT, doc_with_ents, make_nlp
 
 MENTIONS = ("Breast-Cancer", "Ovarian Cancer", "Type 2 Diabetes")
@@ -110,3 +111,61 @@ def test_loading_while_another_process_saves_in_place(nlp, tmp_path):
     finally:
         saver.kill()
         saver.wait()
+
+
+@pytest.fixture
+def saved(nlp, tmp_path):
+    nlp.to_disk(tmp_path / "p")
+    return tmp_path / "p"
+
+
+@pytest.fixture
+def sibling(tiny_encoder, tmp_path):
+    """Another pipeline, over another dictionary, whose files could be mixed in."""
+    other = tmp_path / "other.txt"
+    other.write_text("D1||gout\nD2||gouty arthritis\nD3||breast neoplasm\n")
+    make_nlp(tiny_encoder, str(other)).to_disk(tmp_path / "sibling")
+    return tmp_path / "sibling" / "biosyn_linker"
+
+
+@pytest.mark.parametrize("file", ["tfidf.json", "index/sparse.npz"])
+def test_a_file_from_another_save_is_refused_naming_it(saved, sibling, file):
+    (saved / "biosyn_linker" / file).write_bytes((sibling / file).read_bytes())
+    with pytest.raises(MismatchError, match=f"{saved / 'biosyn_linker' / file} is not the file saved with"):
+        spacy.load(saved)
+
+
+def test_an_encoder_setting_edited_into_the_config_is_refused(tiny_encoder, disease_dictionary, tmp_path):
+    encoder = {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": tiny_encoder}
+    make_nlp(encoder, disease_dictionary).to_disk(tmp_path / "p")
+    saved = tmp_path / "p"
+    config = saved / "config.cfg"
+    config.write_text(config.read_text().replace('similarity = "cosine"', 'similarity = "dot"'))
+    with pytest.raises(MismatchError, match="made with similarity = 'cosine'.*configured with 'dot'"):
+        spacy.load(saved)
+
+
+@pytest.mark.parametrize("weight", ["true", "[1]", "-5", "NaN"])
+def test_an_out_of_range_sparse_weight_in_cfg_is_refused(saved, weight):
+    cfg = saved / "biosyn_linker" / "cfg"
+    cfg.write_text(cfg.read_text().replace('"sparse_weight":10.0', f'"sparse_weight":{weight}'))
+    with pytest.raises(SavedStateError) as error:
+        spacy.load(saved)
+    # NaN is not even JSON
+    assert str(error.value).startswith(f"{cfg}: sparse_weight must be a finite number >= 0" if weight != "NaN" else f"{cfg} is not valid JSON")
+
+
+@pytest.mark.parametrize("file", ["cfg", "index.json", "tfidf.json", "corrections.json"])
+def test_a_truncated_json_file_is_named(saved, file):
+    path = saved / "biosyn_linker" / file
+    path.write_text('{"sparse_weight": 1')
+    with pytest.raises(BiosynError, match=str(path)):
+        spacy.load(saved)
+
+
+@pytest.mark.parametrize("file", ["dictionary.txt", "index.json", "tfidf.json", "index/sparse.npz"])
+def test_a_deleted_file_fails_the_load_naming_it(saved, file):
+    path = saved / "biosyn_linker" / file
+    path.unlink()
+    with pytest.raises((BiosynError, FileNotFoundError), match=str(path)):
+        spacy.load(saved)

@@ -41,6 +41,7 @@ def test_names_that_normalize_alike_merge_their_cuis(tmp_path):
         ("D1||ok name\nD2 missing separator\n", 2, "expected 'CUI||name'"),
         ("D1||ok\n||no cui\n", 2, "empty concept ID"),
         ("D1||ok\nD2| ||bad\n", 2, "empty concept ID"),
+        ("D1||ok\n+||no id at all\n", 2, "empty concept ID"),
         ("\nD1||---\n", 2, "empty once punctuation is removed"),
     ],
 )

@@ -1,4 +1,5 @@
-"""Saves that are all or nothing, and loads that never see half a save.
+"""A pipeline's files: saves that are all or nothing, loads that never see
+half a save, and saved files read with checks that name them.
 
 A save is written into a fresh folder beside its target and swapped in with
 one atomic rename, so a save killed at any point leaves the previous folder
@@ -13,12 +14,17 @@ nearly all of a save's bytes, is atomic either way.
 """
 import ctypes
 import ctypes.util
+import hashlib
 import os
 import shutil
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, TypeVar, Union
+from typing import Any, Callable, Iterable, Iterator, TypeVar, Union
+
+import srsly
+
+from .errors import SavedStateError
 
 T = TypeVar("T")
 _AT_FDCWD = -100
@@ -84,6 +90,27 @@ def read_consistently(path: Union[str, Path], read: Callable[[], T]) -> T:
         if _identity(path) == before:
             raise
         return read()
+
+
+def read_saved_json(path: Union[str, Path]) -> Any:
+    """A saved JSON file, or SavedStateError naming it when it is missing,
+    cut short or not JSON."""
+    path = Path(path)
+    if not path.is_file():
+        raise SavedStateError(f"{path} is missing: the saved pipeline is incomplete; save or build it again")
+    try:
+        return srsly.read_json(path)
+    except ValueError as error:
+        raise SavedStateError(f"{path} is not valid JSON ({error}): a save was cut short, or the file was edited") from None
+
+
+def file_sha256(path: Union[str, Path]) -> str:
+    """The SHA-256 of a file's bytes, read in blocks."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _identity(path: Path):
