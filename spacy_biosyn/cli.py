@@ -1,4 +1,5 @@
 """`python -m spacy_biosyn build | evaluate | train`."""
+import sys
 import time
 from pathlib import Path
 from typing import Callable, List, Optional
@@ -14,6 +15,7 @@ from wasabi import msg
 from .storage import save_pipeline
 from .corpus import pubtator_to_examples, read_concept_queries, read_pubtator
 from .dense import POOLINGS, SIMILARITIES
+from .errors import BiosynError
 from .evaluation import evaluate as evaluate_queries
 from .evaluation import evaluate_examples
 
@@ -126,6 +128,16 @@ def train(
 
     config = load_config(config_path, overrides=parse_config_overrides(ctx.args), interpolate=False)
     run_training(config, output, gpu_id)
+
+
+def main() -> None:
+    """The command line: an error about the user's input is one line naming
+    the file, line or setting at fault, not a traceback."""
+    try:
+        app(prog_name="python -m spacy_biosyn")
+    except BiosynError as error:
+        print(f"✘ {error}", file=sys.stderr)  # one line: wasabi would wrap it
+        sys.exit(1)
 
 
 def _index_and_save(nlp: Language, index: Callable[[], None], output_dir: Path) -> None:

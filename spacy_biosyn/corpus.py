@@ -11,7 +11,7 @@ from spacy.training import Example
 
 from .dictionary import Dictionary, IdPreference, bare_id, split_cuis
 from .errors import CorpusError
-from .text import numbered_lines
+from .text import numbered_lines, text_lines
 
 
 class Query(NamedTuple):
@@ -105,34 +105,57 @@ def read_pubtator(path: Union[str, Path]) -> List[PubTatorDocument]:
 
 
 def _pubtator_blocks(path: Path) -> Iterator[Tuple[str, str, List[Annotation]]]:
-    title = abstract = doc_id = None
+    block: List[Tuple[int, str]] = []
+    for number, line in text_lines(path):
+        if line.strip():
+            block.append((number, line))
+        elif block:
+            yield _pubtator_document(path, block)
+            block = []
+    if block:
+        yield _pubtator_document(path, block)
+
+
+def _pubtator_document(path: Path, block: List[Tuple[int, str]]) -> Tuple[str, str, List[Annotation]]:
+    """One document's lines: title, abstract (optional), then annotations,
+    each checked against the text at its offsets."""
+    doc_id = title = abstract = None
     annotations: List[Annotation] = []
-    with path.open(encoding="utf-8-sig") as f:
-        for number, line in enumerate(f, start=1):
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                if doc_id is not None:
-                    yield doc_id, f"{title} {abstract}", annotations
-                title = abstract = doc_id = None
-                annotations = []
-            elif "|t|" in line.split("\t", 1)[0]:
-                doc_id, _, title = line.split("|", 2)
-            elif "|a|" in line.split("\t", 1)[0]:
-                abstract = line.split("|", 2)[2]
-            else:
-                fields = line.split("\t")
-                if len(fields) >= 6:
-                    try:
-                        start, end = int(fields[1]), int(fields[2])
-                    except ValueError:
-                        raise CorpusError(f"{path}, line {number}: bad offsets in {line[:80]!r}")
-                    annotations.append(
-                        Annotation(start, end, fields[3], fields[4], fields[5].strip())
-                    )
-                elif len(fields) != 4:  # 4 fields: a relation line
-                    raise CorpusError(f"{path}, line {number}: not a PubTator line: {line[:80]!r}")
-    if doc_id is not None:
-        yield doc_id, f"{title} {abstract}", annotations
+    for number, line in block:
+        head = line.split("\t", 1)[0]
+        if "|t|" in head or "|a|" in head:
+            if annotations:
+                raise CorpusError(f"{path}, line {number}: a title or abstract line after the annotations")
+            pmid, kind, content = line.split("|", 2)
+            if doc_id is not None and pmid != doc_id:
+                raise CorpusError(f"{path}, line {number}: PMID {pmid} inside the document of PMID {doc_id}")
+            doc_id = pmid
+            title, abstract = (content, abstract) if kind == "t" else (title, content)
+            continue
+        fields = line.split("\t")
+        if len(fields) == 4:  # a relation line: PMID, CID, chemical, disease
+            continue
+        if len(fields) < 6:
+            raise CorpusError(f"{path}, line {number}: not a PubTator line: {line[:80]!r}")
+        if title is None:
+            raise CorpusError(f"{path}, line {number}: an annotation before its document's title line")
+        # Offsets count in title + " " + abstract; a document may have no abstract.
+        text = title if abstract is None else f"{title} {abstract}"
+        try:
+            start, end = int(fields[1]), int(fields[2])
+        except ValueError:
+            raise CorpusError(f"{path}, line {number}: bad offsets in {line[:80]!r}") from None
+        if not 0 <= start < end <= len(text):
+            raise CorpusError(f"{path}, line {number}: offsets {start}-{end} lie outside the {len(text)}-character text")
+        if text[start:end].strip() != fields[3].strip():  # NCBI's mention fields may end in spaces
+            raise CorpusError(
+                f"{path}, line {number}: the text at {start}-{end} is {text[start:end]!r:.60}, "
+                f"not the annotation's {fields[3]!r:.60}"
+            )
+        annotations.append(Annotation(start, end, fields[3], fields[4], fields[5].strip()))
+    if title is None:
+        raise CorpusError(f"{path}, line {block[0][0]}: a document without a 'PMID|t|title' line")
+    return doc_id, title if abstract is None else f"{title} {abstract}", annotations
 
 
 def pubtator_to_doc(

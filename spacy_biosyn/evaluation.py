@@ -26,11 +26,16 @@ UNSCORED_CUIS = {"", "-1"}
 def evaluate(rank: Ranker, queries: Sequence[Query], max_k: int = 5) -> Dict[str, float]:
     """Acc@k of a ranker on `.concept` queries, whose mention fields hold
     the parts of a composite already split (by BioSyn, with the gold CUIs).
-    Returns {"acc@1": ..., "acc@max_k": ..., "n": ..., "scale": "percent"}."""
-    parts = [q.mention.replace("+", "|").split("|") for q in queries]
+    CUI-less queries (-1) are not scored, as in `link_scores`; their number
+    is reported. Returns {"acc@1": ..., "acc@max_k": ..., "n": ...,
+    "unscored": ..., "scale": "percent"}."""
+    scored = [q for q in queries if q.cui.strip() not in UNSCORED_CUIS]
+    parts = [q.mention.replace("+", "|").split("|") for q in scored]
     ranked = iter(rank([p for query_parts in parts for p in query_parts]))
     predictions = [[next(ranked) for _ in query_parts] for query_parts in parts]
-    return accuracy(predictions, [q.cui for q in queries], max_k)
+    metrics = accuracy(predictions, [q.cui for q in scored], max_k)
+    metrics["unscored"] = len(queries) - len(scored)
+    return metrics
 
 
 def evaluate_examples(

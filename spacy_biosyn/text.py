@@ -10,6 +10,8 @@ import string
 from pathlib import Path
 from typing import Dict, Iterator, Tuple, Union
 
+from .errors import BiosynError
+
 _PUNCTUATION = re.compile("[" + re.escape(string.punctuation) + "]")
 _WHITESPACE = re.compile(r"\s+")
 
@@ -18,20 +20,44 @@ def normalize(text: str) -> str:
     """Lower-case, punctuation to spaces, whitespace collapsed and stripped.
 
     Returns "" for text made only of punctuation and spaces: callers treat that
-    as "nothing to link".
+    as "nothing to link". Lone surrogates (from broken UTF-16 decoding) become
+    spaces: tokenizers refuse them.
     """
+    text = text.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate becomes "?"
     text = _PUNCTUATION.sub(" ", text.lower())
     return _WHITESPACE.sub(" ", text).strip()
 
 
+# First bytes of files that are not UTF-8 text, with what to do about them.
+_NOT_UTF8 = {b"\x1f\x8b": "is gzip-compressed: unpack it first", b"\xff\xfe": "is UTF-16: convert it to UTF-8",
+             b"\xfe\xff": "is UTF-16: convert it to UTF-8"}
+
+
+def text_lines(path: Union[str, Path]) -> Iterator[Tuple[int, str]]:
+    """(line number, line without its end) for every line of a UTF-8 file,
+    BOM and CRLF tolerated; a file that is not UTF-8 text raises BiosynError
+    naming it and the line where decoding failed."""
+    path = Path(path)
+    with path.open("rb") as f:
+        start = f.read(2)
+    if start in _NOT_UTF8:
+        raise BiosynError(f"{path} {_NOT_UTF8[start]}")
+    with path.open("rb") as f:  # decoded line by line, so an error names its line
+        for number, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise BiosynError(
+                    f"{path}, line {number}: not UTF-8 text ({error.reason} at byte {error.start + 1} of "
+                    "the line); convert the file to UTF-8 (latin-1 and UTF-16 files must be converted)"
+                ) from None
+            yield number, (line[1:] if number == 1 and line.startswith("\ufeff") else line).rstrip("\r\n")
+
+
 def numbered_lines(path: Union[str, Path]) -> Iterator[Tuple[int, str]]:
-    """(line number, line) for every non-blank line of a UTF-8 file, BOM and
-    CRLF tolerated: what each line-based reader needs to name a bad line."""
-    with Path(path).open(encoding="utf-8-sig") as f:
-        for number, line in enumerate(f, start=1):
-            line = line.rstrip("\r\n")
-            if line.strip():
-                yield number, line
+    """(line number, line) for every non-blank line: what each line-based
+    reader needs to name a bad line."""
+    return ((number, line) for number, line in text_lines(path) if line.strip())
 
 
 def read_corrections(path: Union[str, Path]) -> Dict[str, str]:

@@ -159,3 +159,18 @@ def test_build_replaces_a_pipeline_but_not_a_folder_of_other_files(tmp_path, tin
     assert runner.invoke(app, build + [str(tmp_path / "p"), "--top-k", "3"]).exit_code == 0
     assert not (tmp_path / "p" / "stale.txt").exists()  # the new pipeline replaced the old whole
     assert spacy.load(tmp_path / "p").get_pipe("biosyn_linker").top_k == 3
+
+
+def test_an_error_in_the_users_input_is_one_line_not_a_traceback(tmp_path, tiny_encoder):
+    import subprocess
+    import sys
+
+    dictionary = tmp_path / "medic.txt"
+    dictionary.write_text("D1||gout\n114480|D001943||Breast Neoplasms|Breast Cancer\n")
+    command = [sys.executable, "-m", "spacy_biosyn", "build", str(tmp_path / "p"), "--encoder", tiny_encoder,
+               "--dictionary", str(dictionary)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stdout + result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"✘ {dictionary}, line 2: the name") and "MedicVocabulary" in line

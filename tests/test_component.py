@@ -326,3 +326,7 @@ def test_readings_equal_but_for_float_noise_keep_the_first():
     assert [part.text for part in best] == ["cystic mastitis chronic"]
     better = _best_reading([("gout",), ("cmc",)], ranked)  # a real difference still wins
     assert [part.text for part in better] == ["cmc"]
+
+
+def test_ranking_text_with_a_lone_surrogate(nlp):
+    assert nlp.get_pipe("biosyn_linker").rank(["breast\ud800cancer"])[0][0].name == "breast cancer"

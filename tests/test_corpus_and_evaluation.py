@@ -2,6 +2,7 @@ import pytest
 import spacy
 
 import spacy_biosyn  # noqa: F401 (registers the Span extensions)
+from spacy_biosyn import BiosynError
 from spacy_biosyn.corpus import (
     Annotation,
     CorpusError,
@@ -67,7 +68,7 @@ def test_acc_at_k_follows_biosyn_rules():
         Query("1", 0, 1, "Disease", "e", "E"),
     ]
     metrics = evaluate(ranker(table), queries, max_k=3)
-    assert metrics == {"acc@1": 25.0, "acc@2": 50.0, "acc@3": 75.0, "n": 4, "scale": "percent"}
+    assert metrics == {"acc@1": 25.0, "acc@2": 50.0, "acc@3": 75.0, "n": 4, "unscored": 0, "scale": "percent"}
 
 
 def test_plus_joined_gold_ids_and_mentions_are_split():
@@ -143,3 +144,52 @@ def test_id_usage_counts_gold_ids_without_namespace(tmp_path):
         "1\t18\t22\tgout\tDisease\tD006073|-1\n\n"
     )
     assert read_id_usage(pubtator) == {"610102": 1, "D006073": 1}
+
+
+@pytest.mark.parametrize(
+    "content, line, what",
+    [
+        (b"\x1f\x8b\x08\x00compressed", None, "is gzip-compressed"),
+        ("1|t|Caf\u00e9 au lait\n".encode("utf-16"), None, "is UTF-16"),
+        ("1|t|Gout\n1|a|Caf\u00e9 au lait spots.\n".encode("latin-1"), 2, "not UTF-8 text"),
+    ],
+)
+def test_a_file_that_is_not_utf8_is_named(tmp_path, content, line, what):
+    path = tmp_path / "corpus.txt"
+    path.write_bytes(content)
+    with pytest.raises(BiosynError) as error:
+        read_pubtator(path)
+    assert str(error.value).startswith(f"{path}, line {line}:" if line else f"{path} {what}")
+    assert what in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "annotation, what",
+    [
+        ("1\t0\t99\tGout\tDisease\tD006073", "outside the 9-character text"),
+        ("1\t4\t0\tGout\tDisease\tD006073", "outside the 9-character text"),
+        ("1\t0\t4\tgoat\tDisease\tD006073", "the text at 0-4 is 'Gout', not the annotation's 'goat'"),
+    ],
+)
+def test_an_annotation_that_does_not_fit_its_text_is_named(tmp_path, annotation, what):
+    path = tmp_path / "corpus.txt"
+    path.write_text(f"1|t|Gout\n1|a|pain\n{annotation}\n")
+    with pytest.raises(CorpusError, match=f"{path}, line 3: .*{what}"):
+        read_pubtator(path)
+
+
+def test_a_document_without_an_abstract_is_its_title():
+    import tempfile, pathlib
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = pathlib.Path(tmp) / "titles.txt"
+        path.write_text("1|t|Gout in men\n1\t0\t4\tGout\tDisease\tD006073\n\n2|t|Breast cancer\n2|a|In women.\n")
+        first, second = read_pubtator(path)
+    assert (first.text, second.text) == ("Gout in men", "Breast cancer In women.")
+    assert first.annotations[0].text == "Gout"
+
+
+def test_cuiless_queries_are_skipped_and_counted_as_in_pubtator():
+    queries = [Query("1", 0, 4, "Disease", "gout", "D006073"), Query("1", 9, 13, "Disease", "cips", "-1")]
+    metrics = evaluate(ranker({"gout": [("D006073",)]}), queries, max_k=1)
+    assert (metrics["acc@1"], metrics["n"], metrics["unscored"]) == (100.0, 1, 1)

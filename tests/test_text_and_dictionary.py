@@ -95,3 +95,7 @@ def test_preferred_ids_follow_what_a_corpus_uses():
         (("D001943", "114480"),),  # no usage: the order stands
         (("610102", "C566443"),),
     ]
+
+
+def test_a_lone_surrogate_is_normalized_away_not_passed_to_the_tokenizer():
+    assert normalize("a\ud800b") == "a b"
