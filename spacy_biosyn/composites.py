@@ -31,11 +31,21 @@ _CONJUNCTION = re.compile(r"\s(?:and|or)\s|(?<=[^\W\d_])/(?=[^\W\d_])", re.IGNOR
 # is one word.
 _WORD_BREAK = re.compile(r"\s+(?![^()]*\))(?!\()")
 _PREPOSITIONS = {"of", "in", "to", "on", "with"}
+_COORDINATING_WORDS = {"and", "or"}
+# The longest coordination in NCBI Disease and BC5CDR has 5 conjuncts; a text
+# cut into more than this is a list or garbage, not one mention, and is left
+# whole (a 50,000-character one made 1,234 parts, 3.5 s a pass).
+MAX_PARTS = 16
 
 
 def is_coordinated(text: str) -> bool:
     """Whether the text joins anything with and, or or a slash."""
     return _CONJUNCTION.search(text) is not None
+
+
+def is_only_coordinators(text: str) -> bool:
+    """Whether a normalized text holds nothing but "and" and "or": no part to link."""
+    return bool(text) and set(text.split()) <= _COORDINATING_WORDS
 
 
 def split_composite(text: str, is_name: Callable[[str], bool]) -> List[str]:
@@ -48,7 +58,7 @@ def split_composite(text: str, is_name: Callable[[str], bool]) -> List[str]:
         return [text]
     segments = [_WORD_BREAK.split(s.strip()) for s in _COORDINATOR.split(text)]
     # "hyper- or dyskinetic" shares a suffix inside a word: left whole.
-    if any(words == [""] or words[-1].endswith("-") for words in segments):
+    if len(segments) > MAX_PARTS or any(words == [""] or words[-1].endswith("-") for words in segments):
         return [text]
     first, *middle, last = segments
     prepositions = [i for i, word in enumerate(first[:-1]) if word.lower() in _PREPOSITIONS]

@@ -12,7 +12,7 @@ from itertools import islice, product
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from .abbreviations import Abbreviation
-from .composites import split_composite
+from .composites import is_only_coordinators, split_composite
 from .text import correct, normalize
 
 # One way to read a mention: its normalized parts (one, unless it is a composite).
@@ -51,7 +51,7 @@ class MentionPreprocessor:
             parts = [expanded]
             if self.split_composites:
                 parts = split_composite(expanded, lambda whole: is_name(self.clean(whole)))
-            reading = tuple(p for p in map(self.clean, parts) if p)
+            reading = tuple(p for p in map(self.clean, parts) if p and not is_only_coordinators(p))
             if reading not in readings:
                 readings.append(reading)
         return readings

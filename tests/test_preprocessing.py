@@ -4,7 +4,7 @@ import pytest
 import spacy
 
 from spacy_biosyn.abbreviations import Abbreviation
-from spacy_biosyn.composites import split_composite
+from spacy_biosyn.composites import MAX_PARTS, split_composite
 from spacy_biosyn.preprocessing import MentionPreprocessor, long_forms_by_short_form
 from spacy_biosyn.text import correct, read_corrections
 from test_component import doc_with_ents, make_nlp
@@ -182,3 +182,17 @@ def test_corrections_are_saved_with_the_pipeline(preprocessing_nlp, tmp_path):
     after = loaded.get_pipe("biosyn_linker")(doc_with_ents(loaded, ABSTRACT, *mentions))
     assert [(e._.cui, e._.kb_ents) for e in after.ents] == [(e._.cui, e._.kb_ents) for e in before.ents]
     assert after.ents[2]._.cui == "D008103"
+
+
+def test_a_mention_of_only_coordinators_links_to_nothing(preprocessing_nlp):
+    nlp = preprocessing_nlp
+    doc = nlp.get_pipe("biosyn_linker")(doc_with_ents(nlp, "x and and or , / / y", "and and or , / /"))
+    span = doc.ents[0]
+    assert (span._.cui, span._.kb_ents, span._.parts) == (None, [], [])
+
+
+def test_a_coordination_of_very_many_conjuncts_is_left_whole():
+    text = ", ".join(f"type {i}" for i in range(2000)) + " and type 2001 diabetes"
+    assert split_composite(text, lambda _: False) == [text]
+    few = ", ".join(f"type {i}" for i in range(MAX_PARTS - 1)) + " and type 99 diabetes"
+    assert len(split_composite(few, lambda _: False)) == MAX_PARTS
