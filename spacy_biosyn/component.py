@@ -173,10 +173,16 @@ class BiosynLinker(Pipe):
         nil_threshold: Optional[float] = None,
         set_kb_id: bool = True,
     ):
-        if top_k < 1:
-            raise ValueError(f"biosyn_linker: top_k must be at least 1, got {top_k}")
+        # spaCy's config validation lets "5" through as top_k: settings are checked here.
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise ValueError(f"{name}: top_k must be a whole number >= 1, got {top_k!r}")
         if not _is_weight(sparse_weight):
-            raise ValueError(f"biosyn_linker: sparse_weight (lambda) must be a finite number >= 0, got {sparse_weight!r}")
+            raise ValueError(f"{name}: sparse_weight (lambda) must be a finite number >= 0, got {sparse_weight!r}")
+        if nil_threshold is not None and not (_is_number(nil_threshold) and math.isfinite(nil_threshold)):
+            raise ValueError(f"{name}: nil_threshold must be a finite number or null, got {nil_threshold!r}")
+        for setting, value in (("split_composites", split_composites), ("set_kb_id", set_kb_id)):
+            if not isinstance(value, bool):
+                raise ValueError(f"{name}: {setting} must be true or false, got {value!r}")
         self.vocab = vocab
         self.name = name
         self.dictionary_path = dictionary
@@ -456,8 +462,12 @@ class BiosynLinker(Pipe):
             return self.from_disk(folder, exclude=exclude)
 
 
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _is_weight(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    return _is_number(value) and math.isfinite(value) and value >= 0
 
 
 def _checked_cfg(path: Path) -> dict:

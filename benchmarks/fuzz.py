@@ -1,0 +1,68 @@
+"""The fuzz suite's benchmark mode: thousands of random cases (tests/fuzzing.py)
+in a watched worker process, counted by outcome.
+
+    python benchmarks/fuzz.py [--cases 10000] [--checkout DIR] [--timeout 120]
+    python benchmarks/fuzz.py --replay documents:443
+
+Cases are split over the categories (documents 30%, spans, dictionaries and
+corpora 20% each, configs 10%), seeds 0.. in each. A worker that dies is a
+crash, one silent for --timeout seconds a hang; either way the next case
+gets a fresh worker. --checkout runs the same cases against another checkout
+of spacy-biosyn (its package first on the worker's path), e.g. an older
+commit in a git worktree, for a before/after table.
+"""
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parents[1] / "tests"
+sys.path.insert(0, str(TESTS))
+
+from common import print_table  # noqa: E402
+from conftest import make_tiny_encoder  # noqa: E402
+from fuzzing import CATEGORIES, Context, Worker, run_case  # noqa: E402
+
+SHARES = {"documents": 0.3, "spans": 0.2, "dictionaries": 0.2, "corpora": 0.2, "configs": 0.1}
+OUTCOMES = ("crash", "hang", "unclear error", "wrong result")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cases", type=int, default=10_000)
+    p.add_argument("--checkout", type=Path, help="another spacy-biosyn checkout to run the cases against")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds a case may take before it is a hang")
+    p.add_argument("--replay", help="category:seed, run in this process with its outcome")
+    args = p.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        encoder = make_tiny_encoder(Path(tmp) / "encoder")
+        if args.replay:
+            category, seed = args.replay.split(":")
+            print(run_case(category, int(seed), Context(encoder, Path(tmp))))
+            return
+        env = dict(os.environ, PYTHONPATH=str(args.checkout.resolve())) if args.checkout else None
+        worker = Worker(encoder, args.timeout, env)
+        rows, failures, start = [], [], time.perf_counter()
+        for category in CATEGORIES:
+            n = round(args.cases * SHARES[category])
+            counts = Counter()
+            for seed in range(n):
+                outcome = worker.run(category, seed)
+                counts[outcome] += 1
+                if outcome != "ok":
+                    failures.append(f"{outcome}: {category}:{seed}")
+            rows.append((category, n, *(counts[o] for o in OUTCOMES)))
+            print(rows[-1], f"{time.perf_counter() - start:.0f}s", flush=True)
+        worker.close()
+    rows.append(("all", *(sum(r[i] for r in rows) for i in range(1, 2 + len(OUTCOMES)))))
+    print(f"\ncode: {args.checkout or 'this checkout'}; {time.perf_counter() - start:.0f}s")
+    print_table(("category", "cases", "crashes", "hangs", "unclear errors", "wrong results"), rows)
+    if failures:
+        print("\nfirst failing cases (replay with --replay CATEGORY:SEED):\n  " + "\n  ".join(failures[:15]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,304 @@
+"""Fuzz cases: random documents, spans, dictionaries, corpora and configs,
+each run once and judged.
+
+A case is made from a seeded `random.Random`, so the suite (test_fuzz.py,
+driven by hypothesis) and the benchmark (benchmarks/fuzz.py, thousands of
+seeds in a watched worker process that may crash or hang) run the same
+cases. `run_case` returns an outcome:
+- "ok";
+- "unclear error": an exception that is not a ValueError naming the file or
+  the setting at fault;
+- "wrong result": output of the wrong shape, a link that changes with the
+  batch, a file read back differently than written.
+Crashes and hangs are what the benchmark's watcher sees.
+"""
+import json
+import os
+import random
+import select
+import string
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Tuple
+
+import spacy
+from spacy.tokens import Doc, Span
+
+CATEGORIES = ("documents", "spans", "dictionaries", "corpora", "configs")
+
+DICTIONARY = """\
+114480|D001943||breast cancer
+D001943||breast neoplasms
+D010051|167000||ovarian cancer
+D003924||type 2 diabetes
+D006816||huntington disease
+163000||cmc
+D005348||cystic mastitis chronic
+D010300||parkinson disease
+"""
+WORDS = ["breast", "cancer", "ovarian", "and", "or", "type", "2", "diabetes", "CMC", "(", ")", "SCA1",
+         "Parkinson's", "disease", ",", "/", "-", ".", "café", "Schwartz–Jampel", "α", "患者", "🙂", "\t", "\n"]
+
+
+def _text(rng: random.Random) -> str:
+    """Text from disease words, punctuation, non-ASCII and, rarely, the
+    inputs that break native code: huge words, deep parentheses."""
+    roll = rng.random()
+    if roll < 0.02:
+        return "cancer " + "x" * rng.choice([100_001, 250_000])
+    if roll < 0.04:
+        depth = rng.choice([13_000, 25_000])
+        return "Breast cancer (BC) " + "(" * depth + "x" + ")" * depth
+    if roll < 0.06:
+        return "breast cancer (BC) " * rng.randint(5_000, 20_000)
+    words = [rng.choice(WORDS) if rng.random() < 0.8 else "".join(
+        rng.choice(string.printable + "éü–—\u00a0\u200b") for _ in range(rng.randint(1, 8)))
+        for _ in range(rng.randint(0, 60))]
+    return " ".join(words)
+
+
+def _doc(nlp: spacy.Language, text: str) -> Doc:
+    """A Doc of the text's space-separated words. Not nlp.make_doc: spaCy's
+    tokenizer itself takes minutes on 25,000 parentheses in a row (37 s for
+    20,000), and what is judged here is the linker."""
+    return Doc(nlp.vocab, words=[word for word in text.split(" ") if word] or ["."])
+
+
+def _spans(rng: random.Random, doc: Doc, n: int) -> List[Span]:
+    starts = sorted(rng.sample(range(len(doc)), min(n, len(doc))))
+    spans, end = [], 0
+    for start in starts:
+        if start >= end:
+            end = min(len(doc), start + rng.randint(1, 6))
+            spans.append(Span(doc, start, end, label=rng.choice(["Disease", "DISEASE", "Chemical"])))
+    return spans
+
+
+def _check_links(doc: Doc, top_k: int) -> List[str]:
+    """What is wrong with the links of a doc, if anything."""
+    problems = []
+    for span in doc.ents:
+        kb_ents, cui, candidates = span._.kb_ents, span._.cui, span._.candidates
+        if kb_ents is None:
+            continue  # a label no linker serves
+        if not all(isinstance(c, str) and isinstance(s, float) for c, s in kb_ents) or len(kb_ents) > top_k:
+            problems.append(f"kb_ents of {span.text!r:.40}: {kb_ents!r:.80}")
+        if cui is not None and (not kb_ents or cui != kb_ents[0][0]):
+            problems.append(f"cui {cui!r} is not the first of kb_ents")
+        if not all(hasattr(c, "name") and isinstance(c.score, float) for c in candidates):
+            problems.append(f"candidates of {span.text!r:.40}: {candidates!r:.80}")
+        if hasattr(span._, "concept_ids") and span.kb_id_ != (cui or ""):
+            problems.append(f"kb_id {span.kb_id_!r} is not cui {cui!r}")
+    return problems
+
+
+def _links(doc: Doc):
+    return [(s.start, s.end, s._.cui, [c for c, _ in s._.kb_ents or []]) for s in doc.ents]
+
+
+class Context:
+    """A small pipeline and a scratch folder, made once per process."""
+
+    def __init__(self, encoder: str, folder: Path):
+        self.folder = folder
+        self.encoder = encoder
+        self.dictionary = folder / "dictionary.txt"
+        self.dictionary.write_text(DICTIONARY)
+        self.nlp = self.make_nlp()
+
+    def make_nlp(self, **config) -> spacy.Language:
+        nlp = spacy.blank("en")
+        nlp.add_pipe("biosyn_linker", config={
+            "dictionary": str(self.dictionary), "encoder": self.encoder, "sparse_weight": 10.0, **config,
+        })
+        nlp.initialize()
+        return nlp
+
+
+def documents(rng: random.Random, ctx: Context) -> str:
+    nlp = ctx.nlp
+    docs = []
+    for _ in range(rng.randint(1, 4)):
+        doc = _doc(nlp, _text(rng))
+        doc.ents = _spans(rng, doc, rng.randint(0, 6))
+        docs.append(doc)
+    alone = [_links(nlp(doc.copy())) for doc in docs]
+    together = list(nlp.pipe([doc.copy() for doc in docs], batch_size=rng.randint(1, 4)))
+    problems = [p for doc in together for p in _check_links(doc, nlp.get_pipe("biosyn_linker").top_k)]
+    if [_links(doc) for doc in together] != alone:
+        problems.append("links differ between one doc at a time and a batch")
+    return "wrong result" if problems else "ok"
+
+
+def spans(rng: random.Random, ctx: Context) -> str:
+    text = rng.choice([
+        "(-)", "...;--", " ", "and and or , / /", "\u00a0", "a and b or c / d cancer",
+        ", ".join(f"type {i}" for i in range(rng.randint(1, 3000))) + " and type 2 diabetes",
+        "breast and ovarian cancer", "CMC", "x" * rng.randint(1, 50_000), _text(rng),
+    ])
+    doc = _doc(ctx.nlp, f"{text} .")
+    if len(doc) > 1:
+        doc.ents = [Span(doc, 0, len(doc) - 1, label="Disease")]
+    linked = ctx.nlp(doc)
+    return "wrong result" if _check_links(linked, ctx.nlp.get_pipe("biosyn_linker").top_k) else "ok"
+
+
+def _file(rng: random.Random, lines: List[str], folder: Path) -> Path:
+    path = folder / f"case-{rng.randrange(10**9)}.txt"
+    text = "\n".join(lines) + rng.choice(["\n", "", "\r\n"])
+    if rng.random() < 0.1:
+        text = "\ufeff" + text
+    encoding = rng.choices(["utf-8", "latin-1", "utf-16", "gzip"], [0.85, 0.05, 0.05, 0.05])[0]
+    if encoding == "gzip":
+        import gzip
+
+        path.write_bytes(gzip.compress(text.encode("utf-8")))
+    else:
+        path.write_bytes(text.encode(encoding, "replace"))
+    return path
+
+
+def _clear(error: Exception, *names: str) -> bool:
+    return isinstance(error, ValueError) and any(name in str(error) for name in names)
+
+
+def dictionaries(rng: random.Random, ctx: Context) -> str:
+    from spacy_biosyn import Dictionary
+
+    pieces = ["D001943", "114480", "", " ", "|", "||", "+", "breast cancer", "Ovarian Cancer", "café",
+              "---", "a|b", "x" * 300, "\t", "é"]
+    lines = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 5))) for _ in range(rng.randint(0, 8))]
+    path = _file(rng, lines, ctx.folder)
+    try:
+        dictionary = Dictionary.from_file(path)
+    except Exception as error:  # noqa: BLE001 (judged, not hidden)
+        return "ok" if _clear(error, str(path)) else "unclear error"
+    copy = path.with_suffix(".copy")
+    try:
+        dictionary.to_file(copy)
+        back = Dictionary.from_file(copy)
+    except Exception:  # noqa: BLE001
+        return "wrong result"
+    if not len(dictionary) or (list(back.names), list(back.cuis)) != (list(dictionary.names), list(dictionary.cuis)):
+        return "wrong result"
+    return "ok"
+
+
+def corpora(rng: random.Random, ctx: Context) -> str:
+    from spacy_biosyn.corpus import read_concept_queries, read_pubtator
+
+    title, abstract = _text(rng)[:200].replace("\n", " "), _text(rng)[:400].replace("\n", " ")
+    text = f"{title} {abstract}"
+    lines = [f"1|t|{title}"] + ([f"1|a|{abstract}"] if rng.random() < 0.9 else [])
+    for _ in range(rng.randint(0, 5)):
+        start = rng.randint(-2, len(text) + 2)
+        end = start + rng.randint(-2, 20)
+        mention = text[max(start, 0):max(end, 0)] if rng.random() < 0.8 else "goat"
+        lines.append("\t".join(["1", str(start), str(end), mention, "Disease", rng.choice(["D1", "-1", "D1|D2", ""])]))
+    if rng.random() < 0.2:
+        lines.insert(rng.randrange(len(lines) + 1), rng.choice(["garbage", "1\tCID\tD1\tD2", "1|x|y", ""]))
+    pubtator = rng.random() < 0.7
+    if not pubtator:
+        lines = [f"1||{rng.randint(-5, 50)}|{rng.randint(-5, 50)}||Disease||{rng.choice(WORDS)}||{rng.choice(['D1', '-1'])}"
+                 if rng.random() < 0.8 else rng.choice(["1||x||y", "", "a||b||c||d||e||f"]) for _ in range(rng.randint(0, 5))]
+    path = _file(rng, lines, ctx.folder)
+    if not pubtator:
+        path = path.rename(path.with_suffix(".concept"))
+    try:
+        documents = read_pubtator(path) if pubtator else read_concept_queries(path)
+    except Exception as error:  # noqa: BLE001
+        return "ok" if _clear(error, str(path)) else "unclear error"
+    if pubtator:
+        for document in documents:
+            if "None" in document.text and "None" not in text:
+                return "wrong result"
+            for a in document.annotations:
+                if not (0 <= a.start < a.end <= len(document.text)) or document.text[a.start:a.end].strip() != a.text.strip():
+                    return "wrong result"
+    return "ok"
+
+
+def configs(rng: random.Random, ctx: Context) -> str:
+    settings: Dict[str, Tuple] = {
+        "top_k": (0, -1, 1, 3, 10**6, 2.5, "5", True),
+        "sparse_weight": (-5.0, 0.0, 0.125, float("nan"), float("inf"), True, "x", [1]),
+        "split_composites": (True, False, "yes", 2),
+        "nil_threshold": (None, 0.5, -1.0, "high"),
+        "routes": ({}, {"Chemical": str(ctx.dictionary)}, {"Chemical": "/no/such/file"}, {"A": "x", "a": "y"}),
+    }
+    name = rng.choice(sorted(settings))
+    value = rng.choice(settings[name])
+    try:
+        nlp = ctx.make_nlp(**{name: value})
+        doc = nlp.make_doc("breast and ovarian cancer")
+        doc.ents = [Span(doc, 0, 4, label="Disease")]
+        linked = nlp(doc)
+    except Exception as error:  # noqa: BLE001
+        return "ok" if _clear(error, name, "/no/such/file") or isinstance(error, OSError) and "/no/such/file" in str(error) else "unclear error"
+    return "wrong result" if _check_links(linked, nlp.get_pipe("biosyn_linker").top_k) else "ok"
+
+
+CASES: Dict[str, Callable[[random.Random, Context], str]] = {
+    "documents": documents, "spans": spans, "dictionaries": dictionaries, "corpora": corpora, "configs": configs,
+}
+
+
+def run_case(category: str, seed: int, ctx: Context) -> str:
+    try:
+        return CASES[category](random.Random(seed), ctx)
+    except Exception:  # noqa: BLE001: an error on input the case does not judge is an unclear one
+        return "unclear error"
+
+
+class Worker:
+    """Runs cases in a child process, so that a case which kills its process
+    (native code) is a "crash" and one that never returns a "hang", and the
+    next case gets a fresh child. Outcomes come back on a pipe of their own:
+    native code may print to stdout."""
+
+    def __init__(self, encoder: str, timeout_s: float = 120.0, env: Optional[dict] = None):
+        self.encoder, self.timeout_s, self.env = encoder, timeout_s, env
+        self.process = None
+
+    def _start(self) -> None:
+        read_end, write_end = os.pipe()
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, self.encoder, str(write_end)], stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(write_end,), text=True, env=self.env,
+        )
+        os.close(write_end)
+        self.results = os.fdopen(read_end)
+
+    def run(self, category: str, seed: int) -> str:
+        if self.process is None:
+            self._start()
+        self.process.stdin.write(json.dumps([category, seed]) + "\n")
+        self.process.stdin.flush()
+        ready, _, _ = select.select([self.results], [], [], self.timeout_s)
+        line = self.results.readline() if ready else None
+        if line:
+            return json.loads(line)
+        self.close()
+        return "crash" if line == "" else "hang"
+
+    def close(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.results.close()
+            self.process = None
+
+
+def _serve(encoder: str, fd: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp, os.fdopen(fd, "w") as results:
+        ctx = Context(encoder, Path(tmp))
+        for line in sys.stdin:
+            category, seed = json.loads(line)
+            results.write(json.dumps(run_case(category, seed, ctx)) + "\n")
+            results.flush()
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1], int(sys.argv[2]))

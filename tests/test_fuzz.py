@@ -1,0 +1,29 @@
+"""Property-based: random documents, spans, dictionaries, corpora and
+configs never crash the process, hang, fail unclearly or link wrongly.
+Cases run in a child process (fuzzing.Worker), so a crash in native code
+fails its case, not the run. benchmarks/fuzz.py runs thousands of them."""
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fuzzing import CATEGORIES, Worker
+
+EXAMPLES = {"documents": 40, "spans": 30, "dictionaries": 60, "corpora": 60, "configs": 20}
+
+
+@pytest.fixture(scope="module")
+def worker(tiny_encoder):
+    worker = Worker(tiny_encoder)
+    yield worker
+    worker.close()
+
+
+@pytest.mark.parametrize("category", CATEGORIES)
+def test_random_cases_are_handled(worker, category):
+    @settings(max_examples=EXAMPLES[category], deadline=None, database=None, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(seed=st.integers(0, 2**31 - 1))
+    def case(seed):
+        assert worker.run(category, seed) == "ok", f"python benchmarks/fuzz.py --replay {category}:{seed}"
+
+    case()
