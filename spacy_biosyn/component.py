@@ -17,12 +17,9 @@ Heavy state (encoder weights, name vectors, tf-idf) is built by
 path or a model hub.
 """
 import copy
-import math
-import tempfile
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-import srsly
 from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.tokens import Doc, Span
@@ -30,8 +27,6 @@ from spacy.training import Example
 from spacy.util import minibatch
 
 from .abbreviations import Abbreviation, AbbreviationDetector
-from .errors import MismatchError, SavedStateError
-from .storage import read_consistently, read_saved_json, replaced_atomically
 from .concepts import ConceptScorer
 from .corpus import read_id_usage, read_synonyms
 from .dense import DEFAULT_ENCODER_NAME, TransformerEncoder
@@ -40,6 +35,7 @@ from .evaluation import link_scores
 from .extensions import register_extensions
 from .index import SearchIndex
 from .linker import Candidate, LinkedPart, Linker
+from .pipe_state import is_number, is_weight, pack_state, read_state, unpack_state, write_state
 from .preprocessing import MentionPreprocessor, Reading, long_forms_by_short_form
 from .sieve import Sieve
 from .text import read_corrections
@@ -176,9 +172,9 @@ class BiosynLinker(Pipe):
         # spaCy's config validation lets "5" through as top_k: settings are checked here.
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError(f"{name}: top_k must be a whole number >= 1, got {top_k!r}")
-        if not _is_weight(sparse_weight):
+        if not is_weight(sparse_weight):
             raise ValueError(f"{name}: sparse_weight (lambda) must be a finite number >= 0, got {sparse_weight!r}")
-        if nil_threshold is not None and not (_is_number(nil_threshold) and math.isfinite(nil_threshold)):
+        if nil_threshold is not None and not is_number(nil_threshold):
             raise ValueError(f"{name}: nil_threshold must be a finite number or null, got {nil_threshold!r}")
         for setting, value in (("split_composites", split_composites), ("set_kb_id", set_kb_id)):
             if not isinstance(value, bool):
@@ -365,130 +361,22 @@ class BiosynLinker(Pipe):
         # None, as spaCy's scorers say, when no gold entity has an ID to score.
         return {key: metrics[ours] / 100 if ours in metrics else None for key, ours in keys.items()}
 
-    # Saved state, field by field, in the order it is read back (the encoder
-    # first: the linkers check their vectors against it). `exclude` names fields.
-    def _writers(self) -> Dict[str, Callable[[Path], None]]:
-        def write_routes(path: Path) -> None:
-            for i, linker in enumerate(self.routes.values()):
-                linker.to_disk(path / "routes" / str(i), exclude=["encoder"])
-
-        return {
-            "encoder": lambda path: self.linker.encoder.to_disk(path / "encoder"),
-            "linker": lambda path: self.linker.to_disk(path, exclude=["encoder"]) if self.linker.is_ready else None,
-            "routes": write_routes,
-            # lambda is learned by training, so it is state, not just config.
-            "cfg": lambda path: srsly.write_json(path / "cfg", {
-                "sparse_weight": self.linker.sparse_weight,
-                "routes": list(self.routes),
-                "has_dictionary": self.linker.is_ready,
-            }),
-            "corrections": lambda path: srsly.write_json(path / "corrections.json", self.preprocessor.corrections),
-            "id_usage": lambda path: srsly.write_json(path / "id_usage.json", self.id_usage),
-        }
-
-    def _readers(self) -> Dict[str, Callable[[Path], None]]:
-        cfg = {}
-
-        def read_cfg(path: Path) -> None:
-            cfg.update(_checked_cfg(path / "cfg"))
-            if cfg["routes"] != list(self.routes):
-                raise MismatchError(
-                    f"{path} holds routes for the labels {cfg['routes']}, but the config names "
-                    f"{list(self.routes)}: load it with the config it was saved with"
-                )
-            for linker in (self.linker, *self.routes.values()):
-                linker.sparse_weight = cfg["sparse_weight"]
-
-        def read_linker(path: Path) -> None:
-            if cfg.get("has_dictionary", True):  # else a pipeline of routes only
-                self.linker.from_disk(path, exclude=["encoder"])
-
-        def read_routes(path: Path) -> None:
-            for i, linker in enumerate(self.routes.values()):
-                linker.from_disk(path / "routes" / str(i), exclude=["encoder"])
-
-        def read_corrections(path: Path) -> None:
-            self.preprocessor.corrections = _checked_mapping(path / "corrections.json", str)
-
-        def read_id_usage(path: Path) -> None:
-            self.id_usage = _checked_mapping(path / "id_usage.json", int)
-
-        return {
-            "cfg": read_cfg,
-            "encoder": lambda path: self.linker.encoder.from_disk(path / "encoder"),
-            "linker": read_linker,
-            "routes": read_routes,
-            "corrections": read_corrections,
-            "id_usage": read_id_usage,
-        }
-
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:
-        """Save all but the `exclude`d fields; the folder is replaced whole,
-        so a save killed midway leaves the previous one as it was."""
-        with replaced_atomically(path) as staging:
-            for field, write in self._writers().items():
-                if field not in exclude:
-                    write(staging)
+        """Save all but the `exclude`d fields (pipe_state.FIELDS); the folder
+        is replaced whole, so a save killed midway leaves the previous one."""
+        write_state(self, path, exclude)
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "BiosynLinker":
-        path = Path(path)
-
-        def read() -> None:
-            for field, read_field in self._readers().items():
-                if field not in exclude:
-                    read_field(path)
-
-        read_consistently(path, read)
+        read_state(self, path, exclude)
         return self
 
     def to_bytes(self, *, exclude: Iterable[str] = ()) -> bytes:
         """The files `to_disk` writes, packed with msgpack (no pickle)."""
-        with tempfile.TemporaryDirectory() as tmp:
-            folder = Path(tmp) / "component"
-            self.to_disk(folder, exclude=exclude)
-            files = {f.relative_to(folder).as_posix(): f.read_bytes() for f in sorted(folder.rglob("*")) if f.is_file()}
-        return srsly.msgpack_dumps(files)
+        return pack_state(self, exclude)
 
     def from_bytes(self, data: bytes, *, exclude: Iterable[str] = ()) -> "BiosynLinker":
-        files = srsly.msgpack_loads(data)
-        with tempfile.TemporaryDirectory() as tmp:
-            folder = Path(tmp)
-            for name, content in files.items():
-                relative = Path(name)
-                if relative.is_absolute() or ".." in relative.parts:
-                    raise ValueError(f"{self.name}: from_bytes refuses the file name {name!r}, which leaves its folder")
-                (folder / relative).parent.mkdir(parents=True, exist_ok=True)
-                (folder / relative).write_bytes(content)
-            return self.from_disk(folder, exclude=exclude)
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _is_weight(value) -> bool:
-    return _is_number(value) and math.isfinite(value) and value >= 0
-
-
-def _checked_cfg(path: Path) -> dict:
-    cfg = read_saved_json(path)
-    if not isinstance(cfg, dict) or not _is_weight(cfg.get("sparse_weight")):
-        raise SavedStateError(f"{path}: sparse_weight must be a finite number >= 0, found {cfg!r:.80}")
-    routes = cfg.get("routes")
-    if not isinstance(routes, list) or not all(isinstance(label, str) for label in routes):
-        raise SavedStateError(f"{path}: routes must be a list of labels, found {routes!r:.80}")
-    if not isinstance(cfg.get("has_dictionary", True), bool):
-        raise SavedStateError(f"{path}: has_dictionary must be true or false, found {cfg['has_dictionary']!r}")
-    return cfg
-
-
-def _checked_mapping(path: Path, value_type: type) -> dict:
-    mapping = read_saved_json(path)
-    if not isinstance(mapping, dict) or not all(
-        isinstance(v, value_type) and not isinstance(v, bool) for v in mapping.values()
-    ):
-        raise SavedStateError(f"{path}: expected an object of {value_type.__name__} values, found {mapping!r:.80}")
-    return mapping
+        unpack_state(self, data, exclude)
+        return self
 
 
 # The encoder's float32 results depend on the batch a string is encoded in

@@ -7,7 +7,6 @@ import spacy
 from spacy.tokens import Doc, Span
 
 from spacy_biosyn import Candidate, MismatchError
-from conftest import make_tiny_encoder
 
 
 def make_nlp(encoder, dictionary, **config):

@@ -5,7 +5,6 @@ import subprocess
 import sys
 import textwrap
 
-import spacy
 from spacy.tokens import DocBin
 
 from spacy_biosyn import Candidate, LinkedPart

@@ -1,0 +1,146 @@
+"""What the biosyn_linker saves and loads, field by field, and the checks
+on what it loads.
+
+Fields, in the order they are read back (cfg first: it says what else there
+is; the encoder before the linkers, which check their vectors against it):
+cfg, encoder, linker, routes, corrections, id_usage; `exclude` names them.
+A save goes into a fresh folder swapped in whole (storage.py); bytes are the
+same files packed with msgpack.
+"""
+import math
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, Union
+
+import srsly
+
+from .errors import MismatchError, SavedStateError
+from .storage import read_consistently, read_saved_json, replaced_atomically
+
+if TYPE_CHECKING:
+    from .component import BiosynLinker
+
+
+def _writers(pipe: "BiosynLinker") -> Dict[str, Callable[[Path], None]]:
+    def write_routes(path: Path) -> None:
+        for i, linker in enumerate(pipe.routes.values()):
+            linker.to_disk(path / "routes" / str(i), exclude=["encoder"])
+
+    return {
+        "encoder": lambda path: pipe.linker.encoder.to_disk(path / "encoder"),
+        "linker": lambda path: pipe.linker.to_disk(path, exclude=["encoder"]) if pipe.linker.is_ready else None,
+        "routes": write_routes,
+        # lambda is learned by training, so it is state, not just config.
+        "cfg": lambda path: srsly.write_json(path / "cfg", {
+            "sparse_weight": pipe.linker.sparse_weight,
+            "routes": list(pipe.routes),
+            "has_dictionary": pipe.linker.is_ready,
+        }),
+        "corrections": lambda path: srsly.write_json(path / "corrections.json", pipe.preprocessor.corrections),
+        "id_usage": lambda path: srsly.write_json(path / "id_usage.json", pipe.id_usage),
+    }
+
+def _readers(pipe: "BiosynLinker") -> Dict[str, Callable[[Path], None]]:
+    cfg = {}
+
+    def read_cfg(path: Path) -> None:
+        cfg.update(_checked_cfg(path / "cfg"))
+        if cfg["routes"] != list(pipe.routes):
+            raise MismatchError(
+                f"{path} holds routes for the labels {cfg['routes']}, but the config names "
+                f"{list(pipe.routes)}: load it with the config it was saved with"
+            )
+        for linker in (pipe.linker, *pipe.routes.values()):
+            linker.sparse_weight = cfg["sparse_weight"]
+
+    def read_linker(path: Path) -> None:
+        if cfg.get("has_dictionary", True):  # else a pipeline of routes only
+            pipe.linker.from_disk(path, exclude=["encoder"])
+
+    def read_routes(path: Path) -> None:
+        for i, linker in enumerate(pipe.routes.values()):
+            linker.from_disk(path / "routes" / str(i), exclude=["encoder"])
+
+    def read_corrections(path: Path) -> None:
+        pipe.preprocessor.corrections = _checked_mapping(path / "corrections.json", str)
+
+    def read_id_usage(path: Path) -> None:
+        pipe.id_usage = _checked_mapping(path / "id_usage.json", int)
+
+    return {
+        "cfg": read_cfg,
+        "encoder": lambda path: pipe.linker.encoder.from_disk(path / "encoder"),
+        "linker": read_linker,
+        "routes": read_routes,
+        "corrections": read_corrections,
+        "id_usage": read_id_usage,
+    }
+
+def write_state(pipe: "BiosynLinker", path: Union[str, Path], exclude: Iterable[str]) -> None:
+    with replaced_atomically(path) as staging:
+        for field, write in _writers(pipe).items():
+            if field not in exclude:
+                write(staging)
+
+
+def read_state(pipe: "BiosynLinker", path: Union[str, Path], exclude: Iterable[str]) -> None:
+    path = Path(path)
+
+    def read() -> None:
+        for field, read_field in _readers(pipe).items():
+            if field not in exclude:
+                read_field(path)
+
+    read_consistently(path, read)
+
+
+def pack_state(pipe: "BiosynLinker", exclude: Iterable[str]) -> bytes:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "component"
+        write_state(pipe, folder, exclude)
+        files = {f.relative_to(folder).as_posix(): f.read_bytes() for f in sorted(folder.rglob("*")) if f.is_file()}
+    return srsly.msgpack_dumps(files)
+
+
+def unpack_state(pipe: "BiosynLinker", data: bytes, exclude: Iterable[str]) -> None:
+    files = srsly.msgpack_loads(data)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for name, content in files.items():
+            relative = Path(name)
+            if relative.is_absolute() or ".." in relative.parts:
+                raise SavedStateError(f"{pipe.name}: from_bytes refuses the file name {name!r}, which leaves its folder")
+            (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+            (folder / relative).write_bytes(content)
+        read_state(pipe, folder, exclude)
+
+
+def is_number(value) -> bool:
+    """A finite int or float, not a bool (true would pass as 1)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def is_weight(value) -> bool:
+    """What lambda may be: a number >= 0."""
+    return is_number(value) and value >= 0
+
+
+def _checked_cfg(path: Path) -> dict:
+    cfg = read_saved_json(path)
+    if not isinstance(cfg, dict) or not is_weight(cfg.get("sparse_weight")):
+        raise SavedStateError(f"{path}: sparse_weight must be a finite number >= 0, found {cfg!r:.80}")
+    routes = cfg.get("routes")
+    if not isinstance(routes, list) or not all(isinstance(label, str) for label in routes):
+        raise SavedStateError(f"{path}: routes must be a list of labels, found {routes!r:.80}")
+    if not isinstance(cfg.get("has_dictionary", True), bool):
+        raise SavedStateError(f"{path}: has_dictionary must be true or false, found {cfg['has_dictionary']!r}")
+    return cfg
+
+
+def _checked_mapping(path: Path, value_type: type) -> dict:
+    mapping = read_saved_json(path)
+    if not isinstance(mapping, dict) or not all(
+        isinstance(v, value_type) and not isinstance(v, bool) for v in mapping.values()
+    ):
+        raise SavedStateError(f"{path}: expected an object of {value_type.__name__} values, found {mapping!r:.80}")
+    return mapping
