@@ -1,6 +1,7 @@
 """`python -m spacy_biosyn build | evaluate | train`."""
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Callable, List, Optional
 
@@ -13,7 +14,7 @@ from spacy.util import load_config
 from wasabi import msg
 
 from .storage import save_pipeline
-from .corpus import pubtator_to_examples, read_concept_queries, read_pubtator
+from .corpus import NCBI_LABELS, pubtator_to_docbin, pubtator_to_examples, read_concept_queries, read_pubtator
 from .dense import POOLINGS, SIMILARITIES
 from .errors import BiosynError
 from .evaluation import evaluate as evaluate_queries
@@ -113,6 +114,27 @@ def evaluate(
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         srsly.write_json(output, metrics)
+
+
+@app.command()
+def convert(
+    pubtator: Path = typer.Argument(..., exists=True, dir_okay=False, help="A PubTator file"),
+    output: Path = typer.Argument(..., help="The .spacy file (DocBin) to write"),
+    label_map: str = typer.Option(
+        ",".join(f"{a}={b}" for a, b in NCBI_LABELS.items()),
+        help="Comma-separated TYPE=LABEL renames; by default NCBI's four types become Disease",
+    ),
+    lang: str = typer.Option("en", help="Language whose tokenizer splits the text"),
+) -> None:
+    """NER training data: the gold entities of a PubTator file as a DocBin
+    for `spacy train`, each with its gold ID as kb_id."""
+    renames = dict(pair.split("=", 1) for pair in label_map.split(",") if pair)
+    documents = read_pubtator(pubtator)
+    docbin = pubtator_to_docbin(spacy.blank(lang), documents, renames)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    docbin.to_disk(output)
+    labels = Counter(span.label_ for doc in docbin.get_docs(spacy.blank(lang).vocab) for span in doc.ents)
+    msg.good(f"{len(documents)} documents, entities {dict(labels)}: {output}")
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

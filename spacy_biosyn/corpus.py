@@ -3,11 +3,12 @@ and the mentions they hold as synonyms for the dictionary."""
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from pathlib import Path
-from typing import Collection, Iterable, Iterator, List, NamedTuple, Optional, Tuple, Union
+from typing import Collection, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Tuple, Union
 
 from spacy.language import Language
-from spacy.tokens import Doc, Span
+from spacy.tokens import Doc, DocBin, Span
 from spacy.training import Example
+from spacy.util import filter_spans
 
 from .dictionary import Dictionary, IdPreference, bare_id, split_cuis
 from .errors import CorpusError
@@ -158,15 +159,25 @@ def _pubtator_document(path: Path, block: List[Tuple[int, str]]) -> Tuple[str, s
     return doc_id, title if abstract is None else f"{title} {abstract}", annotations
 
 
+# NCBI Disease's four types are all diseases, linked alike: one NER label, as
+# BC5CDR's Disease and scispaCy's DISEASE.
+NCBI_LABELS = {"SpecificDisease": "Disease", "DiseaseClass": "Disease", "Modifier": "Disease", "CompositeMention": "Disease"}
+
+
 def pubtator_to_doc(
-    nlp: Language, document: PubTatorDocument, labels: Optional[Collection[str]] = None
+    nlp: Language,
+    document: PubTatorDocument,
+    labels: Optional[Collection[str]] = None,
+    label_map: Optional[Mapping[str, str]] = None,
 ) -> Doc:
     """A Doc whose doc.ents are the gold annotations (of `labels`, if given),
-    each with its annotation type as label and its gold CUI field as kb_id
-    ("-1" for a CUI-less mention). Tokens are split wherever an annotation
-    starts or ends inside one, so every span has exactly its gold text
-    ("BRCA1-associated"); of overlapping annotations the first is kept."""
+    each with its annotation type (renamed by `label_map`) as label and its
+    gold CUI field as kb_id ("-1" for a CUI-less mention). Tokens are split
+    wherever an annotation starts or ends inside one, so every span has
+    exactly its gold text ("BRCA1-associated"); of overlapping annotations
+    the longest is kept (spaCy's filter_spans)."""
     annotations = [a for a in document.annotations if labels is None or a.label in labels]
+    label_map = label_map or {}
     cuts = sorted({offset for a in annotations for offset in (a.start, a.end)})
     words, spaces = [], []
     for token in nlp.make_doc(document.text):
@@ -175,16 +186,20 @@ def pubtator_to_doc(
         words.extend(document.text[a:b] for a, b in zip(edges, edges[1:]))
         spaces.extend([False] * (len(edges) - 2) + [bool(token.whitespace_)])
     doc = Doc(nlp.vocab, words=words, spaces=spaces)
-    spans, taken = [], set()
-    for ann in annotations:
-        span = doc.char_span(
-            ann.start, ann.end, label=ann.label, kb_id=ann.cui, alignment_mode="expand"
-        )
-        if span is not None and not taken.intersection(range(span.start, span.end)):
-            taken.update(range(span.start, span.end))
-            spans.append(span)
-    doc.ents = sorted(spans, key=lambda s: s.start)
+    spans = [
+        doc.char_span(a.start, a.end, label=label_map.get(a.label, a.label), kb_id=a.cui, alignment_mode="expand")
+        for a in annotations
+    ]
+    doc.ents = filter_spans([span for span in spans if span is not None])
     return doc
+
+
+def pubtator_to_docbin(
+    nlp: Language, documents: Iterable[PubTatorDocument], label_map: Optional[Mapping[str, str]] = None
+) -> DocBin:
+    """NER training data: each document as a Doc of its gold entities,
+    labels renamed by `label_map`, gold IDs kept as kb_id."""
+    return DocBin(docs=(pubtator_to_doc(nlp, document, label_map=label_map) for document in documents))
 
 
 def pubtator_to_examples(

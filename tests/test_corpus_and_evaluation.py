@@ -193,3 +193,51 @@ def test_cuiless_queries_are_skipped_and_counted_as_in_pubtator():
     queries = [Query("1", 0, 4, "Disease", "gout", "D006073"), Query("1", 9, 13, "Disease", "cips", "-1")]
     metrics = evaluate(ranker({"gout": [("D006073",)]}), queries, max_k=1)
     assert (metrics["acc@1"], metrics["n"], metrics["unscored"]) == (100.0, 1, 1)
+
+
+def test_pubtator_becomes_ner_training_docs(tmp_path):
+    from spacy_biosyn.corpus import NCBI_LABELS, pubtator_to_docbin
+
+    title = "Schwartz–Jampel syndrome and café-au-lait spots"
+    abstract = "Ocular and auditory toxicity of cisplatin; breast cancer."
+    text = f"{title} {abstract}"
+
+    def line(mention, label, cui, *more):
+        start = text.index(mention)
+        return "\t".join(["9", str(start), str(start + len(mention)), mention, label, cui, *more])
+
+    path = tmp_path / "corpus.txt"
+    path.write_text("\n".join([
+        f"9|t|{title}", f"9|a|{abstract}",
+        line("Schwartz–Jampel syndrome", "SpecificDisease", "D010009"),  # non-ASCII before later offsets
+        line("café-au-lait spots", "Modifier", "-1"),
+        # a composite: its seventh column lists the parts, the span is the whole mention
+        line("Ocular and auditory toxicity", "Disease", "D014786|D006311", "Ocular toxicity|auditory toxicity"),
+        line("cisplatin", "Chemical", "D002945"),
+        line("breast cancer", "Disease", "D001943"),
+        line("breast", "Disease", "D001940"),  # overlaps a longer one: the longer is kept
+    ]) + "\n")
+    docbin = pubtator_to_docbin(spacy.blank("en"), read_pubtator(path), NCBI_LABELS)
+    (doc,) = docbin.get_docs(spacy.blank("en").vocab)
+    assert doc.text == text
+    assert [(e.text, e.label_, e.kb_id_) for e in doc.ents] == [
+        ("Schwartz–Jampel syndrome", "Disease", "D010009"),
+        ("café-au-lait spots", "Disease", "-1"),
+        ("Ocular and auditory toxicity", "Disease", "D014786|D006311"),
+        ("cisplatin", "Chemical", "D002945"),
+        ("breast cancer", "Disease", "D001943"),
+    ]
+
+
+def test_convert_writes_a_docbin_for_spacy_train(tmp_path):
+    from spacy.tokens import DocBin
+    from typer.testing import CliRunner
+
+    from spacy_biosyn.cli import app
+
+    path = tmp_path / "corpus.txt"
+    path.write_text("1|t|Gout and cisplatin.\n1|a|\n1\t0\t4\tGout\tDiseaseClass\tD006073\n1\t9\t18\tcisplatin\tChemical\tD002945\n")
+    result = CliRunner().invoke(app, ["convert", str(path), str(tmp_path / "out" / "train.spacy")])
+    assert result.exit_code == 0, result.output
+    (doc,) = DocBin().from_disk(tmp_path / "out" / "train.spacy").get_docs(spacy.blank("en").vocab)
+    assert [(e.text, e.label_) for e in doc.ents] == [("Gout", "Disease"), ("cisplatin", "Chemical")]
