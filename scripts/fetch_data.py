@@ -1,5 +1,5 @@
-"""Copy one BioSyn dataset (queries and dictionaries) and its raw dev
-abstracts (PubTator) into assets/.
+"""Copy one BioSyn dataset (queries and dictionaries) and its raw train and
+dev abstracts (PubTator) into assets/.
 
 The data is public (BioSyn's archives, linked from
 https://github.com/dmis-lab/BioSyn#datasets); this environment keeps a copy in
@@ -12,10 +12,11 @@ from pathlib import Path
 import typer
 
 PARTS = ("processed_train", "processed_dev", "train_dictionary.txt", "dev_dictionary.txt")
-# The raw dev abstracts, for linking whole documents (the corpora's own releases).
-RAW_DEV = {
-    "ncbi-disease": "ncbi-disease/raw/NCBIdevelopset_corpus.txt",
-    "bc5cdr-disease": "bc5cdr/raw/CDR_DevelopmentSet.PubTator.txt",
+# The raw abstracts (the corpora's own releases): dev for linking whole
+# documents, train and dev for the NER.
+RAW = {
+    "ncbi-disease": {"train": "ncbi-disease/raw/NCBItrainset_corpus.txt", "dev": "ncbi-disease/raw/NCBIdevelopset_corpus.txt"},
+    "bc5cdr-disease": {"train": "bc5cdr/raw/CDR_TrainingSet.PubTator.txt", "dev": "bc5cdr/raw/CDR_DevelopmentSet.PubTator.txt"},
 }
 
 
@@ -40,12 +41,14 @@ def main(
         else:
             shutil.copy2(origin / part, target)
     print(f"Copied {', '.join(PARTS)} from {origin} to {dest}")
-    raw = source / RAW_DEV.get(dataset, f"{dataset}/raw_dev.PubTator.txt")
-    if raw.exists():
-        shutil.copy2(raw, dest / "raw_dev.PubTator.txt")
-        print(f"Copied {raw} to {dest / 'raw_dev.PubTator.txt'}")
-    else:
-        print(f"No raw dev abstracts at {raw}: evaluate-raw will not run")
+    for split in ("train", "dev"):
+        raw = source / RAW.get(dataset, {}).get(split, f"{dataset}/raw_{split}.PubTator.txt")
+        target = dest / f"raw_{split}.PubTator.txt"
+        if raw.exists():
+            shutil.copy2(raw, target)
+            print(f"Copied {raw} to {target}")
+        else:
+            print(f"No raw {split} abstracts at {raw}: the steps that need {target.name} will not run")
 
 
 if __name__ == "__main__":
