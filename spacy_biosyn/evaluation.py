@@ -8,6 +8,7 @@ one set that each part is matched against. IDs are compared without a
 namespace prefix: the raw NCBI corpus writes OMIM:217000 where the
 dictionaries write 217000.
 """
+from collections import Counter
 from typing import Callable, Collection, Dict, Iterable, List, Optional, Sequence
 
 from spacy.tokens import Doc
@@ -121,3 +122,72 @@ def _first_hit(candidates: List[Candidate], gold: set):
         if gold.intersection(map(bare_id, candidate.cuis)):
             return rank
     return None
+
+
+def end_to_end_scores(examples: Iterable[Example], labels: Optional[Collection[str]] = None) -> Dict:
+    """Raw text in, IDs out: how a whole pipeline's entities and links
+    compare with the reference's gold entities (kb_id = gold IDs), as
+    fractions, overall ("ner_p" ... "doc_f") and per label ("per_label").
+
+    - ner: strict, a predicted entity with the exact offsets and type of a
+      gold one;
+    - link: strict, also with `span._.cui` a gold ID (every part of a
+      composite); CUI-less gold entities, and predictions at their offsets,
+      are left out, and so are predictions without a cui (NIL);
+    - doc: the set of IDs per document (the measure of BioCreative V CDR's
+      disease normalization task), micro-averaged over documents.
+    Labels compare case-insensitively: scispaCy's NER says DISEASE.
+    """
+    wanted = None if labels is None else {label.casefold() for label in labels}
+    counts: Dict[str, Counter] = {}
+    n_docs = 0
+    for example in examples:
+        n_docs += 1
+        gold = _entities(example.reference, wanted, gold=True)
+        predicted = _entities(example.predicted, wanted, gold=False)
+        for label in {key[2] for key in gold} | {key[2] for key in predicted} | {"all"}:
+            g = {k: v for k, v in gold.items() if label in ("all", k[2])}
+            p = {k: v for k, v in predicted.items() if label in ("all", k[2])}
+            c = counts.setdefault(label, Counter())
+            c["ner_tp"] += len(g.keys() & p.keys())
+            c["ner_pred"] += len(p)
+            c["ner_gold"] += len(g)
+            scored = {k for k, ids in g.items() if ids}
+            linked = {k: cui for k, cui in p.items() if cui is not None and not (k in g and not g[k])}
+            c["link_tp"] += sum(k in scored and _all_gold(cui.split("|"), "|".join(g[k])) for k, cui in linked.items())
+            c["link_pred"] += len(linked)
+            c["link_gold"] += len(scored)
+            doc_gold = {bare_id(cui) for ids in g.values() for cui in ids}
+            doc_predicted = {bare_id(part) for cui in p.values() if cui for part in cui.split("|")}
+            c["doc_tp"] += len(doc_gold & doc_predicted)
+            c["doc_pred"] += len(doc_predicted)
+            c["doc_gold"] += len(doc_gold)
+    scores = _prf(counts.get("all", Counter()))
+    scores.update(n_docs=n_docs, scale="fraction")
+    scores["per_label"] = {label: _prf(c) for label, c in sorted(counts.items()) if label != "all"}
+    return scores
+
+
+def _entities(doc: Doc, wanted: Optional[set], gold: bool) -> Dict[tuple, object]:
+    """(start, end, label) -> the gold IDs (a tuple; empty when CUI-less), or
+    the predicted cui."""
+    found = {}
+    for span in doc.ents:
+        label = span.label_.casefold()
+        if wanted is None or label in wanted:
+            key = (span.start_char, span.end_char, label)
+            if gold:
+                found[key] = () if span.kb_id_ in UNSCORED_CUIS else split_cuis(span.kb_id_)
+            else:
+                found[key] = span._.cui
+    return found
+
+
+def _prf(counts: Counter) -> Dict[str, float]:
+    scores = {}
+    for task in ("ner", "link", "doc"):
+        tp, pred, gold = counts[f"{task}_tp"], counts[f"{task}_pred"], counts[f"{task}_gold"]
+        p = tp / pred if pred else 0.0
+        r = tp / gold if gold else 0.0
+        scores.update({f"{task}_p": p, f"{task}_r": r, f"{task}_f": 2 * p * r / (p + r) if p + r else 0.0})
+    return scores

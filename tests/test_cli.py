@@ -174,3 +174,25 @@ def test_an_error_in_the_users_input_is_one_line_not_a_traceback(tmp_path, tiny_
     assert "Traceback" not in result.stdout + result.stderr
     (line,) = result.stderr.splitlines()
     assert line.startswith(f"✘ {dictionary}, line 2: the name") and "MedicVocabulary" in line
+
+
+def test_evaluate_end_to_end_runs_the_pipelines_own_ner(tmp_path, tiny_encoder, disease_dictionary):
+    nlp = spacy.blank("en")
+    ruler = nlp.add_pipe("entity_ruler")  # stands in for a trained NER
+    nlp.add_pipe("biosyn_linker", config={"dictionary": disease_dictionary, "encoder": tiny_encoder, "sparse_weight": 10.0})
+    nlp.initialize()
+    ruler.add_patterns([{"label": "DISEASE", "pattern": "breast cancer"}, {"label": "DISEASE", "pattern": "gout"}])
+    nlp.to_disk(tmp_path / "pipeline")
+    corpus = tmp_path / "dev.txt"
+    corpus.write_text(
+        "1|t|breast cancer, gout and ovarian cancer\n1|a|\n"
+        "1\t0\t13\tbreast cancer\tSpecificDisease\tD001943\n"
+        "1\t24\t38\tovarian cancer\tSpecificDisease\tD010051\n"
+    )
+    result = CliRunner().invoke(app, ["evaluate", str(tmp_path / "pipeline"), str(corpus), "--end-to-end",
+                                      "--output", str(tmp_path / "m.json")])
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((tmp_path / "m.json").read_text())
+    # the ruler finds breast cancer (right) and gout (not gold); it misses ovarian cancer
+    assert (metrics["ner_p"], metrics["ner_r"], metrics["link_p"], metrics["link_r"]) == (0.5, 0.5, 0.5, 0.5)
+    assert set(metrics) >= {"ner_f", "link_f", "doc_p", "doc_r", "doc_f", "n_docs", "scale", "per_label"}

@@ -241,3 +241,48 @@ def test_convert_writes_a_docbin_for_spacy_train(tmp_path):
     assert result.exit_code == 0, result.output
     (doc,) = DocBin().from_disk(tmp_path / "out" / "train.spacy").get_docs(spacy.blank("en").vocab)
     assert [(e.text, e.label_) for e in doc.ents] == [("Gout", "Disease"), ("cisplatin", "Chemical")]
+
+
+def test_end_to_end_scores_by_hand():
+    from spacy.tokens import Span
+    from spacy.training import Example
+
+    from spacy_biosyn.evaluation import end_to_end_scores
+
+    nlp = spacy.blank("en")
+
+    def doc(text, ents, predicted):
+        d = nlp.make_doc(text)
+        spans = []
+        for mention, label, cui in ents:
+            start = text.index(mention)
+            span = d.char_span(start, start + len(mention), label=label, kb_id="" if predicted else cui)
+            spans.append(span)
+        d.ents = spans
+        if predicted:
+            for span, (_, _, cui) in zip(d.ents, ents):
+                span._.cui = cui
+        return d
+
+    text = "Breast cancer and ovarian cancer, cisplatin, CIPS."
+    gold = [("Breast cancer", "Disease", "D001943"), ("ovarian cancer", "Disease", "D010051"),
+            ("cisplatin", "Chemical", "D002945"), ("CIPS", "Disease", "-1")]
+    predicted = [("Breast cancer", "DISEASE", "D001943"),  # right, in scispaCy's upper case
+                 ("cancer,", "Disease", "D010051"),  # wrong span: ner and link miss, the doc-level ID counts
+                 ("cisplatin", "Chemical", "D000001"),  # right span, wrong ID
+                 ("CIPS", "Disease", "D000002")]  # a CUI-less gold entity: right for ner, not scored for linking
+    examples = [
+        Example(doc(text, predicted, True), doc(text, gold, False)),
+        Example(doc("Gout.", [], True), doc("Gout.", [("Gout", "Disease", "D006073")], False)),
+    ]
+    scores = end_to_end_scores(examples)
+    # ner: 3 of 4 predictions right, of 5 gold entities
+    assert (scores["ner_p"], scores["ner_r"]) == pytest.approx((3 / 4, 3 / 5))
+    # link: predictions with a cui, less the one at a CUI-less gold entity: 3; right: 1; gold with IDs: 4
+    assert (scores["link_p"], scores["link_r"], scores["link_f"]) == pytest.approx((1 / 3, 1 / 4, 2 / 7))
+    # doc: {D001943, D010051, D000001, D000002} against {D001943, D010051, D002945} and {} against {D006073}
+    assert (scores["doc_p"], scores["doc_r"]) == pytest.approx((2 / 4, 2 / 4))
+    assert scores["n_docs"] == 2 and scores["scale"] == "fraction"
+    disease = scores["per_label"]["disease"]
+    assert (disease["ner_p"], disease["ner_r"]) == pytest.approx((2 / 3, 2 / 4))
+    assert end_to_end_scores(examples, labels=["Chemical"])["link_p"] == 0.0
