@@ -153,6 +153,21 @@ def _evaluate_end_to_end(pipeline_dir: Path, pubtator: Path, labels: Optional[st
 
 
 @app.command()
+def assemble(
+    ner_pipeline: Path = typer.Argument(..., exists=True, help="A pipeline whose components find entities (e.g. spacy train's model-best)"),
+    linker_pipeline: Path = typer.Argument(..., exists=True, help="A pipeline with a biosyn_linker (build or index)"),
+    output_dir: Path = typer.Argument(..., help="Folder for the pipeline from text to IDs"),
+) -> None:
+    """One pipeline from raw text to IDs: the NER pipeline's components
+    (its tokenizer included), then the linker."""
+    nlp = spacy.load(ner_pipeline)
+    linker = spacy.load(linker_pipeline)
+    nlp.add_pipe("biosyn_linker", source=linker)
+    save_pipeline(nlp, output_dir)
+    msg.good(f"{' -> '.join(nlp.pipe_names)} saved to {output_dir}")
+
+
+@app.command()
 def convert(
     pubtator: Path = typer.Argument(..., exists=True, dir_okay=False, help="A PubTator file"),
     output: Path = typer.Argument(..., help="The .spacy file (DocBin) to write"),

@@ -196,3 +196,19 @@ def test_evaluate_end_to_end_runs_the_pipelines_own_ner(tmp_path, tiny_encoder, 
     # the ruler finds breast cancer (right) and gout (not gold); it misses ovarian cancer
     assert (metrics["ner_p"], metrics["ner_r"], metrics["link_p"], metrics["link_r"]) == (0.5, 0.5, 0.5, 0.5)
     assert set(metrics) >= {"ner_f", "link_f", "doc_p", "doc_r", "doc_f", "n_docs", "scale", "per_label"}
+
+
+def test_assemble_makes_one_pipeline_from_text_to_ids(tmp_path, tiny_encoder, disease_dictionary):
+    runner = CliRunner()
+    finder = spacy.blank("en")
+    finder.add_pipe("entity_ruler").add_patterns([{"label": "Disease", "pattern": [{"LOWER": "breast"}, {"LOWER": "cancer"}]}])
+    finder.to_disk(tmp_path / "ner")
+    build = ["build", str(tmp_path / "linker"), "--encoder", tiny_encoder, "--dictionary", disease_dictionary,
+             "--sparse-weight", "10"]
+    assert runner.invoke(app, build).exit_code == 0
+    result = runner.invoke(app, ["assemble", str(tmp_path / "ner"), str(tmp_path / "linker"), str(tmp_path / "both")])
+    assert result.exit_code == 0, result.output
+    nlp = spacy.load(tmp_path / "both")
+    assert nlp.pipe_names == ["entity_ruler", "biosyn_linker"]
+    doc = nlp("Carriers develop Breast Cancer early.")
+    assert [(e.text, e._.cui) for e in doc.ents] == [("Breast Cancer", "D001943")]
