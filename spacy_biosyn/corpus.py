@@ -71,7 +71,7 @@ def read_synonyms(path: Union[str, Path]) -> Dictionary:
     CUIs: that is how BioSyn's dev and test dictionaries add the mentions of
     the splits before them."""
     path = Path(path)
-    if path.is_dir() or path.suffix == ".concept":
+    if _holds_queries(path):
         queries = read_concept_queries(path)
         preferred = IdPreference()
         return Dictionary.from_entries(
@@ -85,11 +85,16 @@ def read_id_usage(path: Union[str, Path]) -> "Counter[str]":
     corpus: a folder (or file) of `.concept` queries, or a PubTator file.
     CUI-less mentions count for nothing."""
     path = Path(path)
-    if path.is_dir() or path.suffix == ".concept":
+    if _holds_queries(path):
         fields = (q.cui for q in read_concept_queries(path))
     else:
         fields = (a.cui for document in read_pubtator(path) for a in document.annotations)
     return Counter(bare_id(cui) for field in fields for cui in split_cuis(field) if cui != "-1")
+
+
+def _holds_queries(path: Path) -> bool:
+    """A folder of .concept files or one such file, else a PubTator or CUI||name file."""
+    return path.is_dir() or path.suffix == ".concept"
 
 
 def read_pubtator(path: Union[str, Path]) -> List[PubTatorDocument]:

@@ -77,13 +77,17 @@ def link_scores(
     if not golds:
         return {"n": 0, "unscored": unscored, "scale": "percent"}
     metrics = accuracy(parts, golds, max_k)
-    hits = sum(cui is not None and _all_gold(cui.split("|"), gold) for cui, gold in zip(cuis, golds))
+    hits = sum(cui is not None and _all_gold(cui.split("|"), _gold_ids(gold)) for cui, gold in zip(cuis, golds))
     metrics.update(cui_acc=100.0 * hits / len(golds), unscored=unscored)
     return metrics
 
 
-def _all_gold(ids: Iterable[str], gold_field: str) -> bool:
-    gold = {bare_id(cui) for cui in split_cuis(gold_field)}
+def _gold_ids(gold_field: str) -> set:
+    """The IDs of a gold CUI field, without namespace."""
+    return {bare_id(cui) for cui in split_cuis(gold_field)}
+
+
+def _all_gold(ids: Iterable[str], gold: set) -> bool:
     return all(bare_id(cui) in gold for cui in ids)
 
 
@@ -109,7 +113,7 @@ def accuracy(
 def hit_rank(parts: List[List[Candidate]], gold_field: str) -> Optional[int]:
     """The smallest k - 1 at which a mention is right (every part has a
     gold CUI among its k best), or None if no k is."""
-    gold = {bare_id(cui) for cui in split_cuis(gold_field)}
+    gold = _gold_ids(gold_field)
     first_hits = [_first_hit(candidates, gold) for candidates in parts]
     if not parts or None in first_hits:
         return None
@@ -154,7 +158,9 @@ def end_to_end_scores(examples: Iterable[Example], labels: Optional[Collection[s
             c["ner_gold"] += len(g)
             scored = {k for k, ids in g.items() if ids}
             linked = {k: cui for k, cui in p.items() if cui is not None and not (k in g and not g[k])}
-            c["link_tp"] += sum(k in scored and _all_gold(cui.split("|"), "|".join(g[k])) for k, cui in linked.items())
+            c["link_tp"] += sum(
+                k in scored and _all_gold(cui.split("|"), {bare_id(i) for i in g[k]}) for k, cui in linked.items()
+            )
             c["link_pred"] += len(linked)
             c["link_gold"] += len(scored)
             doc_gold = {bare_id(cui) for ids in g.values() for cui in ids}

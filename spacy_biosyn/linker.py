@@ -18,10 +18,10 @@ import srsly
 from .dense import TransformerEncoder
 from .dictionary import Concept, Dictionary
 from .errors import MismatchError
-from .storage import file_sha256, read_saved_json
 from .index import SPARSE_FILE as _SPARSE_FILE
 from .index import ExactIndex, SearchIndex
 from .sparse import SparseEncoder
+from .storage import file_sha256, read_saved_json
 
 # Names re-encoded at load time to prove the saved vectors came from this encoder.
 _N_PROBES = 8

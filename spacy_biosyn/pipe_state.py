@@ -17,6 +17,7 @@ import srsly
 from .errors import MismatchError, SavedStateError
 from .storage import read_consistently, read_saved_json, replaced_atomically
 
+
 if TYPE_CHECKING:
     from .component import BiosynLinker
 
@@ -39,6 +40,7 @@ def _writers(pipe: "BiosynLinker") -> Dict[str, Callable[[Path], None]]:
         "corrections": lambda path: srsly.write_json(path / "corrections.json", pipe.preprocessor.corrections),
         "id_usage": lambda path: srsly.write_json(path / "id_usage.json", pipe.id_usage),
     }
+
 
 def _readers(pipe: "BiosynLinker") -> Dict[str, Callable[[Path], None]]:
     cfg = {}
@@ -75,6 +77,7 @@ def _readers(pipe: "BiosynLinker") -> Dict[str, Callable[[Path], None]]:
         "corrections": read_corrections,
         "id_usage": read_id_usage,
     }
+
 
 def write_state(pipe: "BiosynLinker", path: Union[str, Path], exclude: Iterable[str]) -> None:
     with replaced_atomically(path) as staging:
