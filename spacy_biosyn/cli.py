@@ -3,7 +3,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import Callable, Dict, List, Optional
 
 import spacy
 import srsly
@@ -31,6 +31,10 @@ from .evaluation import end_to_end_scores, evaluate_examples
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 
 MAX_K = 5
+ROUTE_HELP = (
+    "LABEL=PATH: link spans of LABEL against their own vocabulary, a CUI||name file or a folder "
+    "of .concept files whose mentions become the names (repeatable)"
+)
 
 
 @app.command()
@@ -48,6 +52,7 @@ def build(
     preferred_ids_from: List[Path] = typer.Option(
         [], exists=True, help="Annotated corpora whose gold IDs pick each concept's preferred ID (repeatable)"
     ),
+    route: List[str] = typer.Option([], help=ROUTE_HELP),
     lang: str = typer.Option("en", help="Language of the blank pipeline"),
 ) -> None:
     """Build a pipeline whose linker indexes DICTIONARY with ENCODER (no training)."""
@@ -60,6 +65,7 @@ def build(
         encoder={"@misc": "spacy_biosyn.TransformerEncoder.v1", **encoder_block},
         synonyms=[str(path) for path in synonyms],
         preferred_ids_from=[str(path) for path in preferred_ids_from],
+        routes={label: str(path) for label, path in _routes(route).items()},
     )
     nlp.add_pipe("biosyn_linker", config=config)
     _index_and_save(nlp, nlp.initialize, output_dir)
@@ -73,14 +79,22 @@ def index(
     preferred_ids_from: List[Path] = typer.Option(
         [], exists=True, help="Annotated corpora whose gold IDs pick each concept's preferred ID (repeatable)"
     ),
+    route: List[str] = typer.Option([], help=ROUTE_HELP),
 ) -> None:
     """Index another dictionary with a pipeline's (trained) encoder and
     tf-idf: one model serves dictionaries larger than the one it was trained on."""
+    routes = _routes(route)
     nlp = spacy.load(pipeline_dir)
     linker = nlp.get_pipe("biosyn_linker")
     if preferred_ids_from:
         linker.learn_preferred_ids(preferred_ids_from)
-    _index_and_save(nlp, lambda: linker.set_dictionary(dictionary), output_dir)
+
+    def index_all() -> None:
+        linker.set_dictionary(dictionary)
+        for label, path in routes.items():
+            linker.add_route(label, path)
+
+    _index_and_save(nlp, index_all, output_dir)
 
 
 @app.command()
@@ -230,6 +244,19 @@ def _index_and_save(nlp: Language, index: Callable[[], None], output_dir: Path) 
 def _is_pubtator(path: Path) -> bool:
     """A single file that is not a `.concept` file is read as PubTator."""
     return path.is_file() and path.suffix != ".concept"
+
+
+def _routes(options: List[str]) -> Dict[str, Path]:
+    """`--route Chemical=PATH` options, checked before any slow step."""
+    routes = {}
+    for option in options:
+        label, _, path = option.partition("=")
+        if not label.strip() or not path:
+            raise typer.BadParameter(f"{option!r}: expected LABEL=PATH", param_hint="--route")
+        if not Path(path).exists():
+            raise typer.BadParameter(f"{option!r}: {path} does not exist", param_hint="--route")
+        routes[label.strip()] = Path(path)
+    return routes
 
 
 def _given(options: dict) -> dict:

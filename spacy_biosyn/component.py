@@ -61,8 +61,10 @@ class DocLinks(NamedTuple):
         # A BioSyn `CUI||name` path or a vocabulary reader block
         # ({"@readers": "spacy_biosyn.MedicVocabulary.v1", "path": ...}).
         "dictionary": None,
-        # Entity label (any case) -> dictionary for spans of that label
-        # (Chemical spans against a chemical vocabulary); other labels use `dictionary`.
+        # Entity label (any case) -> vocabulary for spans of that label (Chemical
+        # spans against a chemical one): a path or reader block as for `dictionary`,
+        # or a folder of .concept files whose mentions are the names. Other
+        # labels use `dictionary`.
         "routes": {},
         "encoder": {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": DEFAULT_ENCODER_NAME},
         "index": {"@misc": "spacy_biosyn.ExactIndex.v1"},
@@ -197,12 +199,8 @@ class BiosynLinker(Pipe):
         self.route_paths = {label.casefold(): source for label, source in (routes or {}).items()}
         if len(self.route_paths) != len(routes or {}):
             raise ValueError(f"{name}: routes names a label twice in different cases: {sorted(routes)}")
-        self.routes = {
-            label: Linker(
-                encoder, copy.deepcopy(index), sparse_weight, concept_scorer=concept_scorer, sieve=sieve
-            )
-            for label in self.route_paths
-        }
+        self._unbuilt_index = copy.deepcopy(index)
+        self.routes = {label: self._new_route_linker() for label in self.route_paths}
         self.abbreviation_detector = abbreviations
         self.preprocessor = MentionPreprocessor(split_composites)
 
@@ -230,8 +228,8 @@ class BiosynLinker(Pipe):
             self.linker.build(self._with_preferred_ids(read_vocabulary(path)))
             for synonyms in self.synonym_paths:
                 self.add_synonyms(synonyms)
-        for label, route_path in self.route_paths.items():
-            self.routes[label].build(self._with_preferred_ids(read_vocabulary(route_path)))
+        for label, route_source in self.route_paths.items():
+            self.add_route(label, route_source)
         if self.corrections_path is not None:
             self.preprocessor.corrections = read_corrections(self.corrections_path)
 
@@ -241,6 +239,33 @@ class BiosynLinker(Pipe):
         if not isinstance(dictionary, Dictionary):
             dictionary = read_vocabulary(dictionary)
         self.linker.build(self._with_preferred_ids(dictionary), refit_sparse=False)
+
+    def add_route(self, label: str, vocabulary: Union[Dictionary, VocabularySource, Path]) -> None:
+        """Link spans of `label` (any case) against their own vocabulary from
+        now on: a Dictionary, a vocabulary reader, a `CUI||name` file or a
+        folder of `.concept` files whose mentions become the names (BC5CDR's
+        training chemicals, where no chemical vocabulary is at hand). The
+        encoder is shared; the route is saved with the pipeline."""
+        if not isinstance(label, str) or not label.strip():
+            raise ValueError(f"{self.name}: a route needs an entity label, got {label!r}")
+        if callable(vocabulary):
+            vocabulary = vocabulary()
+        elif not isinstance(vocabulary, Dictionary):
+            vocabulary = read_synonyms(vocabulary)
+        if not len(vocabulary):
+            raise ValueError(f"{self.name}: the vocabulary for the route {label!r} has no names")
+        route = self._new_route_linker()
+        route.build(self._with_preferred_ids(vocabulary))
+        self.routes[label.casefold()] = route
+
+    def _new_route_linker(self) -> Linker:
+        return Linker(
+            self.linker.encoder,
+            copy.deepcopy(self._unbuilt_index),
+            self.linker.sparse_weight,
+            concept_scorer=self.linker.concept_scorer,
+            sieve=self.linker.sieve,
+        )
 
     def learn_preferred_ids(self, corpora: Iterable[Union[str, Path]]) -> None:
         """Count the gold IDs of annotated corpora (folders of .concept

@@ -47,11 +47,17 @@ def _readers(pipe: "BiosynLinker") -> Dict[str, Callable[[Path], None]]:
 
     def read_cfg(path: Path) -> None:
         cfg.update(_checked_cfg(path / "cfg"))
-        if cfg["routes"] != list(pipe.routes):
+        unsaved = [label for label in pipe.routes if label not in cfg["routes"]]
+        if unsaved:
             raise MismatchError(
-                f"{path} holds routes for the labels {cfg['routes']}, but the config names "
-                f"{list(pipe.routes)}: load it with the config it was saved with"
+                f"{path} holds no route for {unsaved}, which the config names (it holds "
+                f"{cfg['routes']}): load it with the config it was saved with, or initialize it with this one"
             )
+        # Routes added by add_route() after initialize() are in the saved
+        # state only, like the synonyms add_synonyms() adds.
+        pipe.routes = {
+            label: pipe.routes[label] if label in pipe.routes else pipe._new_route_linker() for label in cfg["routes"]
+        }
         for linker in (pipe.linker, *pipe.routes.values()):
             linker.sparse_weight = cfg["sparse_weight"]
 
