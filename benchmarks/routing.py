@@ -13,9 +13,6 @@ together, goes through one biosyn_linker (Ab3P, composite splitting):
 - MEDIC for every span: the same linker with its route switched off.
 Acc@1/Acc@5 per label by the same rule; CUI-less spans are not scored.
 """
-import tempfile
-from pathlib import Path
-
 import spacy
 
 from common import RAW_ABSTRACTS, offline_minilm, parser, print_table
@@ -29,17 +26,15 @@ K = 5
 def main() -> None:
     p = parser(__doc__)
     args = p.parse_args()
-    chemicals = read_synonyms(args.data / "bc5cdr-chemical" / "train")
+    chemical_mentions = args.data / "bc5cdr-chemical" / "train"
+    chemicals = read_synonyms(chemical_mentions)
     nlp = spacy.blank("en")
-    with tempfile.TemporaryDirectory() as tmp:
-        chemical_path = Path(tmp) / "chemicals.txt"
-        chemicals.to_file(chemical_path)
-        linker = nlp.add_pipe("biosyn_linker", config={
-            "dictionary": str(args.data / "bc5cdr-disease" / "dev_dictionary.txt"),
-            "encoder": args.encoder or offline_minilm(),
-            "routes": {"Chemical": str(chemical_path)},
-        })
-        nlp.initialize()
+    linker = nlp.add_pipe("biosyn_linker", config={
+        "dictionary": str(args.data / "bc5cdr-disease" / "dev_dictionary.txt"),
+        "encoder": args.encoder or offline_minilm(),
+        "routes": {"Chemical": str(chemical_mentions)},  # a .concept folder: its mentions are the names
+    })
+    nlp.initialize()
     examples = pubtator_to_examples(nlp, read_pubtator(args.data / RAW_ABSTRACTS["bc5cdr-disease"]["dev"]))
     gold = [split_cuis(e.kb_id_) for eg in examples for e in eg.reference.ents
             if e.label_ == "Chemical" and e.kb_id_ not in UNSCORED_CUIS]

@@ -18,6 +18,11 @@ RAW = {
     "ncbi-disease": {"train": "ncbi-disease/raw/NCBItrainset_corpus.txt", "dev": "ncbi-disease/raw/NCBIdevelopset_corpus.txt"},
     "bc5cdr-disease": {"train": "bc5cdr/raw/CDR_TrainingSet.PubTator.txt", "dev": "bc5cdr/raw/CDR_DevelopmentSet.PubTator.txt"},
 }
+# Vocabularies for the other entity types the corpus annotates, copied to
+# <dest>/routes/<label> for `index --routes-dir`. No chemical vocabulary is
+# public offline: BC5CDR's training chemicals (BioSyn's un-preprocessed
+# queries) stand in for one.
+ROUTES = {"bc5cdr-disease": {"Chemical": "bc5cdr-chemical/train"}}
 
 
 def main(
@@ -41,6 +46,10 @@ def main(
         else:
             shutil.copy2(origin / part, target)
     print(f"Copied {', '.join(PARTS)} from {origin} to {dest}")
+    (dest / "routes").mkdir(exist_ok=True)  # empty: every label links against the dictionary
+    for label, part in ROUTES.get(dataset, {}).items():
+        shutil.copytree(source / part, dest / "routes" / label, dirs_exist_ok=True)
+        print(f"Copied {source / part} to {dest / 'routes' / label}")
     for split in ("train", "dev"):
         raw = source / RAW.get(dataset, {}).get(split, f"{dataset}/raw_{split}.PubTator.txt")
         target = dest / f"raw_{split}.PubTator.txt"

@@ -80,10 +80,16 @@ def index(
         [], exists=True, help="Annotated corpora whose gold IDs pick each concept's preferred ID (repeatable)"
     ),
     route: List[str] = typer.Option([], help=ROUTE_HELP),
+    routes_dir: Optional[Path] = typer.Option(
+        None, exists=True, file_okay=False,
+        help="A folder of route vocabularies named by their label (Chemical/, Chemical.txt), as --route takes them",
+    ),
 ) -> None:
     """Index another dictionary with a pipeline's (trained) encoder and
     tf-idf: one model serves dictionaries larger than the one it was trained on."""
     routes = _routes(route)
+    if routes_dir is not None:
+        routes.update((entry.stem, entry) for entry in sorted(routes_dir.iterdir()) if not entry.name.startswith("."))
     nlp = spacy.load(pipeline_dir)
     linker = nlp.get_pipe("biosyn_linker")
     if preferred_ids_from:

@@ -137,8 +137,17 @@ def test_build_and_index_route_a_label_to_its_own_vocabulary(tmp_path, tiny_enco
              "--route", f"Chemical={chemicals}"]
     assert runner.invoke(app, index).exit_code == 0
     assert linked(tmp_path / "q") == ["D002945", "D001943"]
-    for bad in ("Chemical", f"={chemicals}", "Chemical=/no/such/folder"):
-        result = runner.invoke(app, index[:-1] + [bad])
+    routes_dir = tmp_path / "routes"  # what the project's data step writes
+    routes_dir.mkdir()
+    chemicals.rename(routes_dir / "Chemical")
+    by_folder = index[:-2] + ["--routes-dir", str(routes_dir)]
+    by_folder[2] = str(tmp_path / "r")
+    assert runner.invoke(app, by_folder).exit_code == 0
+    assert linked(tmp_path / "r") == ["D002945", "D001943"]
+    for bad in ("Chemical", f"={routes_dir}", "Chemical=/no/such/folder"):
+        refused = index[:-1] + [bad]
+        refused[2] = str(tmp_path / "q2")
+        result = runner.invoke(app, refused)
         assert result.exit_code == 2 and "--route" in result.output and not (tmp_path / "q2").exists()
 
 
