@@ -53,6 +53,9 @@ def build(
         [], exists=True, help="Annotated corpora whose gold IDs pick each concept's preferred ID (repeatable)"
     ),
     route: List[str] = typer.Option([], help=ROUTE_HELP),
+    dictionary_labels: Optional[str] = typer.Option(
+        None, help="Comma-separated entity labels linked against DICT (default: every label without a route)"
+    ),
     lang: str = typer.Option("en", help="Language of the blank pipeline"),
 ) -> None:
     """Build a pipeline whose linker indexes DICTIONARY with ENCODER (no training)."""
@@ -66,6 +69,7 @@ def build(
         synonyms=[str(path) for path in synonyms],
         preferred_ids_from=[str(path) for path in preferred_ids_from],
         routes={label: str(path) for label, path in _routes(route).items()},
+        dictionary_labels=dictionary_labels.split(",") if dictionary_labels else None,
     )
     nlp.add_pipe("biosyn_linker", config=config)
     _index_and_save(nlp, nlp.initialize, output_dir)

@@ -66,6 +66,9 @@ class DocLinks(NamedTuple):
         # or a folder of .concept files whose mentions are the names. Other
         # labels use `dictionary`.
         "routes": {},
+        # The labels (any case) linked against `dictionary`; null: every label
+        # without a route. ["Disease"] keeps a scispaCy NER's GENE spans unlinked.
+        "dictionary_labels": None,
         "encoder": {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": DEFAULT_ENCODER_NAME},
         "index": {"@misc": "spacy_biosyn.ExactIndex.v1"},
         # Chosen on NCBI and BC5CDR-Disease dev with MiniLM (benchmarks/zero_shot.py):
@@ -112,6 +115,7 @@ def make_biosyn_linker(
     name: str,
     dictionary: Optional[VocabularySource],
     routes: Dict[str, VocabularySource],
+    dictionary_labels: Optional[List[str]],
     encoder: Union[str, TransformerEncoder],
     index: SearchIndex,
     sparse_weight: float,
@@ -137,6 +141,7 @@ def make_biosyn_linker(
         sparse_weight,
         top_k,
         routes=routes,
+        dictionary_labels=dictionary_labels,
         abbreviations=abbreviations,
         split_composites=split_composites,
         corrections=corrections,
@@ -161,6 +166,7 @@ class BiosynLinker(Pipe):
         top_k: int,
         *,
         routes: Optional[Dict[str, Union[VocabularySource, Path]]] = None,
+        dictionary_labels: Optional[Sequence[str]] = None,
         abbreviations: Optional[AbbreviationDetector] = None,
         split_composites: bool = True,
         corrections: Optional[Union[str, Path]] = None,
@@ -181,8 +187,14 @@ class BiosynLinker(Pipe):
         for setting, value in (("split_composites", split_composites), ("set_kb_id", set_kb_id)):
             if not isinstance(value, bool):
                 raise ValueError(f"{name}: {setting} must be true or false, got {value!r}")
+        if dictionary_labels is not None and (
+            isinstance(dictionary_labels, str)
+            or not all(isinstance(label, str) and label.strip() for label in dictionary_labels)
+        ):
+            raise ValueError(f"{name}: dictionary_labels must be a list of entity labels or null, got {dictionary_labels!r}")
         self.vocab = vocab
         self.name = name
+        self.dictionary_labels = None if dictionary_labels is None else {label.casefold() for label in dictionary_labels}
         self.dictionary_path = dictionary
         self.corrections_path = corrections
         self.synonym_paths = list(synonyms)
@@ -350,9 +362,13 @@ class BiosynLinker(Pipe):
 
     def _linker_for(self, label: str) -> Optional[Linker]:
         """The route of an entity label, else the default linker if it has a
-        dictionary; None leaves the span unlinked."""
-        linker = self.routes.get(label.casefold(), self.linker)
-        return linker if linker.is_ready else None
+        dictionary and serves the label; None leaves the span unlinked."""
+        label = label.casefold()
+        if label in self.routes:
+            return self.routes[label]
+        if self.dictionary_labels is not None and label not in self.dictionary_labels:
+            return None
+        return self.linker if self.linker.is_ready else None
 
     def set_annotations(self, docs: Sequence[Doc], links: List[DocLinks]) -> None:
         for doc, doc_links in zip(docs, links):

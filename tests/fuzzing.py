@@ -227,6 +227,7 @@ def configs(rng: random.Random, ctx: Context) -> str:
         "split_composites": (True, False, "yes", 2),
         "nil_threshold": (None, 0.5, -1.0, "high"),
         "routes": ({}, {"Chemical": str(ctx.dictionary)}, {"Chemical": "/no/such/file"}, {"A": "x", "a": "y"}),
+        "dictionary_labels": (None, ["Disease"], ["DISEASE", "Chemical"], [], "Disease", [""], [3]),
     }
     name = rng.choice(sorted(settings))
     value = rng.choice(settings[name])

@@ -250,3 +250,27 @@ def test_assemble_makes_one_pipeline_from_text_to_ids(tmp_path, tiny_encoder, di
     assert nlp.pipe_names == ["entity_ruler", "biosyn_linker"]
     doc = nlp("Carriers develop Breast Cancer early.")
     assert [(e.text, e._.cui) for e in doc.ents] == [("Breast Cancer", "D001943")]
+
+
+def test_a_scispacy_style_ner_with_upper_case_labels_feeds_the_routes(tmp_path, tiny_encoder, disease_dictionary):
+    # en_ner_bc5cdr_md emits DISEASE and CHEMICAL; the corpora and routes say Disease and Chemical.
+    runner = CliRunner()
+    scispacy_like = spacy.blank("en")
+    scispacy_like.add_pipe("entity_ruler").add_patterns([
+        {"label": "DISEASE", "pattern": [{"LOWER": "ovarian"}, {"LOWER": "cancer"}]},
+        {"label": "CHEMICAL", "pattern": [{"LOWER": "cisplatin"}]},
+        {"label": "GENE", "pattern": "BRCA1"},  # a label with no linker: left as it came
+    ])
+    scispacy_like.to_disk(tmp_path / "ner")
+    chemicals = tmp_path / "chemicals.txt"
+    chemicals.write_text("D002945||cisplatin\nD004317||doxorubicin\n")
+    build = ["build", str(tmp_path / "linker"), "--encoder", tiny_encoder, "--dictionary", disease_dictionary,
+             "--sparse-weight", "10", "--route", f"Chemical={chemicals}", "--dictionary-labels", "Disease"]
+    assert runner.invoke(app, build).exit_code == 0
+    assemble = ["assemble", str(tmp_path / "ner"), str(tmp_path / "linker"), str(tmp_path / "both")]
+    assert runner.invoke(app, assemble).exit_code == 0
+    doc = spacy.load(tmp_path / "both")("BRCA1 carriers with ovarian cancer got Cisplatin.")
+    assert [(e.text, e.label_, e._.cui, e.kb_id_) for e in doc.ents] == [
+        ("BRCA1", "GENE", None, ""), ("ovarian cancer", "DISEASE", "D010051", "D010051"),
+        ("Cisplatin", "CHEMICAL", "D002945", "D002945"),
+    ]
