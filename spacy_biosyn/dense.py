@@ -12,6 +12,7 @@ from typing import Optional, Sequence, Union
 import numpy as np
 import torch
 from spacy.util import registry
+from tqdm import tqdm
 from transformers import AutoModel, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
@@ -19,6 +20,7 @@ POOLINGS = ("cls", "mean")
 SIMILARITIES = ("cosine", "dot")
 
 DEFAULT_ENCODER_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+PROGRESS_MIN_TEXTS = 5000
 
 # A process forked after torch has started its OpenMP thread pool (by
 # spacy.load's probe encoding, or any nlp(text)) waits forever in that
@@ -82,10 +84,13 @@ class TransformerEncoder:
         self._require_model()
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        with torch.inference_mode():
+        # A dictionary takes minutes on a CPU: show progress; a doc's mentions do not.
+        bar = tqdm(total=len(texts), desc="Encoding", unit="text", disable=len(texts) < PROGRESS_MIN_TEXTS, leave=False)
+        with torch.inference_mode(), bar:
             for start in range(0, len(order), self.batch_size):
                 rows = order[start : start + self.batch_size]
                 out[rows] = self.embed([texts[i] for i in rows]).float().cpu().numpy()
+                bar.update(len(rows))
         return out
 
     def embed(self, texts: Sequence[str]) -> torch.Tensor:
