@@ -178,14 +178,18 @@ def _evaluate_end_to_end(pipeline_dir: Path, pubtator: Path, labels: Optional[st
 
 @app.command()
 def assemble(
-    ner_pipeline: Path = typer.Argument(..., exists=True, help="A pipeline whose components find entities (e.g. spacy train's model-best)"),
-    linker_pipeline: Path = typer.Argument(..., exists=True, help="A pipeline with a biosyn_linker (build or index)"),
+    ner_pipeline: str = typer.Argument(
+        ..., help="A pipeline's folder or installed package whose components find entities (spacy train's model-best, en_ner_bc5cdr_md)"
+    ),
+    linker_pipeline: str = typer.Argument(..., help="A pipeline's folder or package with a biosyn_linker (build or index)"),
     output_dir: Path = typer.Argument(..., help="Folder for the pipeline from text to IDs"),
 ) -> None:
     """One pipeline from raw text to IDs: the NER pipeline's components
     (its tokenizer included), then the linker."""
-    nlp = spacy.load(ner_pipeline)
-    linker = spacy.load(linker_pipeline)
+    try:
+        nlp, linker = spacy.load(ner_pipeline), spacy.load(linker_pipeline)
+    except OSError as error:  # spaCy's E050: neither a package nor a folder
+        msg.fail(str(error), exits=1)
     nlp.add_pipe("biosyn_linker", source=linker)
     save_pipeline(nlp, output_dir)
     msg.good(f"{' -> '.join(nlp.pipe_names)} saved to {output_dir}")

@@ -246,6 +246,8 @@ def test_assemble_makes_one_pipeline_from_text_to_ids(tmp_path, tiny_encoder, di
     assert runner.invoke(app, build).exit_code == 0
     result = runner.invoke(app, ["assemble", str(tmp_path / "ner"), str(tmp_path / "linker"), str(tmp_path / "both")])
     assert result.exit_code == 0, result.output
+    missing = runner.invoke(app, ["assemble", str(tmp_path / "no-ner"), str(tmp_path / "linker"), str(tmp_path / "x")])
+    assert missing.exit_code == 1 and "no-ner" in missing.output and not (tmp_path / "x").exists()
     nlp = spacy.load(tmp_path / "both")
     assert nlp.pipe_names == ["entity_ruler", "biosyn_linker"]
     doc = nlp("Carriers develop Breast Cancer early.")
