@@ -23,6 +23,7 @@ from spacy_biosyn.training.candidates import (
     sparse_top_k,
     training_pairs,
 )
+from spacy_biosyn.training import trainer as trainer_module
 from spacy_biosyn.training.trainer import Trainer, TrainingSettings
 
 CONFIG = Path(__file__).parent.parent / "configs" / "biosyn.cfg"
@@ -152,6 +153,17 @@ def test_one_step_lowers_the_loss_on_a_toy_problem(toy, mixed_precision):
     trainer.optimizer.step()
     after = trainer._loss(rows, candidates, positives)
     assert after.item() < before.item()
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_mixed_precision_is_bf16_only_where_the_hardware_has_it(toy, monkeypatch, native):
+    # Emulated bf16 made a CPU epoch many times slower than fp32 (AVX2-only AMD EPYC).
+    tmp_path, overrides = toy
+    monkeypatch.setattr(trainer_module, "has_native_bf16", lambda device: native)
+    config = _config({**overrides, "training.mixed_precision": True})
+    resolved = registry.resolve(config)
+    trainer = Trainer(config, resolved, TrainingSettings(**resolved["training"]), tmp_path / "out", -1)
+    assert trainer._autocast_dtype() == (torch.bfloat16 if native else None)
 
 
 def test_training_is_reproducible_and_gives_a_loadable_pipeline(toy):

@@ -82,6 +82,16 @@ def train(config: Config, output_dir: Path, gpu_id: int = -1) -> Dict[str, Any]:
     return Trainer(config, resolved, settings, output_dir, gpu_id).run()
 
 
+def has_native_bf16(device: torch.device) -> bool:
+    """Whether bf16 runs in hardware: a bf16-capable GPU, or a CPU with
+    AVX512-BF16 or AMX (oneDNN's own test). Elsewhere it is emulated: on an
+    AVX2-only AMD EPYC, MiniLM encoded 66 names/s in bf16 against 466 in fp32."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    check = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
+    return bool(check is not None and check())
+
+
 class Trainer:
     def __init__(self, config: Config, resolved: dict, settings: TrainingSettings, output_dir: Path, gpu_id: int):
         self.config, self.settings, self.output_dir = config, settings, Path(output_dir)
@@ -266,12 +276,10 @@ class Trainer:
             return self.encoder.encode(texts)
 
     def _autocast_dtype(self) -> Optional[torch.dtype]:
-        # bf16 needs no loss scaling; a GPU without it trains in fp32.
-        if not self.settings.mixed_precision:
-            return None
-        if self.device.type == "cuda" and not torch.cuda.is_bf16_supported():
-            return None
-        return torch.bfloat16
+        # bf16 needs no loss scaling; hardware without it trains in fp32.
+        if self.settings.mixed_precision and has_native_bf16(self.device):
+            return torch.bfloat16
+        return None
 
     def _autocast(self):
         dtype = self._autocast_dtype()
