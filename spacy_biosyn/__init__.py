@@ -1,55 +1,63 @@
 """spacy-biosyn: BioSyn-style biomedical entity linking as a spaCy pipe.
 
-Importing the package registers the `biosyn_linker` factory, the
-`spacy_biosyn.*` registered functions (vocabulary readers among them), the
-Doc extension `biosyn_abbreviations` and the Span extensions `cui`,
-`concept_ids`, `kb_ents`, `candidates` and `parts`; the entry points in
-setup.cfg make spaCy do it on demand.
+The entry points in setup.cfg make spaCy import what a config names on
+demand: the `biosyn_linker` factory (which registers the Doc extension
+`biosyn_abbreviations` and the Span extensions `cui`, `concept_ids`,
+`kb_ents`, `candidates` and `parts`) and the `spacy_biosyn.*` registered
+functions. Public names are imported on first use.
 """
-from .abbreviations import Abbreviation
-from .storage import save_pipeline
-from .component import BiosynLinker, make_biosyn_linker
-from .concepts import AliasCountReranker, ConceptCentroids, ConceptScorer
-from .dense import TransformerEncoder
-from .dictionary import DEFAULT_ID_PREFERENCE, Dictionary, IdPreference
-from .errors import BiosynError, CorpusError, DictionaryError, MismatchError, SavedStateError
-from .index import ExactIndex, FaissIndex, SearchIndex
-from .linker import Candidate, LinkedPart, Linker
-from .sieve import Sieve
-from .text import normalize
-from .vocabularies import read_biosyn, read_medic, read_obo, read_scispacy_kb, read_umls, read_vocabulary
+import importlib
+from typing import Any, List
+
+# Public names and the module that defines each, imported on first use:
+# `python -m spacy_biosyn --help` then starts without torch, and spaCy's
+# entry points import only the module a pipeline needs.
+_EXPORTS = {
+    "Abbreviation": "abbreviations",
+    "save_pipeline": "storage",
+    "BiosynLinker": "component",
+    "make_biosyn_linker": "component",
+    "AliasCountReranker": "concepts",
+    "ConceptCentroids": "concepts",
+    "ConceptScorer": "concepts",
+    "TransformerEncoder": "dense",
+    "DEFAULT_ID_PREFERENCE": "dictionary",
+    "Dictionary": "dictionary",
+    "IdPreference": "dictionary",
+    "BiosynError": "errors",
+    "CorpusError": "errors",
+    "DictionaryError": "errors",
+    "MismatchError": "errors",
+    "SavedStateError": "errors",
+    "ExactIndex": "index",
+    "FaissIndex": "index",
+    "SearchIndex": "index",
+    "Candidate": "linker",
+    "LinkedPart": "linker",
+    "Linker": "linker",
+    "Sieve": "sieve",
+    "normalize": "text",
+    "read_biosyn": "vocabularies",
+    "read_medic": "vocabularies",
+    "read_obo": "vocabularies",
+    "read_scispacy_kb": "vocabularies",
+    "read_umls": "vocabularies",
+    "read_vocabulary": "vocabularies",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Abbreviation",
-    "AliasCountReranker",
-    "BiosynError",
-    "BiosynLinker",
-    "Candidate",
-    "DEFAULT_ID_PREFERENCE",
-    "ConceptCentroids",
-    "ConceptScorer",
-    "CorpusError",
-    "Dictionary",
-    "DictionaryError",
-    "ExactIndex",
-    "FaissIndex",
-    "IdPreference",
-    "LinkedPart",
-    "Linker",
-    "MismatchError",
-    "SavedStateError",
-    "SearchIndex",
-    "Sieve",
-    "TransformerEncoder",
-    "make_biosyn_linker",
-    "normalize",
-    "read_biosyn",
-    "read_medic",
-    "read_obo",
-    "read_scispacy_kb",
-    "read_umls",
-    "read_vocabulary",
-    "save_pipeline",
-]
+__all__ = sorted(_EXPORTS)

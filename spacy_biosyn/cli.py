@@ -1,32 +1,19 @@
-"""`python -m spacy_biosyn build | evaluate | train`."""
+"""`python -m spacy_biosyn build | index | evaluate | convert | assemble | train`."""
 import sys
 import time
-from collections import Counter
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional
 
-import spacy
-import srsly
 import typer
-from spacy.cli._util import parse_config_overrides
-from spacy.language import Language
-from spacy.training import Example
-from spacy.util import load_config
 from wasabi import msg
 
-from .storage import save_pipeline
-from .corpus import (
-    NCBI_LABELS,
-    pubtator_to_doc,
-    pubtator_to_docbin,
-    pubtator_to_examples,
-    read_concept_queries,
-    read_pubtator,
-)
-from .dense import POOLINGS, SIMILARITIES
 from .errors import BiosynError
-from .evaluation import evaluate as evaluate_queries
-from .evaluation import end_to_end_scores, evaluate_examples
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+
+# spaCy, torch and the pipeline's modules are imported inside the commands
+# that use them: `--help` and a mistyped option answer in well under a second.
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 
@@ -42,8 +29,8 @@ def build(
     output_dir: Path = typer.Argument(..., help="Folder for the spaCy pipeline"),
     encoder: str = typer.Option(..., help="Hugging Face model name or local folder"),
     dictionary: Path = typer.Option(..., exists=True, dir_okay=False, help="CUI||name file"),
-    pooling: Optional[str] = typer.Option(None, help=f"One of {POOLINGS}"),
-    similarity: Optional[str] = typer.Option(None, help=f"One of {SIMILARITIES}"),
+    pooling: Optional[str] = typer.Option(None, help="cls or mean"),
+    similarity: Optional[str] = typer.Option(None, help="cosine or dot"),
     sparse_weight: Optional[float] = typer.Option(None, help="lambda in S = dense + lambda * sparse"),
     top_k: Optional[int] = typer.Option(None, help="Candidates kept per mention"),
     synonyms: List[Path] = typer.Option(
@@ -59,6 +46,8 @@ def build(
     lang: str = typer.Option("en", help="Language of the blank pipeline"),
 ) -> None:
     """Build a pipeline whose linker indexes DICTIONARY with ENCODER (no training)."""
+    import spacy
+
     nlp = spacy.blank(lang)
     # Options left unset keep the component's and encoder's own defaults.
     encoder_block = _given({"name": encoder, "pooling": pooling, "similarity": similarity})
@@ -91,6 +80,8 @@ def index(
 ) -> None:
     """Index another dictionary with a pipeline's (trained) encoder and
     tf-idf: one model serves dictionaries larger than the one it was trained on."""
+    import spacy
+
     routes = _routes(route)
     if routes_dir is not None:
         routes.update((entry.stem, entry) for entry in sorted(routes_dir.iterdir()) if not entry.name.startswith("."))
@@ -130,6 +121,13 @@ def evaluate(
     cui_acc adds the share whose span._.cui (the ID users read) is gold.
     With --end-to-end the pipeline finds the entities itself: strict NER,
     strict linking and document-level ID precision, recall and F."""
+    import spacy
+    import srsly
+
+    from .corpus import pubtator_to_examples, read_concept_queries, read_pubtator
+    from .evaluation import evaluate as evaluate_queries
+    from .evaluation import evaluate_examples
+
     if end_to_end:
         return _evaluate_end_to_end(pipeline_dir, queries, labels, output)
     nlp = spacy.load(pipeline_dir)
@@ -156,6 +154,13 @@ def evaluate(
 
 
 def _evaluate_end_to_end(pipeline_dir: Path, pubtator: Path, labels: Optional[str], output: Optional[Path]) -> None:
+    import spacy
+    import srsly
+    from spacy.training import Example
+
+    from .corpus import NCBI_LABELS, pubtator_to_doc, read_pubtator
+    from .evaluation import end_to_end_scores
+
     if not _is_pubtator(pubtator):
         msg.fail(f"{pubtator}: --end-to-end takes a PubTator file", exits=1)
     nlp = spacy.load(pipeline_dir)
@@ -186,6 +191,10 @@ def assemble(
 ) -> None:
     """One pipeline from raw text to IDs: the NER pipeline's components
     (its tokenizer included), then the linker."""
+    import spacy
+
+    from .storage import save_pipeline
+
     try:
         nlp, linker = spacy.load(ner_pipeline), spacy.load(linker_pipeline)
     except OSError as error:  # spaCy's E050: neither a package nor a folder
@@ -199,15 +208,22 @@ def assemble(
 def convert(
     pubtator: Path = typer.Argument(..., exists=True, dir_okay=False, help="A PubTator file"),
     output: Path = typer.Argument(..., help="The .spacy file (DocBin) to write"),
-    label_map: str = typer.Option(
-        ",".join(f"{a}={b}" for a, b in NCBI_LABELS.items()),
-        help="Comma-separated TYPE=LABEL renames; by default NCBI's four types become Disease",
+    label_map: Optional[str] = typer.Option(
+        None,
+        help="Comma-separated TYPE=LABEL renames; by default NCBI's four types "
+        "(SpecificDisease, DiseaseClass, Modifier, CompositeMention) become Disease",
     ),
     lang: str = typer.Option("en", help="Language whose tokenizer splits the text"),
 ) -> None:
     """NER training data: the gold entities of a PubTator file as a DocBin
     for `spacy train`, each with its gold ID as kb_id."""
-    renames = dict(pair.split("=", 1) for pair in label_map.split(",") if pair)
+    from collections import Counter
+
+    import spacy
+
+    from .corpus import NCBI_LABELS, pubtator_to_docbin, read_pubtator
+
+    renames = NCBI_LABELS if label_map is None else dict(pair.split("=", 1) for pair in label_map.split(",") if pair)
     documents = read_pubtator(pubtator)
     docbin = pubtator_to_docbin(spacy.blank(lang), documents, renames)
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -225,7 +241,10 @@ def train(
 ) -> None:
     """Train encoder and lambda with BioSyn's synonym marginalization. Any
     config value can be overridden, e.g. --paths.train DIR --training.epochs 5."""
-    from .training import train as run_training  # torch training code only when asked for
+    from spacy.cli._util import parse_config_overrides
+    from spacy.util import load_config
+
+    from .training import train as run_training
 
     config = load_config(config_path, overrides=parse_config_overrides(ctx.args), interpolate=False)
     run_training(config, output, gpu_id)
@@ -241,10 +260,12 @@ def main() -> None:
         sys.exit(1)
 
 
-def _index_and_save(nlp: Language, index: Callable[[], None], output_dir: Path) -> None:
+def _index_and_save(nlp: "Language", index: Callable[[], None], output_dir: Path) -> None:
     """Run the indexing step, timed, then save the pipeline in one piece:
     a pipeline already at `output_dir` is replaced only once the new one is
     whole. A folder holding anything else is left alone."""
+    from .storage import save_pipeline
+
     if output_dir.is_dir() and any(output_dir.iterdir()) and not (output_dir / "config.cfg").exists():
         msg.fail(f"{output_dir} is not empty and holds no spaCy pipeline: give an empty or new folder", exits=1)
     start = time.perf_counter()

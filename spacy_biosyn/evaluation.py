@@ -16,7 +16,10 @@ from spacy.training import Example
 
 from .corpus import Query
 from .dictionary import bare_id, split_cuis
+from .extensions import register_extensions
 from .linker import Candidate
+
+register_extensions()  # scores read span._.cui, set by the linker or by hand
 
 Ranker = Callable[[List[str]], List[List[Candidate]]]
 

@@ -60,7 +60,8 @@ def _register(cls, name: str, convert: Callable[[Any], Any]) -> None:
 
 
 def register_extensions() -> None:
-    """Register every extension once; importing spacy_biosyn does it."""
+    """Register every extension once; importing the component or the
+    evaluation module does it."""
     if not Span.has_extension("cui"):
         Span.set_extension("cui", default=None)
     for name, convert in SPAN_EXTENSIONS.items():

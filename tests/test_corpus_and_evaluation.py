@@ -1,7 +1,7 @@
 import pytest
 import spacy
 
-import spacy_biosyn  # noqa: F401 (registers the Span extensions)
+import spacy_biosyn.evaluation  # noqa: F401 (registers the Span extensions)
 from spacy_biosyn import BiosynError
 from spacy_biosyn.corpus import (
     Annotation,
