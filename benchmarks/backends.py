@@ -10,9 +10,10 @@ the pipeline's own dictionary. Each factory is run with every --sparse-dims:
 0 scores every name's tf-idf, N > 0 pools names from an N-dimensional SVD
 projection of the tf-idf in a second faiss index (HNSW32).
 """
+import tempfile
 import time
+from pathlib import Path
 
-import faiss
 import numpy as np
 import spacy
 
@@ -52,9 +53,11 @@ def main() -> None:
         linker.index = index
         linker.build(linker.dictionary, refit_sparse=False, vectors=vectors)
         build_s = time.perf_counter() - start
-        megabytes = faiss.serialize_index(index._dense).nbytes / 2**20
-        sparse_index = getattr(index, "_sparse_index", None)
-        sparse_megabytes = faiss.serialize_index(sparse_index).nbytes / 2**20 if sparse_index else 0
+        with tempfile.TemporaryDirectory() as folder:
+            index.to_disk(folder)
+            saved = {f.name: f.stat().st_size / 2**20 for f in Path(folder).iterdir()}
+        megabytes = saved.get("vectors.npy", 0) + saved.get("dense.faiss", 0)
+        sparse_megabytes = saved.get("sparse.faiss", 0)
         start = time.perf_counter()
         index.search(dense_queries, sparse_queries, linker.sparse_weight, K)
         latency_ms = 1000 * (time.perf_counter() - start) / len(texts)

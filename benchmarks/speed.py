@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import spacy
@@ -50,6 +51,7 @@ def main() -> None:
                    "re-index the stored name vectors with FaissIndex before measuring")
     p.add_argument("--sparse-dims", type=int, default=0, help="with --index: FaissIndex sparse_dims")
     p.add_argument("--profile", action="store_true", help="profile the component on each corpus")
+    p.add_argument("--save", type=Path, default=None, help="keep the measured pipeline in this folder")
     args = p.parse_args()
     rows = []
     if args.pipeline:
@@ -117,7 +119,8 @@ def main() -> None:
             pstats.Stats(profiler).sort_stats("tottime").print_stats(12)
     peak_gib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = str(args.save or scratch)
         nlp.to_disk(folder)
         code = (
             "import time; t0 = time.perf_counter(); import spacy; t1 = time.perf_counter(); "

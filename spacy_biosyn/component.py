@@ -70,7 +70,7 @@ class DocLinks(NamedTuple):
         # without a route. ["Disease"] keeps a scispaCy NER's GENE spans unlinked.
         "dictionary_labels": None,
         "encoder": {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": DEFAULT_ENCODER_NAME},
-        "index": {"@misc": "spacy_biosyn.ExactIndex.v1"},
+        "index": {"@misc": "spacy_biosyn.ExactIndex.v2"},
         # Chosen on NCBI and BC5CDR-Disease dev with MiniLM (benchmarks/zero_shot.py):
         # with cosine scores in [-1, 1], a larger lambda lets tf-idf overrule meaning.
         "sparse_weight": 0.125,

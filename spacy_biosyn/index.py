@@ -1,63 +1,51 @@
 """Search: the k dictionary names with the highest S = dense + lambda * sparse.
 
-Every back-end takes a pool of candidates per mention, the best names by
-dense score from faiss and the best by sparse score (a sparse-dense product
-over all names, or for FaissIndex with `sparse_dims` a second faiss index),
-and computes S on their union.
+`ExactIndex` (the default) scores every name: one matrix product with the
+name vectors (BLAS), one sparse-dense product with the names' tf-idf rows,
+and a top-k, over chunks of mentions sized to bound memory. That is brute
+force by construction, and on MEDIC's 72k names it is about four times
+faster than faiss's flat search of a candidate pool, which spent its time
+keeping heaps. The vectors are saved as a .npy file and memory-mapped at
+load, so loading reads no vector until a search needs it.
 
-The exact index never materialises a (mentions x names) dense score matrix.
-faiss returns each mention's `pool_size` best names by dense score; the sparse
-scores of all names are cheap (a sparse-dense product), so their `pool_size`
-best join the candidates, and S is computed exactly on that union. Any name
-outside faiss's pool scores at most (the pool's lowest dense score) + (its own
-lambda * sparse score), so when the k-th candidate beats that bound the
-ranking is provably the ranking over all names; when it does not, that
-mention falls back to scoring every name. Either way the result equals brute
-force.
-
-`FaissIndex` trades that guarantee for memory and speed on dictionaries of
-millions of names: the dense pool comes from any faiss index (HNSW, IVF-PQ,
-fp16 or int8 storage, by faiss's factory string), and S is computed with the
-vectors that index stores.
+`FaissIndex` trades exactness for memory and speed on dictionaries of
+millions of names: each mention's candidates are the best names by dense
+score from any faiss index (HNSW, IVF-PQ, fp16 or int8 storage, by faiss's
+factory string) and the best by sparse score, and S is computed on their
+union with the vectors that index stores.
 """
 from pathlib import Path
 from typing import Optional, Tuple, Union
 
 import faiss
 import numpy as np
+import torch
 from scipy import sparse
 from sklearn.decomposition import TruncatedSVD
 from spacy.util import registry
 
 from .sparse import pooled_sparse_scores, sparse_scores
 
-# A margin for float rounding between faiss's and numpy's inner products:
-# near-ties fall back to the full computation instead of being guessed.
-_BOUND_EPS = 1e-5
 # The names' tf-idf rows, in every back-end's folder; the linker checksums it.
 SPARSE_FILE = "sparse.npz"
+VECTORS_FILE = "vectors.npy"
+# What ExactIndex saved before v2; still read.
+FAISS_FILE = "dense.faiss"
 
 
 class SearchIndex:
-    """Name vectors in a faiss index and tf-idf rows in a CSR matrix, searched
-    in chunks of mentions; both are saved without pickle."""
+    """The names' tf-idf rows (a CSR matrix, saved without pickle) and the
+    search loop over chunks of mentions; subclasses hold the name vectors."""
 
-    def __init__(self, pool_size: int, chunk_size: int):
-        if pool_size < 1:
-            raise ValueError(f"pool_size must be positive, got {pool_size}")
-        if chunk_size < 1:
-            raise ValueError(f"chunk_size must be positive, got {chunk_size}")
-        self.pool_size = pool_size
-        self.chunk_size = chunk_size
-        self._dense: Optional[faiss.Index] = None
+    def __init__(self) -> None:
         self._sparse: Optional[sparse.csr_matrix] = None
 
     def __len__(self) -> int:
-        return 0 if self._dense is None else self._dense.ntotal
+        return 0 if self._sparse is None else self._sparse.shape[0]
 
     @property
     def dim(self) -> int:
-        return self._dense.d
+        raise NotImplementedError
 
     @property
     def sparse_vectors(self) -> sparse.csr_matrix:
@@ -65,27 +53,20 @@ class SearchIndex:
 
     def reconstruct(self, ids: np.ndarray) -> np.ndarray:
         """The stored vectors of names `ids` (any shape), as the index holds them."""
-        ids = np.asarray(ids, dtype=np.int64)
-        return self._dense.reconstruct_batch(ids.ravel()).reshape(*ids.shape, self.dim)
+        raise NotImplementedError
 
     def build(self, vectors: np.ndarray, sparse_vectors: sparse.csr_matrix):
-        if vectors.shape[0] != sparse_vectors.shape[0]:
-            raise ValueError(
-                f"{vectors.shape[0]} dense but {sparse_vectors.shape[0]} sparse name vectors"
-            )
-        self._dense = self._make_dense(np.ascontiguousarray(vectors, dtype=np.float32))
+        _check_rows(vectors, sparse_vectors)
+        self._build_dense(np.ascontiguousarray(vectors, dtype=np.float32))
         self._sparse = sparse.csr_matrix(sparse_vectors, dtype=np.float32)
         return self
 
     def add(self, vectors: np.ndarray, sparse_vectors: sparse.csr_matrix) -> None:
         """Index more names after the built ones (synonyms added at search
         time): rows already indexed keep their ids."""
-        if vectors.shape[0] != sparse_vectors.shape[0]:
-            raise ValueError(
-                f"{vectors.shape[0]} dense but {sparse_vectors.shape[0]} sparse name vectors"
-            )
+        _check_rows(vectors, sparse_vectors)
         if len(vectors):
-            self._dense.add(np.ascontiguousarray(vectors, dtype=np.float32))
+            self._add_dense(np.ascontiguousarray(vectors, dtype=np.float32))
             self._sparse = sparse.vstack([self._sparse, sparse_vectors], format="csr", dtype=np.float32)
 
     def search(
@@ -103,114 +84,128 @@ class SearchIndex:
         scores = np.empty((n_queries, k), dtype=np.float32)
         ids = np.empty((n_queries, k), dtype=np.int64)
         dense_queries = np.ascontiguousarray(dense_queries, dtype=np.float32)
-        for start in range(0, n_queries, self.chunk_size):
-            rows = slice(start, start + self.chunk_size)
+        chunk = self._chunk_size()
+        for start in range(0, n_queries, chunk):
+            rows = slice(start, start + chunk)
             scores[rows], ids[rows] = self._search_chunk(
                 dense_queries[rows], sparse_queries[rows], sparse_weight, k
             )
         return scores, ids
 
-    def _search_chunk(self, dense_q, sparse_q, weight, k):
-        *_, top_scores, top_ids = self._search_every_sparse(dense_q, sparse_q, weight, k)
-        return top_scores, top_ids
-
-    def _pool(self, k: int) -> int:
-        return min(max(self.pool_size, k), len(self))
-
-    def _search_every_sparse(self, dense_q, sparse_q, weight, k):
-        """The sparse pool from every name's tf-idf score: lambda * S_sparse
-        of every name, and what `_rescore_pool` returns."""
-        weighted_sparse = weight * sparse_scores(self._sparse, sparse_q)
-        pool = self._pool(k)
-        sparse_pool = np.argpartition(-weighted_sparse, pool - 1, axis=1)[:, :pool]
-        return (weighted_sparse,) + self._rescore_pool(
-            dense_q,
-            sparse_pool,
-            lambda pooled: np.take_along_axis(weighted_sparse, pooled, axis=1),
-            k,
-        )
-
-    def _rescore_pool(self, dense_q, sparse_pool, weighted_sparse_of, k):
-        """S on the union of faiss's dense pool and `sparse_pool`, with
-        `weighted_sparse_of(ids)` giving lambda * S_sparse of pooled names:
-        the dense pool's scores and ids, and the k best (scores, ids)."""
-        dense_pool_scores, dense_pool = self._dense.search(dense_q, self._pool(k))
-        candidates = np.concatenate([dense_pool, sparse_pool], axis=1)
-        # An approximate index may find fewer names than asked (id -1): those
-        # slots repeat a found name and drop out as duplicates below.
-        candidates = np.where(candidates < 0, candidates.max(axis=1, keepdims=True), candidates)
-        candidates.sort(axis=1)
-        totals = np.einsum("bd,bcd->bc", dense_q, self.reconstruct(candidates))
-        totals += weighted_sparse_of(candidates)
-        totals[:, 1:][candidates[:, 1:] == candidates[:, :-1]] = -np.inf  # duplicates
-        order = np.argsort(-totals, axis=1, kind="stable")[:, :k]
-        top_scores = np.take_along_axis(totals, order, axis=1)
-        top_ids = np.take_along_axis(candidates, order, axis=1)
-        return dense_pool_scores, dense_pool, top_scores, top_ids
-
-    def _make_dense(self, vectors: np.ndarray) -> faiss.Index:
+    def _chunk_size(self) -> int:
         raise NotImplementedError
 
-    def _prepare(self) -> None:
-        """Set search-time parameters on a built or loaded faiss index."""
+    def _search_chunk(self, dense_q, sparse_q, weight, k):
+        raise NotImplementedError
+
+    def _build_dense(self, vectors: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _add_dense(self, vectors: np.ndarray) -> None:
+        raise NotImplementedError
 
     def to_disk(self, path: Union[str, Path]) -> None:
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        faiss.write_index(self._dense, str(path / "dense.faiss"))
         sparse.save_npz(path / SPARSE_FILE, self._sparse)
 
     def from_disk(self, path: Union[str, Path]):
+        self._sparse = sparse.load_npz(Path(path) / SPARSE_FILE).tocsr()  # allow_pickle=False
+        return self
+
+
+@registry.misc("spacy_biosyn.ExactIndex.v2")
+class ExactIndex(SearchIndex):
+    """Exact search: S of every name for every mention. `chunk_scores` is
+    how many (mention, name) scores one chunk holds, which bounds the
+    search's memory (three float32 arrays of that size) whatever the
+    dictionary's size."""
+
+    def __init__(self, chunk_scores: int = 2**23):
+        if isinstance(chunk_scores, bool) or not isinstance(chunk_scores, int) or chunk_scores < 1:
+            raise ValueError(f"chunk_scores must be a whole number >= 1, got {chunk_scores!r}")
+        super().__init__()
+        self.chunk_scores = chunk_scores
+        self._vectors: Optional[np.ndarray] = None
+
+    @property
+    def dim(self) -> int:
+        return self._vectors.shape[1]
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """The name vectors (n_names x dim); read-only when memory-mapped."""
+        return self._vectors
+
+    def reconstruct(self, ids: np.ndarray) -> np.ndarray:
+        return self._vectors[np.asarray(ids, dtype=np.int64)]
+
+    def _build_dense(self, vectors: np.ndarray) -> None:
+        self._vectors = vectors
+
+    def _add_dense(self, vectors: np.ndarray) -> None:
+        self._vectors = np.concatenate([self._vectors, vectors])
+
+    def _chunk_size(self) -> int:
+        return max(1, self.chunk_scores // max(1, len(self)))
+
+    def _search_chunk(self, dense_q, sparse_q, weight, k):
+        # Names x mentions: both products then write whole columns, and their
+        # sum is one pass over contiguous memory.
+        totals = self._vectors @ dense_q.T
+        if weight:
+            totals += self._sparse @ (weight * sparse_q.T.toarray())
+        totals = torch.from_numpy(np.ascontiguousarray(totals.T))
+        top_scores, top_ids = (t.numpy() for t in torch.topk(totals, k, dim=1))
+        # Equal scores in id order, as a stable sort of every name gives them.
+        order = np.lexsort((top_ids, -top_scores), axis=-1)
+        return np.take_along_axis(top_scores, order, axis=1), np.take_along_axis(top_ids, order, axis=1)
+
+    def to_disk(self, path: Union[str, Path]) -> None:
+        super().to_disk(path)
+        np.save(Path(path) / VECTORS_FILE, self._vectors, allow_pickle=False)
+
+    def from_disk(self, path: Union[str, Path]) -> "ExactIndex":
         path = Path(path)
-        self._dense = faiss.read_index(str(path / "dense.faiss"))
-        self._sparse = sparse.load_npz(path / SPARSE_FILE).tocsr()  # allow_pickle=False
-        self._prepare()
+        super().from_disk(path)
+        if (path / VECTORS_FILE).exists():
+            vectors = np.asarray(np.load(path / VECTORS_FILE, mmap_mode="r", allow_pickle=False))
+        elif (path / FAISS_FILE).exists():
+            vectors = _flat_vectors(path / FAISS_FILE)
+        else:
+            raise ValueError(f"{path} holds no name vectors ({VECTORS_FILE})")
+        if vectors.ndim != 2 or vectors.dtype != np.float32:
+            raise ValueError(
+                f"{path / VECTORS_FILE} holds {vectors.dtype} of shape {vectors.shape}, "
+                "not a float32 matrix of name vectors"
+            )
+        self._vectors = vectors
         return self
 
 
 @registry.misc("spacy_biosyn.ExactIndex.v1")
-class ExactIndex(SearchIndex):
-    def __init__(self, pool_size: int = 64, chunk_size: int = 128):
-        super().__init__(pool_size, chunk_size)
+def exact_index_v1(pool_size: int = 64, chunk_size: int = 128) -> ExactIndex:
+    """What pipelines saved before v2 name. v1 searched a faiss pool under a
+    bound; v2 returns the same exact ranking by scoring every name, so
+    these settings have nothing left to set."""
+    return ExactIndex()
 
-    @property
-    def vectors(self) -> np.ndarray:
-        """The stored name vectors, a view into faiss's memory (no copy)."""
-        n, d = self._dense.ntotal, self._dense.d
-        return faiss.rev_swig_ptr(self._dense.get_xb(), n * d).reshape(n, d)
 
-    def reconstruct(self, ids: np.ndarray) -> np.ndarray:
-        return self.vectors[ids]
-
-    def _make_dense(self, vectors: np.ndarray) -> faiss.Index:
-        dense = faiss.IndexFlatIP(vectors.shape[1])
-        dense.add(vectors)
-        return dense
-
-    def from_disk(self, path: Union[str, Path]) -> "ExactIndex":
-        super().from_disk(path)
-        dense = faiss.downcast_index(self._dense)
-        if not isinstance(dense, faiss.IndexFlat):
-            raise ValueError(
-                f"{Path(path) / 'dense.faiss'} is a faiss {type(dense).__name__}, not the flat "
-                "index of spacy_biosyn.ExactIndex.v1: configure the spacy_biosyn.FaissIndex.v1 "
-                "back-end that built it"
-            )
-        return self
-
-    def _search_chunk(self, dense_q, sparse_q, weight, k):
-        weighted_sparse, dense_pool_scores, dense_pool, top_scores, top_ids = (
-            self._search_every_sparse(dense_q, sparse_q, weight, k)
+def _flat_vectors(path: Path) -> np.ndarray:
+    index = faiss.read_index(str(path))
+    dense = faiss.downcast_index(index)  # a view: `index` must outlive it
+    if not isinstance(dense, faiss.IndexFlat):
+        raise ValueError(
+            f"{path} is a faiss {type(dense).__name__}, not the flat "
+            "index of spacy_biosyn.ExactIndex: configure the spacy_biosyn.FaissIndex.v1 "
+            "back-end that built it"
         )
-        outside = weighted_sparse.copy()
-        np.put_along_axis(outside, dense_pool, -np.inf, axis=1)
-        bound = dense_pool_scores[:, -1] + outside.max(axis=1)
-        for row in np.flatnonzero(top_scores[:, -1] < bound + _BOUND_EPS):
-            every_name = self.vectors @ dense_q[row] + weighted_sparse[row]
-            best = np.argpartition(-every_name, k - 1)[:k]
-            best = best[np.lexsort((best, -every_name[best]))]  # by score, then id
-            top_scores[row], top_ids[row] = every_name[best], best
-        return top_scores, top_ids
+    return dense.reconstruct_batch(np.arange(dense.ntotal, dtype=np.int64))
+
+
+def _check_rows(vectors: np.ndarray, sparse_vectors: sparse.csr_matrix) -> None:
+    if vectors.shape[0] != sparse_vectors.shape[0]:
+        raise ValueError(f"{vectors.shape[0]} dense but {sparse_vectors.shape[0]} sparse name vectors")
 
 
 @registry.misc("spacy_biosyn.FaissIndex.v1")
@@ -221,6 +216,8 @@ class FaissIndex(SearchIndex):
     "IVF4096,PQ48" (inverted lists over product-quantized vectors).
     `ef_search` and `nprobe` trade speed for recall where the index has them.
 
+    Each mention's candidates are the `pool_size` best names by dense score
+    and the `pool_size` best by sparse score; S is computed on their union.
     With `sparse_dims` > 0 the sparse pool comes from a second faiss index
     (`sparse_factory`) over the tf-idf rows projected to that many dimensions
     by a truncated SVD, and tf-idf is computed for the pooled names only;
@@ -239,17 +236,32 @@ class FaissIndex(SearchIndex):
         chunk_size: int = 16,
         seed: int = 0,
     ):
-        # Small chunks: scoring every name's tf-idf takes (chunk x names) floats.
-        super().__init__(pool_size, chunk_size)
+        if pool_size < 1:
+            raise ValueError(f"pool_size must be positive, got {pool_size}")
+        if chunk_size < 1:
+            raise ValueError(f"chunk_size must be positive, got {chunk_size}")
+        super().__init__()
         self.factory = factory
+        self.pool_size = pool_size
         self.ef_search = ef_search
         self.nprobe = nprobe
         self.sparse_dims = sparse_dims
         self.sparse_factory = sparse_factory
         self.max_training_names = max_training_names
+        # Small chunks: scoring every name's tf-idf takes (chunk x names) floats.
+        self.chunk_size = chunk_size
         self.seed = seed
+        self._dense: Optional[faiss.Index] = None
         self._projection: Optional[np.ndarray] = None  # tf-idf vocabulary x sparse_dims
         self._sparse_index: Optional[faiss.Index] = None
+
+    @property
+    def dim(self) -> int:
+        return self._dense.d
+
+    def reconstruct(self, ids: np.ndarray) -> np.ndarray:
+        ids = np.asarray(ids, dtype=np.int64)
+        return self._dense.reconstruct_batch(ids.ravel()).reshape(*ids.shape, self.dim)
 
     def build(self, vectors: np.ndarray, sparse_vectors: sparse.csr_matrix) -> "FaissIndex":
         super().build(vectors, sparse_vectors)
@@ -266,11 +278,14 @@ class FaissIndex(SearchIndex):
         if self.sparse_dims and sparse_vectors.shape[0]:
             self._sparse_index.add(self._project(sparse_vectors))
 
+    def _build_dense(self, vectors: np.ndarray) -> None:
+        self._dense = self._faiss(self.factory, vectors)
+
+    def _add_dense(self, vectors: np.ndarray) -> None:
+        self._dense.add(vectors)
+
     def _project(self, sparse_rows: sparse.csr_matrix) -> np.ndarray:
         return np.ascontiguousarray(sparse_rows @ self._projection, dtype=np.float32)
-
-    def _make_dense(self, vectors: np.ndarray) -> faiss.Index:
-        return self._faiss(self.factory, vectors)
 
     def _faiss(self, factory: str, vectors: np.ndarray) -> faiss.Index:
         try:
@@ -290,25 +305,36 @@ class FaissIndex(SearchIndex):
         rng = np.random.default_rng(self.seed)
         return rows[np.sort(rng.choice(rows.shape[0], self.max_training_names, replace=False))]
 
-    def _prepare(self) -> None:
-        for index in (self._dense, self._sparse_index):
-            if index is not None:
-                _set_search_parameters(index, self.ef_search, self.nprobe)
+    def _chunk_size(self) -> int:
+        return self.chunk_size
+
+    def _pool(self, k: int) -> int:
+        return min(max(self.pool_size, k), len(self))
 
     def _search_chunk(self, dense_q, sparse_q, weight, k):
-        if not self.sparse_dims:
-            return super()._search_chunk(dense_q, sparse_q, weight, k)
-        _, sparse_pool = self._sparse_index.search(self._project(sparse_q), self._pool(k))
-        *_, top_scores, top_ids = self._rescore_pool(
-            dense_q,
-            sparse_pool,
-            lambda pooled: weight * pooled_sparse_scores(self._sparse, sparse_q, pooled),
-            k,
-        )
-        return top_scores, top_ids
+        pool = self._pool(k)
+        if self.sparse_dims:
+            _, sparse_pool = self._sparse_index.search(self._project(sparse_q), pool)
+            weighted_sparse_of = lambda pooled: weight * pooled_sparse_scores(self._sparse, sparse_q, pooled)  # noqa: E731
+        else:
+            every_name = weight * sparse_scores(self._sparse, sparse_q)
+            sparse_pool = np.argpartition(-every_name, pool - 1, axis=1)[:, :pool]
+            weighted_sparse_of = lambda pooled: np.take_along_axis(every_name, pooled, axis=1)  # noqa: E731
+        _, dense_pool = self._dense.search(dense_q, pool)
+        candidates = np.concatenate([dense_pool, sparse_pool], axis=1)
+        # An approximate index may find fewer names than asked (id -1): those
+        # slots repeat a found name and drop out as duplicates below.
+        candidates = np.where(candidates < 0, candidates.max(axis=1, keepdims=True), candidates)
+        candidates.sort(axis=1)
+        totals = np.einsum("bd,bcd->bc", dense_q, self.reconstruct(candidates))
+        totals += weighted_sparse_of(candidates)
+        totals[:, 1:][candidates[:, 1:] == candidates[:, :-1]] = -np.inf  # duplicates
+        order = np.argsort(-totals, axis=1, kind="stable")[:, :k]
+        return np.take_along_axis(totals, order, axis=1), np.take_along_axis(candidates, order, axis=1)
 
     def to_disk(self, path: Union[str, Path]) -> None:
         super().to_disk(path)
+        faiss.write_index(self._dense, str(Path(path) / FAISS_FILE))
         if self.sparse_dims:
             faiss.write_index(self._sparse_index, str(Path(path) / "sparse.faiss"))
             np.save(Path(path) / "sparse_projection.npy", self._projection)
@@ -323,7 +349,17 @@ class FaissIndex(SearchIndex):
                 )
             self._sparse_index = faiss.read_index(str(path / "sparse.faiss"))
             self._projection = np.load(path / "sparse_projection.npy", allow_pickle=False)
-        return super().from_disk(path)
+        if not (path / FAISS_FILE).exists():
+            raise ValueError(
+                f"{path} has no {FAISS_FILE}: it was saved by spacy_biosyn.ExactIndex; "
+                "configure that back-end, or build this one"
+            )
+        super().from_disk(path)
+        self._dense = faiss.read_index(str(path / FAISS_FILE))
+        for index in (self._dense, self._sparse_index):
+            if index is not None:
+                _set_search_parameters(index, self.ef_search, self.nprobe)
+        return self
 
 
 def _set_search_parameters(index: faiss.Index, ef_search: int, nprobe: int) -> None:

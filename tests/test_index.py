@@ -3,6 +3,7 @@ approximate back-ends must come close and survive a save and load."""
 import numpy as np
 import pytest
 from scipy import sparse
+from spacy.util import registry
 
 from spacy_biosyn.index import ExactIndex, FaissIndex
 from spacy_biosyn.sparse import pooled_sparse_scores, sparse_scores
@@ -37,10 +38,10 @@ def random_problem(seed, n_names=500, n_queries=40, dim=16, vocab=60):
 
 
 @pytest.mark.parametrize("weight", [0.0, 0.125, 1.0, 4.0, -0.5])
-@pytest.mark.parametrize("pool_size", [1, 8, 1000])
-def test_search_equals_brute_force(weight, pool_size):
-    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=pool_size)
-    index = ExactIndex(pool_size=pool_size).build(names_dense, names_sparse)
+@pytest.mark.parametrize("chunk_scores", [1, 3000, 2**23])
+def test_search_equals_brute_force(weight, chunk_scores):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=chunk_scores % 97)
+    index = ExactIndex(chunk_scores=chunk_scores).build(names_dense, names_sparse)
     scores, ids = index.search(q_dense, q_sparse, weight, k=10)
     expected_scores, expected_ids = brute_force(names_dense, names_sparse, q_dense, q_sparse, weight, 10)
     np.testing.assert_allclose(scores, expected_scores, rtol=0, atol=1e-5)
@@ -56,11 +57,41 @@ def test_k_larger_than_dictionary_returns_every_name():
 
 def test_round_trip_gives_identical_results(tmp_path):
     names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=5)
-    index = ExactIndex(pool_size=4).build(names_dense, names_sparse)
+    index = ExactIndex().build(names_dense, names_sparse)
     index.to_disk(tmp_path / "index")
-    loaded = ExactIndex(pool_size=4).from_disk(tmp_path / "index")
+    loaded = ExactIndex().from_disk(tmp_path / "index")
     for a, b in zip(index.search(q_dense, q_sparse, 0.5, 5), loaded.search(q_dense, q_sparse, 0.5, 5)):
         np.testing.assert_array_equal(a, b)
+
+
+def test_loaded_vectors_are_memory_mapped_and_still_take_new_names(tmp_path):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=6)
+    ExactIndex().build(names_dense[:400], names_sparse[:400]).to_disk(tmp_path / "index")
+    loaded = ExactIndex().from_disk(tmp_path / "index")
+    assert isinstance(loaded.vectors.base, np.memmap)
+    loaded.add(names_dense[400:], names_sparse[400:])
+    expected = brute_force(names_dense, names_sparse, q_dense, q_sparse, 0.5, 10)
+    for a, b in zip(loaded.search(q_dense, q_sparse, 0.5, 10), expected):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
+
+
+def test_an_index_saved_before_v2_loads_with_identical_results(tmp_path):
+    # ExactIndex.v1 saved a flat faiss index; configs saved then name v1.
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=8)
+    FaissIndex("Flat").build(names_dense, names_sparse).to_disk(tmp_path / "index")
+    old = registry.misc.get("spacy_biosyn.ExactIndex.v1")(pool_size=64, chunk_size=128)
+    old.from_disk(tmp_path / "index")
+    new = ExactIndex().build(names_dense, names_sparse)
+    for a, b in zip(old.search(q_dense, q_sparse, 0.5, 5), new.search(q_dense, q_sparse, 0.5, 5)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_vectors_of_the_wrong_type_are_refused_naming_the_file(tmp_path):
+    names_dense, names_sparse, _, _ = random_problem(seed=9)
+    ExactIndex().build(names_dense, names_sparse).to_disk(tmp_path / "index")
+    np.save(tmp_path / "index" / "vectors.npy", names_dense.astype(np.float64))
+    with pytest.raises(ValueError, match=r"vectors.npy holds float64"):
+        ExactIndex().from_disk(tmp_path / "index")
 
 
 def test_mismatched_dense_and_sparse_rows_are_refused():
