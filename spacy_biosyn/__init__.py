@@ -21,6 +21,8 @@ _EXPORTS = {
     "ConceptCentroids": "concepts",
     "ConceptScorer": "concepts",
     "TransformerEncoder": "dense",
+    "Encoder": "encoders",
+    "OnnxEncoder": "onnx_encoder",
     "DEFAULT_ID_PREFERENCE": "dictionary",
     "Dictionary": "dictionary",
     "IdPreference": "dictionary",

@@ -1,4 +1,4 @@
-"""`python -m spacy_biosyn build | index | evaluate | convert | assemble | train`."""
+"""`python -m spacy_biosyn build | index | evaluate | convert | assemble | onnx | train`."""
 import sys
 import time
 from pathlib import Path
@@ -205,6 +205,44 @@ def assemble(
 
 
 @app.command()
+def onnx(
+    pipeline_dir: Path = typer.Argument(..., exists=True, help="A saved pipeline with a biosyn_linker"),
+    output_dir: Path = typer.Argument(..., help="Folder for the pipeline with the ONNX encoder"),
+    quantize: bool = typer.Option(
+        False, "--quantize", help="int8 weights: faster, less exact; every name is re-encoded with them"
+    ),
+) -> None:
+    """Run the linker's encoder with ONNX Runtime: the same model exported
+    to ONNX, so that loading the pipeline skips transformers' model classes.
+    The pipeline then links but does not train."""
+    import spacy
+
+    from .onnx_encoder import OnnxEncoder
+
+    nlp = spacy.load(pipeline_dir)
+    pipe = nlp.get_pipe("biosyn_linker")
+    source = pipe.linker.encoder
+    settings = {
+        "name": source.name,
+        "pooling": source.pooling,
+        "similarity": source.similarity,
+        "max_length": source.max_length,
+        "batch_size": source.batch_size,
+        "quantize": quantize,
+    }
+    from .storage import save_pipeline
+
+    _check_output_dir(output_dir)
+    encoder = OnnxEncoder(**settings).export(source)
+    start = time.perf_counter()
+    pipe.set_encoder(encoder, reencode=quantize)
+    nlp.get_pipe_config("biosyn_linker")["encoder"] = {"@misc": "spacy_biosyn.OnnxEncoder.v1", **settings}
+    save_pipeline(nlp, output_dir)
+    reencoded = f"; names re-encoded in {time.perf_counter() - start:.1f}s" if quantize else ""
+    msg.good(f"ONNX encoder{' (int8)' if quantize else ''} saved with the pipeline to {output_dir}{reencoded}")
+
+
+@app.command()
 def convert(
     pubtator: Path = typer.Argument(..., exists=True, dir_okay=False, help="A PubTator file"),
     output: Path = typer.Argument(..., help="The .spacy file (DocBin) to write"),
@@ -266,14 +304,18 @@ def _index_and_save(nlp: "Language", index: Callable[[], None], output_dir: Path
     whole. A folder holding anything else is left alone."""
     from .storage import save_pipeline
 
-    if output_dir.is_dir() and any(output_dir.iterdir()) and not (output_dir / "config.cfg").exists():
-        msg.fail(f"{output_dir} is not empty and holds no spaCy pipeline: give an empty or new folder", exits=1)
+    _check_output_dir(output_dir)
     start = time.perf_counter()
     index()
     seconds = time.perf_counter() - start
     save_pipeline(nlp, output_dir)
     names = len(nlp.get_pipe("biosyn_linker").linker.dictionary)
-    msg.good(f"Indexed {names} names in {seconds:.1f}s; pipeline saved to {output_dir}")
+    msg.good(f"Indexed {names} names in {seconds:.1f}s ({names / seconds:.0f} names/s); pipeline saved to {output_dir}")
+
+
+def _check_output_dir(output_dir: Path) -> None:
+    if output_dir.is_dir() and any(output_dir.iterdir()) and not (output_dir / "config.cfg").exists():
+        msg.fail(f"{output_dir} is not empty and holds no spaCy pipeline: give an empty or new folder", exits=1)
 
 
 def _is_pubtator(path: Path) -> bool:

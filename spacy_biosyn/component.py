@@ -29,8 +29,8 @@ from spacy.util import minibatch
 from .abbreviations import Abbreviation, AbbreviationDetector
 from .concepts import ConceptScorer
 from .corpus import read_id_usage, read_synonyms
-from .dense import DEFAULT_ENCODER_NAME, TransformerEncoder
 from .dictionary import Concept, Dictionary
+from .encoders import DEFAULT_ENCODER_NAME, Encoder
 from .evaluation import link_scores
 from .extensions import register_extensions
 from .index import SearchIndex
@@ -116,7 +116,7 @@ def make_biosyn_linker(
     dictionary: Optional[VocabularySource],
     routes: Dict[str, VocabularySource],
     dictionary_labels: Optional[List[str]],
-    encoder: Union[str, TransformerEncoder],
+    encoder: Union[str, Encoder],
     index: SearchIndex,
     sparse_weight: float,
     top_k: int,
@@ -131,6 +131,8 @@ def make_biosyn_linker(
     set_kb_id: bool,
 ) -> "BiosynLinker":
     if isinstance(encoder, str):
+        from .dense import TransformerEncoder
+
         encoder = TransformerEncoder(encoder)
     return BiosynLinker(
         nlp.vocab,
@@ -160,7 +162,7 @@ class BiosynLinker(Pipe):
         vocab,
         name: str,
         dictionary: Optional[Union[VocabularySource, Path]],
-        encoder: TransformerEncoder,
+        encoder: Encoder,
         index: SearchIndex,
         sparse_weight: float,
         top_k: int,
@@ -269,6 +271,12 @@ class BiosynLinker(Pipe):
         route = self._new_route_linker()
         route.build(self._with_preferred_ids(vocabulary))
         self.routes[label.casefold()] = route
+
+    def set_encoder(self, encoder: Encoder, reencode: bool) -> None:
+        """Give every linker (the dictionary's and each route's) another
+        encoder; `reencode` encodes their names with it (Linker.set_encoder)."""
+        for linker in (self.linker, *self.routes.values()):
+            linker.set_encoder(encoder, reencode)
 
     def _new_route_linker(self) -> Linker:
         return Linker(

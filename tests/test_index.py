@@ -48,6 +48,16 @@ def test_search_equals_brute_force(weight, chunk_scores):
     np.testing.assert_array_equal(ids, expected_ids)
 
 
+@pytest.mark.parametrize("k", [1, 10])
+def test_a_dictionary_large_enough_for_block_bounds_still_equals_brute_force(k):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=13, n_names=6000, n_queries=30)
+    q_dense[:10] = names_dense[[5, 70, 700, 1000, 2500, 3000, 4095, 4096, 5990, 5999]]  # block edges
+    scores, ids = ExactIndex().build(names_dense, names_sparse).search(q_dense, q_sparse, 0.0, k=k)
+    expected_scores, expected_ids = brute_force(names_dense, names_sparse, q_dense, q_sparse, 0.0, k)
+    np.testing.assert_allclose(scores, expected_scores, rtol=0, atol=1e-5)
+    np.testing.assert_array_equal(ids, expected_ids)
+
+
 def test_k_larger_than_dictionary_returns_every_name():
     names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=3, n_names=7)
     scores, ids = ExactIndex().build(names_dense, names_sparse).search(q_dense, q_sparse, 1.0, k=50)

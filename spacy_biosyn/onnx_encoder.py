@@ -1,0 +1,160 @@
+"""The semantic view for linking without PyTorch: a Hugging Face encoder
+exported to ONNX and run by ONNX Runtime, tokenized by the tokenizers library.
+
+Importing torch and transformers' model classes took 5-7 s of every
+spacy.load on a 2-core machine; ONNX Runtime and a tokenizer load in half a
+second. The graph is exported once from the PyTorch model (TransformerEncoder
+.to_onnx) by `initialize()` or `python -m spacy_biosyn onnx`, and a saved
+pipeline holds model.onnx and tokenizer.json. `quantize` stores int8 weights
+(ONNX Runtime's dynamic quantization): faster, less exact, so the names are
+encoded with it too. Training uses TransformerEncoder.
+"""
+import os
+import tempfile
+import weakref
+from pathlib import Path
+from typing import List, Optional, Sequence, Union
+
+import numpy as np
+from spacy.util import registry
+
+from .encoders import Encoder, check_settings, encode_in_batches, offline_copy, unit_rows
+
+MODEL_FILE = "model.onnx"
+TOKENIZER_FILE = "tokenizer.json"
+
+# ONNX Runtime's thread pool does not survive a fork: a child of
+# nlp.pipe(n_process=N) opens its own session, on one thread.
+_LOADED: "weakref.WeakSet[OnnxEncoder]" = weakref.WeakSet()
+os.register_at_fork(after_in_child=lambda: [encoder._forked() for encoder in list(_LOADED)])
+
+
+@registry.misc("spacy_biosyn.OnnxEncoder.v1")
+class OnnxEncoder(Encoder):
+    def __init__(
+        self,
+        name: str,
+        pooling: str = "cls",
+        similarity: str = "cosine",
+        max_length: int = 25,
+        batch_size: int = 128,
+        quantize: bool = False,
+        threads: int = 0,
+    ):
+        check_settings(pooling, similarity, max_length, batch_size)
+        if not isinstance(quantize, bool):
+            raise ValueError(f"quantize must be true or false, got {quantize!r}")
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
+            raise ValueError(f"threads must be a whole number >= 0 (0: ONNX Runtime's default), got {threads!r}")
+        self.name = name
+        self.pooling = pooling
+        self.similarity = similarity
+        self.max_length = max_length
+        self.batch_size = batch_size
+        self.quantize = quantize
+        self.threads = threads
+        self._model: Optional[bytes] = None
+        self._tokenizer_json: Optional[str] = None
+        self._session = None
+        self._tokenizer = None
+
+    @property
+    def is_loaded(self) -> bool:
+        return self._model is not None
+
+    @property
+    def dim(self) -> int:
+        return self._require_session().get_outputs()[0].shape[1]
+
+    def load(self, name_or_path: Optional[Union[str, Path]] = None) -> "OnnxEncoder":
+        """Read a saved model.onnx and tokenizer.json, or export the Hugging
+        Face model at a hub name or local folder (this needs PyTorch)."""
+        source = Path(offline_copy(str(name_or_path or self.name)))
+        if (source / MODEL_FILE).is_file():
+            return self._start((source / MODEL_FILE).read_bytes(), (source / TOKENIZER_FILE).read_text(encoding="utf8"))
+        from .dense import TransformerEncoder
+
+        encoder = TransformerEncoder(self.name, self.pooling, self.similarity, self.max_length, self.batch_size, device="cpu")
+        return self.export(encoder.load(source))
+
+    def export(self, encoder) -> "OnnxEncoder":
+        """Take over a loaded TransformerEncoder's model, exported (and
+        quantized if configured)."""
+        backend = getattr(encoder.tokenizer, "backend_tokenizer", None)
+        if backend is None:
+            raise ValueError(
+                f"{encoder.name}: OnnxEncoder needs a fast (Rust) tokenizer, and this model has only a Python one"
+            )
+        model = encoder.to_onnx()
+        return self._start(_quantized(model) if self.quantize else model, backend.to_str())
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 array (len(texts), dim); unit rows when similarity is cosine."""
+        return encode_in_batches(texts, self.dim, self.batch_size, self._embed)
+
+    def _embed(self, texts: List[str]) -> np.ndarray:
+        session, encodings = self._require_session(), self._tokenizer.encode_batch(texts)
+        inputs = {
+            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
+            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+        }
+        wanted = {i.name for i in session.get_inputs()}
+        vectors = session.run(None, {name: value for name, value in inputs.items() if name in wanted})[0]
+        return unit_rows(vectors) if self.similarity == "cosine" else vectors
+
+    def to_disk(self, path: Union[str, Path]) -> None:
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        (path / MODEL_FILE).write_bytes(self._require_model())
+        (path / TOKENIZER_FILE).write_text(self._tokenizer_json, encoding="utf8")
+
+    def from_disk(self, path: Union[str, Path]) -> "OnnxEncoder":
+        path = Path(path)
+        if not (path / MODEL_FILE).is_file():
+            raise ValueError(
+                f"{path} holds no {MODEL_FILE}: it was saved with spacy_biosyn.TransformerEncoder; "
+                "configure that encoder, or convert the pipeline with `python -m spacy_biosyn onnx`"
+            )
+        return self.load(path)
+
+    def _start(self, model: bytes, tokenizer_json: str, threads: Optional[int] = None) -> "OnnxEncoder":
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_str(tokenizer_json)
+        tokenizer.enable_truncation(self.max_length)
+        tokenizer.enable_padding()
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = self.threads if threads is None else threads
+        self._session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        self._model, self._tokenizer_json, self._tokenizer = model, tokenizer_json, tokenizer
+        _LOADED.add(self)
+        return self
+
+    def _forked(self) -> None:
+        self._session = None
+
+    def _require_session(self):
+        if self._session is None:
+            self._start(self._require_model(), self._tokenizer_json, threads=1)
+        return self._session
+
+    def _require_model(self) -> bytes:
+        if self._model is None:
+            raise RuntimeError(
+                f"the encoder {self.name!r} has no model yet: call nlp.initialize() or load a saved pipeline"
+            )
+        return self._model
+
+
+def _quantized(model: bytes) -> bytes:
+    """int8 weights, activations quantized per batch (ONNX Runtime's dynamic
+    quantization, which needs the onnx package)."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    with tempfile.TemporaryDirectory() as folder:
+        source, target = Path(folder) / "model.onnx", Path(folder) / "quantized.onnx"
+        source.write_bytes(model)
+        quantize_dynamic(source, target, weight_type=QuantType.QInt8)
+        return target.read_bytes()

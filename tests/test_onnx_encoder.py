@@ -1,0 +1,124 @@
+"""The ONNX encoder computes what the PyTorch one does (int8: within a
+stated tolerance), and a pipeline converted to it links alike, saves, loads
+without transformers and runs in two processes."""
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import spacy
+
+pytest.importorskip("onnxruntime")
+
+from spacy_biosyn.cli import app  # noqa: E402
+from spacy_biosyn.dense import TransformerEncoder  # noqa: E402
+from spacy_biosyn.onnx_encoder import OnnxEncoder  # noqa: E402
+from test_component import TEXT, doc_with_ents, make_nlp  # noqa: E402
+
+TEXTS = [
+    "breast cancer",
+    "a",
+    "type 2 diabetes mellitus with a name long enough to be cut at max length",
+    "huntington disease",
+    "",
+]
+
+
+def assert_same_links(doc, other):
+    """Same IDs and candidates; scores equal but for float noise (the
+    runtimes sum in different orders)."""
+    for ent, other_ent in zip(doc.ents, other.ents, strict=True):
+        assert (ent.text, ent._.cui, ent._.concept_ids) == (other_ent.text, other_ent._.cui, other_ent._.concept_ids)
+        assert [c.name for c in ent._.candidates] == [c.name for c in other_ent._.candidates]
+        np.testing.assert_allclose([c.score for c in ent._.candidates], [c.score for c in other_ent._.candidates], atol=1e-5)
+
+
+@pytest.mark.parametrize("pooling", ["cls", "mean"])
+@pytest.mark.parametrize("similarity", ["cosine", "dot"])
+def test_onnx_vectors_equal_pytorch_ones(tiny_encoder, pooling, similarity):
+    reference = TransformerEncoder(tiny_encoder, pooling=pooling, similarity=similarity, max_length=12).load()
+    onnx = OnnxEncoder(tiny_encoder, pooling=pooling, similarity=similarity, max_length=12).export(reference)
+    # Padding differs with the batch: rows must not depend on their neighbours.
+    np.testing.assert_allclose(onnx.encode(TEXTS), reference.encode(TEXTS), rtol=0, atol=1e-5)
+    np.testing.assert_allclose(onnx.encode(TEXTS[:1]), reference.encode(TEXTS[:1]), rtol=0, atol=1e-5)
+
+
+def test_int8_vectors_stay_close_to_float_ones(tiny_encoder):
+    reference = TransformerEncoder(tiny_encoder).load()
+    quantized = OnnxEncoder(tiny_encoder, quantize=True).export(reference)
+    exact, approximate = reference.encode(TEXTS), quantized.encode(TEXTS)
+    cosines = (exact * approximate).sum(axis=1)
+    assert np.abs(exact - approximate).max() > 1e-5  # it did quantize
+    assert cosines.min() > 0.95
+
+
+def test_initialize_exports_from_the_hugging_face_model(tiny_encoder, disease_dictionary):
+    onnx = make_nlp({"@misc": "spacy_biosyn.OnnxEncoder.v1", "name": tiny_encoder}, disease_dictionary)
+    torch_nlp = make_nlp(tiny_encoder, disease_dictionary)
+    docs = [doc_with_ents(nlp, TEXT, "Breast-Cancer", "Ovarian Cancer", "Type 2 Diabetes") for nlp in (onnx, torch_nlp)]
+    assert_same_links(onnx(docs[0]), torch_nlp(docs[1]))
+    assert [e._.cui for e in docs[0].ents] == ["D001943", "D010051", "D003924"]
+
+
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory, tiny_encoder):
+    """A saved PyTorch pipeline and the same converted by `spacy_biosyn onnx`."""
+    from typer.testing import CliRunner
+
+    folder = tmp_path_factory.mktemp("onnx")
+    (folder / "diseases.txt").write_text("D001943||breast cancer\nD010051||ovarian cancer\nD003924||type 2 diabetes\n")
+    make_nlp(tiny_encoder, str(folder / "diseases.txt")).to_disk(folder / "torch")
+    result = CliRunner().invoke(app, ["onnx", str(folder / "torch"), str(folder / "onnx")])
+    assert result.exit_code == 0, result.output
+    return folder
+
+
+def test_the_converted_pipeline_links_as_the_original(converted):
+    original, onnx = spacy.load(converted / "torch"), spacy.load(converted / "onnx")
+    assert onnx.config["components"]["biosyn_linker"]["encoder"]["@misc"] == "spacy_biosyn.OnnxEncoder.v1"
+    docs = [doc_with_ents(nlp, TEXT, "Breast-Cancer", "Ovarian Cancer", "Type 2 Diabetes") for nlp in (original, onnx)]
+    assert_same_links(original(docs[0]), onnx(docs[1]))
+
+
+def test_loading_and_linking_need_no_transformers(converted):
+    script = textwrap.dedent(f"""
+        import sys, spacy
+        from test_component import TEXT, doc_with_ents
+        nlp = spacy.load({str(converted / "onnx")!r})
+        doc = nlp(doc_with_ents(nlp, TEXT, "Breast-Cancer"))
+        assert doc.ents[0]._.cui == "D001943", doc.ents[0]._.cui
+        print(sorted(m for m in sys.modules if m.split(".")[0] == "transformers"))
+    """)
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=str(converted), capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)},
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "[]"
+
+
+def test_two_processes_link_as_one(converted, tmp_path):
+    nlp = spacy.load(converted / "onnx")
+    docs = [doc_with_ents(nlp, TEXT, "Breast-Cancer", "Ovarian Cancer", "Type 2 Diabetes") for _ in range(6)]
+    (tmp_path / "docs.pickle").write_bytes(pickle.dumps(docs))
+    script = textwrap.dedent(f"""
+        import pickle, spacy
+        nlp = spacy.load({str(converted / "onnx")!r})
+        nlp("warm the session up before the fork")
+        docs = pickle.load(open({str(tmp_path / "docs.pickle")!r}, "rb"))
+        linked = list(nlp.pipe(docs, n_process=2, batch_size=2))
+        pickle.dump([[(e.text, e._.cui) for e in doc.ents] for doc in linked], open({str(tmp_path / "out.pickle")!r}, "wb"))
+    """)
+    result = subprocess.run([sys.executable, "-c", script], timeout=300, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    two = pickle.loads((tmp_path / "out.pickle").read_bytes())
+    assert two == [[(e.text, e._.cui) for e in doc.ents] for doc in nlp.pipe(docs)]
+
+
+def test_a_pytorch_encoder_folder_is_not_read_as_onnx(converted):
+    with pytest.raises(ValueError, match="holds no model.onnx"):
+        OnnxEncoder("any").from_disk(converted / "torch" / "biosyn_linker" / "encoder")
