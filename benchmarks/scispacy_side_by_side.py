@@ -1,6 +1,6 @@
 """spacy-biosyn beside scispacy's linker on the same dictionary (issue 5, benchmark 4).
 
-    python benchmarks/scispacy_side_by_side.py PIPELINE --scispacy-python VENV/bin/python
+    python benchmarks/scispacy_side_by_side.py PIPELINE [PIPELINE ...] --scispacy-python VENV/bin/python
                                                [--dataset ncbi-disease]
 
 scispacy pins numpy < 2 and its index builder needs scipy < 1.11 (Python
@@ -39,7 +39,7 @@ def main() -> None:
     from spacy_biosyn.linker import Candidate
 
     p = parser(__doc__)
-    p.add_argument("pipeline", type=Path)
+    p.add_argument("pipelines", type=Path, nargs="+", help="spacy-biosyn pipelines, each measured")
     p.add_argument("--scispacy-python", required=True, help="python of an environment with scispacy")
     p.add_argument("--dataset", default="ncbi-disease")
     args = p.parse_args()
@@ -52,7 +52,7 @@ def main() -> None:
         texts.write_text(json.dumps([p for query_parts in parts for p in query_parts]))
         for system, python, pipeline in (
             ("scispacy 0.6.2 (tf-idf char-3-grams, nmslib HNSW)", args.scispacy_python, "-"),
-            (f"spacy-biosyn ({args.pipeline})", sys.executable, str(args.pipeline)),
+            *((f"spacy-biosyn ({pipeline})", sys.executable, str(pipeline)) for pipeline in args.pipelines),
         ):
             out = subprocess.run(
                 [python, __file__, "--link", system.split()[0], str(dictionary), str(texts),

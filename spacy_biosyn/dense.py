@@ -17,7 +17,7 @@ from spacy.util import registry
 from transformers import AutoModel, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
-from .encoders import Encoder, check_settings, encode_in_batches, offline_copy
+from .encoders import Encoder, encode_in_batches, offline_copy
 
 # A process forked after torch has started its OpenMP thread pool (by
 # spacy.load's probe encoding, or any nlp(text)) waits forever in that
@@ -38,12 +38,7 @@ class TransformerEncoder(Encoder):
         batch_size: int = 128,
         device: str = "auto",
     ):
-        check_settings(pooling, similarity, max_length, batch_size)
-        self.name = name
-        self.pooling = pooling
-        self.similarity = similarity
-        self.max_length = max_length
-        self.batch_size = batch_size
+        super().__init__(name, pooling, similarity, max_length, batch_size)
         self.device = torch.device(
             ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
         )

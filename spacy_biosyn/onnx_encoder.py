@@ -18,14 +18,17 @@ from typing import List, Optional, Sequence, Union
 import numpy as np
 from spacy.util import registry
 
-from .encoders import Encoder, check_settings, encode_in_batches, offline_copy, unit_rows
+from .encoders import Encoder, encode_in_batches, offline_copy, unit_rows
 
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 
 # ONNX Runtime's thread pool does not survive a fork: a child of
-# nlp.pipe(n_process=N) opens its own session, on one thread.
+# nlp.pipe(n_process=N) opens its own session, on one thread. The parent's
+# sessions are kept, never freed, in the child: freeing one waits for
+# threads that the child does not have.
 _LOADED: "weakref.WeakSet[OnnxEncoder]" = weakref.WeakSet()
+_FORKED_AWAY: list = []
 os.register_at_fork(after_in_child=lambda: [encoder._forked() for encoder in list(_LOADED)])
 
 
@@ -41,16 +44,11 @@ class OnnxEncoder(Encoder):
         quantize: bool = False,
         threads: int = 0,
     ):
-        check_settings(pooling, similarity, max_length, batch_size)
+        super().__init__(name, pooling, similarity, max_length, batch_size)
         if not isinstance(quantize, bool):
             raise ValueError(f"quantize must be true or false, got {quantize!r}")
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
             raise ValueError(f"threads must be a whole number >= 0 (0: ONNX Runtime's default), got {threads!r}")
-        self.name = name
-        self.pooling = pooling
-        self.similarity = similarity
-        self.max_length = max_length
-        self.batch_size = batch_size
         self.quantize = quantize
         self.threads = threads
         self._model: Optional[bytes] = None
@@ -127,12 +125,16 @@ class OnnxEncoder(Encoder):
         tokenizer.enable_padding()
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = self.threads if threads is None else threads
+        # Spinning threads keep the cores busy after a run, and slowed the
+        # name search (BLAS) that follows each encoding by half.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
         self._model, self._tokenizer_json, self._tokenizer = model, tokenizer_json, tokenizer
         _LOADED.add(self)
         return self
 
     def _forked(self) -> None:
+        _FORKED_AWAY.append(self._session)
         self._session = None
 
     def _require_session(self):

@@ -69,6 +69,18 @@ def test_file_round_trip_is_exact(tmp_path, disease_dictionary):
     assert copy.fingerprint() == d.fingerprint()
 
 
+def test_a_saved_dictionary_reads_back_whole_and_a_changed_one_is_refused(tmp_path):
+    # Names with several concepts, a concept with several IDs, non-ASCII names.
+    d = Dictionary.from_pairs([("D1|114480", "Breast cancer"), ("D2", "hpp"), ("D3", "HPP"), ("D4", "Sjögren syndrome")])
+    d.to_file(tmp_path / "saved.txt")
+    back = Dictionary.from_saved(tmp_path / "saved.txt", d.fingerprint())
+    assert (list(back.names), list(back.concepts)) == (list(d.names), list(d.concepts))
+    assert list(back.concepts)[1] == (("D2",), ("D3",))
+    (tmp_path / "saved.txt").write_text("D9||breast cancer\n", encoding="utf-8")
+    with pytest.raises(DictionaryError, match="saved.txt: not the dictionary that was saved"):
+        Dictionary.from_saved(tmp_path / "saved.txt", d.fingerprint())
+
+
 def test_packed_names_behave_like_a_list():
     pairs = [("D1", "Crohn’s disease"), ("D2", "Sjögren syndrome"), ("D3", "gout")]
     d = Dictionary.from_pairs(pairs)
