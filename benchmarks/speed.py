@@ -1,6 +1,7 @@
 """Speed and memory of the linker on this machine.
 
-    python benchmarks/speed.py [--pipeline DIR | --dictionary FILE] [--index FACTORY [--sparse-dims N]] [--profile]
+    python benchmarks/speed.py [--pipeline DIR | --dictionary FILE [--onnx [--quantize]]] [--index FACTORY [--sparse-dims N]]
+                               [--profile] [--save DIR]
 
 1. index build time for a dictionary (default: MEDIC, NCBI's train_dictionary),
    unless a saved --pipeline is given;
@@ -55,6 +56,8 @@ def main() -> None:
                    "re-index the stored name vectors with FaissIndex before measuring")
     p.add_argument("--sparse-dims", type=int, default=0, help="with --index: FaissIndex sparse_dims")
     p.add_argument("--profile", action="store_true", help="profile the component on each corpus")
+    p.add_argument("--onnx", action="store_true", help="build with spacy_biosyn.OnnxEncoder.v1")
+    p.add_argument("--quantize", action="store_true", help="with --onnx: int8 weights")
     p.add_argument("--save", type=Path, default=None, help="keep the measured pipeline in this folder")
     args = p.parse_args()
     rows = []
@@ -64,7 +67,10 @@ def main() -> None:
     else:
         dictionary = args.dictionary or args.data / "ncbi-disease" / "train_dictionary.txt"
         nlp = spacy.blank("en")
-        config = {"dictionary": str(dictionary), "encoder": args.encoder or offline_minilm()}
+        encoder = args.encoder or offline_minilm()
+        if args.onnx:
+            encoder = {"@misc": "spacy_biosyn.OnnxEncoder.v1", "name": encoder, "quantize": args.quantize}
+        config = {"dictionary": str(dictionary), "encoder": encoder}
         nlp.add_pipe("biosyn_linker", config=config)
         component = nlp.get_pipe("biosyn_linker")
         start = time.perf_counter()

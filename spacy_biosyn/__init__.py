@@ -32,7 +32,7 @@ _EXPORTS = {
     "MismatchError": "errors",
     "SavedStateError": "errors",
     "ExactIndex": "index",
-    "FaissIndex": "index",
+    "FaissIndex": "faiss_index",
     "SearchIndex": "index",
     "Candidate": "linker",
     "LinkedPart": "linker",

@@ -5,7 +5,8 @@ import pytest
 from scipy import sparse
 from spacy.util import registry
 
-from spacy_biosyn.index import ExactIndex, FaissIndex
+from spacy_biosyn.faiss_index import FaissIndex
+from spacy_biosyn.index import ExactIndex
 from spacy_biosyn.sparse import pooled_sparse_scores, sparse_scores
 
 
