@@ -18,7 +18,8 @@ from common import parser, print_table
 # (label, file suffix, function name) of the stages read from the profile.
 STAGES = [
     ("encoder weights", "spacy_biosyn/dense.py", "load"),
-    ("dictionary", "spacy_biosyn/dictionary.py", "from_file"),
+    ("ONNX encoder", "spacy_biosyn/onnx_encoder.py", "load"),
+    ("dictionary", "spacy_biosyn/dictionary.py", "from_saved"),
     ("tf-idf", "spacy_biosyn/sparse.py", "from_disk"),
     ("index", "spacy_biosyn/index.py", "from_disk"),
     ("encoder probe", "spacy_biosyn/linker.py", "_check_saved_state"),
