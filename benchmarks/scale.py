@@ -222,8 +222,8 @@ def _stage_main() -> None:
 
 def _linker(work: Path, backend: str):
     from spacy.util import registry
-    from spacy_biosyn.dense import TransformerEncoder
     from spacy_biosyn.linker import Linker
+    from spacy_biosyn.onnx_encoder import MODEL_FILE, OnnxEncoder
 
     class SyntheticVectorsLinker(Linker):
         def _check_saved_state(self, path, dictionary, meta):
@@ -231,7 +231,14 @@ def _linker(work: Path, backend: str):
 
     index = registry.resolve({"index": BACKENDS[backend]})["index"]
     sparse_weight = srsly.read_json(work / "meta.json")["sparse_weight"]
-    return SyntheticVectorsLinker(TransformerEncoder(str(work / "encoder")), index, sparse_weight)
+    # The pipeline's own encoder kind: an ONNX one loads without transformers.
+    if (work / "encoder" / MODEL_FILE).exists():
+        encoder = OnnxEncoder(str(work / "encoder"))
+    else:
+        from spacy_biosyn.dense import TransformerEncoder
+
+        encoder = TransformerEncoder(str(work / "encoder"))
+    return SyntheticVectorsLinker(encoder, index, sparse_weight)
 
 
 def _build(work: Path, backend: str) -> dict:
