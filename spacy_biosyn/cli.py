@@ -217,22 +217,17 @@ def onnx(
     The pipeline then links but does not train."""
     import spacy
 
+    from .dense import TransformerEncoder
     from .onnx_encoder import OnnxEncoder
-
-    nlp = spacy.load(pipeline_dir)
-    pipe = nlp.get_pipe("biosyn_linker")
-    source = pipe.linker.encoder
-    settings = {
-        "name": source.name,
-        "pooling": source.pooling,
-        "similarity": source.similarity,
-        "max_length": source.max_length,
-        "batch_size": source.batch_size,
-        "quantize": quantize,
-    }
     from .storage import save_pipeline
 
     _check_output_dir(output_dir)
+    nlp = spacy.load(pipeline_dir)
+    pipe = nlp.get_pipe("biosyn_linker")
+    source = pipe.linker.encoder
+    if not isinstance(source, TransformerEncoder):
+        msg.fail(f"{pipeline_dir}: its encoder is not a PyTorch one ({type(source).__name__}); convert the pipeline it came from", exits=1)
+    settings = {**source.settings, "quantize": quantize}
     encoder = OnnxEncoder(**settings).export(source)
     start = time.perf_counter()
     pipe.set_encoder(encoder, reencode=quantize)

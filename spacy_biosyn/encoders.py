@@ -37,6 +37,18 @@ class Encoder:
         self.batch_size = batch_size
 
     @property
+    def settings(self) -> dict:
+        """The settings both encoders take, as keyword arguments: the same
+        model in the other runtime is built from them."""
+        return {
+            "name": self.name,
+            "pooling": self.pooling,
+            "similarity": self.similarity,
+            "max_length": self.max_length,
+            "batch_size": self.batch_size,
+        }
+
+    @property
     def is_loaded(self) -> bool:
         raise NotImplementedError
 

@@ -1,12 +1,13 @@
 """Search: the k dictionary names with the highest S = dense + lambda * sparse.
 
-`ExactIndex` (the default) scores every name: one matrix product with the
-name vectors (BLAS), one sparse-dense product with the names' tf-idf rows,
-and a top-k, over chunks of mentions sized to bound memory. That is brute
-force by construction, and on MEDIC's 72k names it is about four times
-faster than faiss's flat search of a candidate pool, which spent its time
-keeping heaps. The vectors are saved as a .npy file and memory-mapped at
-load, so loading reads no vector until a search needs it.
+`ExactIndex` (the default) ranks as brute force does: the dense score of
+every name is one matrix product with the name vectors (BLAS), over chunks
+of mentions sized to bound memory, and the tf-idf score is added for the
+names that a bound leaves able to reach the top k. On MEDIC's 72k names
+that is about four times faster than faiss's flat search of a candidate
+pool, which spent its time keeping heaps. The vectors are saved as a .npy
+file and memory-mapped at load, so loading reads no vector until a search
+needs it.
 
 `FaissIndex` (faiss_index.py) trades exactness for memory and speed on
 dictionaries of millions of names.
@@ -111,10 +112,9 @@ class SearchIndex:
 
 @registry.misc("spacy_biosyn.ExactIndex.v2")
 class ExactIndex(SearchIndex):
-    """Exact search: S of every name for every mention. `chunk_scores` is
-    how many (mention, name) scores one chunk holds, which bounds the
-    search's memory (three float32 arrays of that size) whatever the
-    dictionary's size."""
+    """Exact search: the ranking of S over every name for every mention.
+    `chunk_scores` is how many (mention, name) dense scores one chunk
+    holds, which bounds the search's memory whatever the dictionary's size."""
 
     def __init__(self, chunk_scores: int = 2**23):
         if isinstance(chunk_scores, bool) or not isinstance(chunk_scores, int) or chunk_scores < 1:

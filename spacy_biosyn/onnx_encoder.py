@@ -72,7 +72,7 @@ class OnnxEncoder(Encoder):
             return self._start((source / MODEL_FILE).read_bytes(), (source / TOKENIZER_FILE).read_text(encoding="utf8"))
         from .dense import TransformerEncoder
 
-        encoder = TransformerEncoder(self.name, self.pooling, self.similarity, self.max_length, self.batch_size, device="cpu")
+        encoder = TransformerEncoder(**self.settings, device="cpu")
         return self.export(encoder.load(source))
 
     def export(self, encoder) -> "OnnxEncoder":

@@ -122,3 +122,12 @@ def test_two_processes_link_as_one(converted, tmp_path):
 def test_a_pytorch_encoder_folder_is_not_read_as_onnx(converted):
     with pytest.raises(ValueError, match="holds no model.onnx"):
         OnnxEncoder("any").from_disk(converted / "torch" / "biosyn_linker" / "encoder")
+
+
+def test_converting_an_onnx_pipeline_again_is_a_clear_error(converted, tmp_path):
+    from typer.testing import CliRunner
+
+    result = CliRunner().invoke(app, ["onnx", str(converted / "onnx"), str(tmp_path / "again")])
+    assert result.exit_code == 1
+    assert "is not a PyTorch one (OnnxEncoder)" in " ".join(result.output.split())  # wasabi wraps lines
+    assert not (tmp_path / "again").exists()
