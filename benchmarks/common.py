@@ -43,7 +43,7 @@ def print_table(header, rows) -> None:
 
 
 def memory_gib(field: str) -> float:
-    """VmRSS (now) or VmHWM (peak) of this process, in GiB."""
+    """VmRSS (now), VmHWM (peak) or RssAnon (private, now) of this process, in GiB."""
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith(field + ":"):
             return int(line.split()[1]) / 2**20

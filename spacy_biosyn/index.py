@@ -9,6 +9,9 @@ pool, which spent its time keeping heaps. The vectors are saved as a .npy
 file and memory-mapped at load, so loading reads no vector until a search
 needs it.
 
+The tf-idf rows are saved uncompressed and memory-mapped too: a search
+reads only the rows it scores.
+
 `FaissIndex` (faiss_index.py) trades exactness for memory and speed on
 dictionaries of millions of names.
 """
@@ -18,6 +21,9 @@ from typing import Optional, Tuple, Union
 import numpy as np
 from scipy import sparse
 from spacy.util import registry
+
+from .errors import SavedStateError
+from .storage import mapped_npz
 
 # Float rounding between two ways of computing one score: near-ties are
 # scored in full instead of being ruled out.
@@ -103,10 +109,17 @@ class SearchIndex:
     def to_disk(self, path: Union[str, Path]) -> None:
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        sparse.save_npz(path / SPARSE_FILE, self._sparse)
+        # Uncompressed, so that loading maps the rows instead of reading them.
+        sparse.save_npz(path / SPARSE_FILE, self._sparse, compressed=False)
 
     def from_disk(self, path: Union[str, Path]):
-        self._sparse = sparse.load_npz(Path(path) / SPARSE_FILE).tocsr()  # allow_pickle=False
+        file = Path(path) / SPARSE_FILE
+        arrays = mapped_npz(file)
+        if arrays.get("format", np.array(b"")).item() != b"csr" or "shape" not in arrays:
+            raise SavedStateError(f"{file} does not hold a CSR matrix of tf-idf rows")
+        self._sparse = sparse.csr_matrix(
+            (arrays["data"], arrays["indices"], arrays["indptr"]), shape=tuple(arrays["shape"])
+        )
         return self
 
 

@@ -17,16 +17,21 @@ import ctypes.util
 import hashlib
 import os
 import shutil
+import struct
 import uuid
+import zipfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, TypeVar, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, TypeVar, Union
 
+import numpy as np
 import srsly
 
 from .errors import SavedStateError
 
 T = TypeVar("T")
+# Smaller members of an .npz are read whole: a map costs a file handle and a page.
+_MAP_AT_LEAST = 1 << 16
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 
@@ -111,6 +116,39 @@ def file_sha256(path: Union[str, Path]) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def mapped_npz(path: Union[str, Path]) -> Dict[str, np.ndarray]:
+    """The arrays of an .npz file, memory-mapped where the archive stores
+    them uncompressed (np.savez, scipy's save_npz(compressed=False)): pages
+    are read when touched, so a search that reads a few rows of a large
+    matrix keeps the rest on disk. Compressed members are read whole.
+    Never unpickles."""
+    path = Path(path)
+    arrays = {}
+    with zipfile.ZipFile(path) as archive, path.open("rb") as raw:
+        stored = all(info.compress_type == zipfile.ZIP_STORED for info in archive.infolist())
+        for info in archive.infolist():
+            name = info.filename[: -len(".npy")]
+            if not stored or info.file_size < _MAP_AT_LEAST:
+                arrays[name] = np.lib.format.read_array(archive.open(info), allow_pickle=False)
+                continue
+            # A member's bytes follow its local header, whose extra field
+            # (zip64 sizes) may differ from the central directory's.
+            raw.seek(info.header_offset + 26)
+            name_length, extra_length = struct.unpack("<HH", raw.read(4))
+            raw.seek(info.header_offset + 30 + name_length + extra_length)
+            version = np.lib.format.read_magic(raw)
+            shape, fortran, dtype = (
+                np.lib.format.read_array_header_1_0(raw) if version == (1, 0)
+                else np.lib.format.read_array_header_2_0(raw)
+            )
+            if dtype.hasobject:
+                raise SavedStateError(f"{path}: {info.filename} holds Python objects, which are never loaded")
+            arrays[name] = np.memmap(
+                path, dtype=dtype, mode="r", offset=raw.tell(), shape=shape, order="F" if fortran else "C"
+            )
+    return arrays
 
 
 def _identity(path: Path):

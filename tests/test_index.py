@@ -16,6 +16,14 @@ def brute_force(names_dense, names_sparse, q_dense, q_sparse, weight, k):
     return np.take_along_axis(scores, order, axis=1), order
 
 
+def memory_mapped(array):
+    while array is not None:
+        if isinstance(array, np.memmap):
+            return True
+        array = array.base
+    return False
+
+
 def random_problem(seed, n_names=500, n_queries=40, dim=16, vocab=60):
     rng = np.random.default_rng(seed)
 
@@ -75,12 +83,13 @@ def test_round_trip_gives_identical_results(tmp_path):
         np.testing.assert_array_equal(a, b)
 
 
-def test_loaded_vectors_are_memory_mapped_and_still_take_new_names(tmp_path):
-    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=6)
-    ExactIndex().build(names_dense[:400], names_sparse[:400]).to_disk(tmp_path / "index")
+def test_loaded_vectors_and_tfidf_rows_are_memory_mapped_and_still_take_new_names(tmp_path):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=6, n_names=5000)
+    ExactIndex().build(names_dense[:4000], names_sparse[:4000]).to_disk(tmp_path / "index")
     loaded = ExactIndex().from_disk(tmp_path / "index")
-    assert isinstance(loaded.vectors.base, np.memmap)
-    loaded.add(names_dense[400:], names_sparse[400:])
+    rows = loaded.sparse_vectors
+    assert all(memory_mapped(a) for a in (loaded.vectors, rows.data, rows.indices))
+    loaded.add(names_dense[4000:], names_sparse[4000:])
     expected = brute_force(names_dense, names_sparse, q_dense, q_sparse, 0.5, 10)
     for a, b in zip(loaded.search(q_dense, q_sparse, 0.5, 10), expected):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
@@ -95,6 +104,25 @@ def test_an_index_saved_before_v2_loads_with_identical_results(tmp_path):
     new = ExactIndex().build(names_dense, names_sparse)
     for a, b in zip(old.search(q_dense, q_sparse, 0.5, 5), new.search(q_dense, q_sparse, 0.5, 5)):
         np.testing.assert_array_equal(a, b)
+
+
+def test_tfidf_rows_saved_compressed_by_earlier_versions_load_with_identical_results(tmp_path):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=10)
+    index = ExactIndex().build(names_dense, names_sparse)
+    index.to_disk(tmp_path / "index")
+    sparse.save_npz(tmp_path / "index" / "sparse.npz", names_sparse, compressed=True)
+    loaded = ExactIndex().from_disk(tmp_path / "index")
+    for a, b in zip(index.search(q_dense, q_sparse, 0.5, 5), loaded.search(q_dense, q_sparse, 0.5, 5)):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("size", [10, 100_000])
+def test_tfidf_rows_holding_python_objects_are_never_unpickled(tmp_path, size):
+    names_dense, names_sparse, _, _ = random_problem(seed=11)
+    ExactIndex().build(names_dense, names_sparse).to_disk(tmp_path / "index")
+    np.savez(tmp_path / "index" / "sparse.npz", data=np.array([object()] * size), format=np.array(b"csr"))
+    with pytest.raises(ValueError, match="object|Object"):
+        ExactIndex().from_disk(tmp_path / "index")
 
 
 def test_vectors_of_the_wrong_type_are_refused_naming_the_file(tmp_path):
