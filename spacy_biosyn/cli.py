@@ -1,4 +1,4 @@
-"""`python -m spacy_biosyn build | index | evaluate | convert | assemble | onnx | train`."""
+"""`python -m spacy_biosyn build | index | evaluate | convert | assemble | onnx | train | train-reranker`."""
 import sys
 import time
 from pathlib import Path
@@ -111,6 +111,10 @@ def evaluate(
         None, help="PubTator only: comma-separated entity types to link, e.g. Disease"
     ),
     output: Optional[Path] = typer.Option(None, help="Write the metrics here as JSON"),
+    texts: Optional[Path] = typer.Option(
+        None, exists=True, dir_okay=False,
+        help=".concept queries only: the PubTator abstracts they come from, which a re-ranker reads as context",
+    ),
     end_to_end: bool = typer.Option(
         False, "--end-to-end", help="PubTator only: run the whole pipeline (its NER too) on the raw text"
     ),
@@ -142,7 +146,16 @@ def evaluate(
         if not metrics["n"]:
             msg.fail(f"{queries}: no mention with a gold ID to score", exits=1)
     else:
-        metrics = evaluate_queries(linker.rank, read_concept_queries(queries), max_k=MAX_K)
+        concept_queries = read_concept_queries(queries)
+        contexts = None
+        if linker.reranker is not None:
+            if texts is None:
+                msg.warn("The pipeline re-ranks with context: give --texts ABSTRACTS.PubTator, or it reads each mention alone")
+            else:
+                from .reranker import query_contexts
+
+                contexts = query_contexts(concept_queries, read_pubtator(texts), linker.reranker.context_chars)
+        metrics = evaluate_queries(linker.rank, concept_queries, max_k=MAX_K, contexts=contexts)
     msg.table(
         [(name, f"{value:.2f}") for name, value in metrics.items() if name.startswith(("acc@", "cui_acc"))],
         header=("metric", "%"),
@@ -281,6 +294,25 @@ def train(
 
     config = load_config(config_path, overrides=parse_config_overrides(ctx.args), interpolate=False)
     run_training(config, output, gpu_id)
+
+
+@app.command("train-reranker", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def train_reranker(
+    ctx: typer.Context,
+    config_path: Path = typer.Argument(..., exists=True, dir_okay=False, help="Re-ranker config (configs/reranker.cfg)"),
+    output: Path = typer.Option(..., "--output", "-o", help="Folder for model-best and log.jsonl"),
+) -> None:
+    """Train a cross-encoder re-ranker on a linker pipeline's candidates for
+    the training mentions in their abstracts; model-best is that pipeline
+    with the re-ranker, kept only if it beats the first stage on dev. Any
+    config value can be overridden, e.g. --paths.pipeline DIR --training.epochs 1."""
+    from spacy.cli._util import parse_config_overrides
+    from spacy.util import load_config
+
+    from .training.reranking import train_reranker as run_training
+
+    config = load_config(config_path, overrides=parse_config_overrides(ctx.args), interpolate=False)
+    run_training(config, output)
 
 
 def main() -> None:

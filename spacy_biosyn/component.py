@@ -37,6 +37,7 @@ from .index import SearchIndex
 from .linker import Candidate, LinkedPart, Linker
 from .pipe_state import is_number, is_weight, pack_state, read_state, unpack_state, write_state
 from .preprocessing import MentionPreprocessor, Reading, long_forms_by_short_form
+from .reranker import CrossEncoderReranker, MentionInContext
 from .sieve import Sieve
 from .text import read_corrections
 from .vocabularies import VocabularyReader, read_vocabulary
@@ -93,6 +94,10 @@ class DocLinks(NamedTuple):
         # Concepts ranked from their names' scores (spacy_biosyn.AliasCountReranker.v1
         # or spacy_biosyn.ConceptCentroids.v1); null ranks names.
         "concept_scorer": None,
+        # A cross-encoder that re-scores the first stage's best names with the
+        # mention's context (spacy_biosyn.CrossEncoderReranker.v1, trained by
+        # `spacy_biosyn train-reranker`); null keeps the first stage's ranking.
+        "reranker": None,
         # Below this score span._.cui is None (NIL); kb_ents keeps the candidates.
         "nil_threshold": None,
         # span.kb_id_ mirrors span._.cui, for displaCy and spaCy's scorers.
@@ -127,6 +132,7 @@ def make_biosyn_linker(
     preferred_ids_from: List[str],
     sieve: Optional[Sieve],
     concept_scorer: Optional[ConceptScorer],
+    reranker: Optional[CrossEncoderReranker],
     nil_threshold: Optional[float],
     set_kb_id: bool,
 ) -> "BiosynLinker":
@@ -151,6 +157,7 @@ def make_biosyn_linker(
         preferred_ids_from=preferred_ids_from,
         sieve=sieve,
         concept_scorer=concept_scorer,
+        reranker=reranker,
         nil_threshold=nil_threshold,
         set_kb_id=set_kb_id,
     )
@@ -176,6 +183,7 @@ class BiosynLinker(Pipe):
         preferred_ids_from: Sequence[Union[str, Path]] = (),
         sieve: Optional[Sieve] = None,
         concept_scorer: Optional[ConceptScorer] = None,
+        reranker: Optional[CrossEncoderReranker] = None,
         nil_threshold: Optional[float] = None,
         set_kb_id: bool = True,
     ):
@@ -194,6 +202,11 @@ class BiosynLinker(Pipe):
             or not all(isinstance(label, str) and label.strip() for label in dictionary_labels)
         ):
             raise ValueError(f"{name}: dictionary_labels must be a list of entity labels or null, got {dictionary_labels!r}")
+        if reranker is not None and reranker.candidates < top_k:
+            raise ValueError(
+                f"{name}: the re-ranker re-scores {reranker.candidates} candidates but top_k is {top_k}: "
+                "set reranker.candidates >= top_k"
+            )
         self.vocab = vocab
         self.name = name
         self.dictionary_labels = None if dictionary_labels is None else {label.casefold() for label in dictionary_labels}
@@ -217,6 +230,7 @@ class BiosynLinker(Pipe):
         self.routes = {label: self._new_route_linker() for label in self.route_paths}
         self.abbreviation_detector = abbreviations
         self.preprocessor = MentionPreprocessor(split_composites)
+        self.reranker = reranker
 
     def initialize(
         self,
@@ -237,6 +251,8 @@ class BiosynLinker(Pipe):
             )
         if not self.linker.encoder.is_loaded:
             self.linker.encoder.load()
+        if self.reranker is not None and not self.reranker.is_loaded:
+            self.reranker.load()
         self.learn_preferred_ids(self.id_usage_paths)
         if path is not None:
             self.linker.build(self._with_preferred_ids(read_vocabulary(path)))
@@ -312,11 +328,27 @@ class BiosynLinker(Pipe):
         synonyms = self._with_preferred_ids(synonyms)
         (self.linker if label is None else self.routes[label.casefold()]).add_synonyms(synonyms)
 
-    def rank(self, texts: Sequence[str]) -> List[List[Candidate]]:
+    @property
+    def pool_size(self) -> int:
+        """How many names the first stage ranks: the re-ranker's candidates, else top_k."""
+        return self.top_k if self.reranker is None else self.reranker.candidates
+
+    def rank(
+        self, texts: Sequence[str], contexts: Optional[Sequence[MentionInContext]] = None
+    ) -> List[List[Candidate]]:
         """The top_k names for mention strings, normalized and spell-corrected
         like the parts of a Doc's spans (no abbreviations or splitting: those
-        need the doc)."""
-        return self.linker.rank([self.preprocessor.clean(t) for t in texts], self.top_k)
+        need the doc). With a re-ranker, `contexts` (one per text) are what
+        it reads; without them it reads the mention alone."""
+        cleaned = [self.preprocessor.clean(t) for t in texts]
+        ranked = self.linker.rank(cleaned, self.pool_size)
+        if self.reranker is not None:
+            if contexts is None:
+                contexts = [MentionInContext(t) for t in cleaned]
+            elif len(contexts) != len(texts):
+                raise ValueError(f"{self.name}: {len(texts)} texts but {len(contexts)} contexts")
+            ranked = self.reranker.rerank([c._replace(mention=t) for c, t in zip(contexts, cleaned)], ranked)
+        return [candidates[: self.top_k] for candidates in ranked]
 
     def __call__(self, doc: Doc) -> Doc:
         self.set_annotations([doc], self.predict([doc]))
@@ -357,16 +389,37 @@ class BiosynLinker(Pipe):
                     _, texts = wanted.setdefault(id(linker), (linker, {}))
                     texts.update(dict.fromkeys(p for reading in span_readings for p in reading))
         ranked = {
-            key: dict(zip(texts, linker.rank(list(texts), self.top_k)))
+            key: dict(zip(texts, linker.rank(list(texts), self.pool_size)))
             for key, (linker, texts) in wanted.items()
         }
-        return [
+        links = [
             DocLinks(abbreviations, [
                 _best_reading(span_readings, ranked[id(linker)]) if linker is not None else None
                 for linker, span_readings in zip(doc_linkers, doc_readings)
             ])
             for abbreviations, doc_linkers, doc_readings in zip(found, linkers, readings)
         ]
+        self._rerank_in_context(docs, links)
+        return links
+
+    def _rerank_in_context(self, docs: Sequence[Doc], links: List[DocLinks]) -> None:
+        """Each linked part's candidates re-scored by the re-ranker with its
+        span's context (all parts of all docs in one call), cut to top_k."""
+        parts = [
+            (doc, span, entity, i)
+            for doc, doc_links in zip(docs, links)
+            for span, entity in zip(doc.ents, doc_links.entities) if entity is not None
+            for i in range(len(entity))
+        ]
+        reranked = [entity[i].candidates for _, _, entity, i in parts]
+        if self.reranker is not None and parts:
+            contexts = [
+                MentionInContext.in_text(doc.text, span.start_char, span.end_char, entity[i].text, self.reranker.context_chars)
+                for doc, span, entity, i in parts
+            ]
+            reranked = self.reranker.rerank(contexts, reranked)
+        for (_, _, entity, i), candidates in zip(parts, reranked):
+            entity[i] = entity[i]._replace(candidates=candidates[: self.top_k])
 
     def _linker_for(self, label: str) -> Optional[Linker]:
         """The route of an entity label, else the default linker if it has a

@@ -9,7 +9,7 @@ namespace prefix: the raw NCBI corpus writes OMIM:217000 where the
 dictionaries write 217000.
 """
 from collections import Counter
-from typing import Callable, Collection, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Collection, Dict, Iterable, List, Optional, Sequence
 
 from spacy.tokens import Doc
 from spacy.training import Example
@@ -21,23 +21,33 @@ from .linker import Candidate
 
 register_extensions()  # scores read span._.cui, set by the linker or by hand
 
-Ranker = Callable[[List[str]], List[List[Candidate]]]
+Ranker = Callable[..., List[List[Candidate]]]
 
 # Gold CUI fields of mentions that cannot be scored (CUI-less), as BioSyn drops them.
 UNSCORED_CUIS = {"", "-1"}
 
 
-def evaluate(rank: Ranker, queries: Sequence[Query], max_k: int = 5) -> Dict[str, float]:
+def evaluate(
+    rank: Ranker, queries: Sequence[Query], max_k: int = 5, contexts: Optional[Sequence[Any]] = None
+) -> Dict[str, float]:
     """Acc@k of a ranker on `.concept` queries, whose mention fields hold
     the parts of a composite already split (by BioSyn, with the gold CUIs).
     CUI-less queries (-1) are not scored, as in `link_scores`; their number
-    is reported. Returns {"acc@1": ..., "acc@max_k": ..., "n": ...,
-    "unscored": ..., "scale": "percent"}."""
-    scored = [q for q in queries if q.cui.strip() not in UNSCORED_CUIS]
-    parts = [q.mention.replace("+", "|").split("|") for q in scored]
-    ranked = iter(rank([p for query_parts in parts for p in query_parts]))
+    is reported. With `contexts` (one per query, such as the re-ranker's
+    MentionInContext), the ranker is called as rank(texts, contexts), each
+    part with its query's context. Returns {"acc@1": ..., "acc@max_k": ...,
+    "n": ..., "unscored": ..., "scale": "percent"}."""
+    if contexts is not None and len(contexts) != len(queries):
+        raise ValueError(f"{len(queries)} queries but {len(contexts)} contexts")
+    scored = [i for i, q in enumerate(queries) if q.cui.strip() not in UNSCORED_CUIS]
+    parts = [queries[i].mention.replace("+", "|").split("|") for i in scored]
+    texts = [p for query_parts in parts for p in query_parts]
+    if contexts is None:
+        ranked = iter(rank(texts))
+    else:
+        ranked = iter(rank(texts, [contexts[i] for i, query_parts in zip(scored, parts) for _ in query_parts]))
     predictions = [[next(ranked) for _ in query_parts] for query_parts in parts]
-    metrics = accuracy(predictions, [q.cui for q in scored], max_k)
+    metrics = accuracy(predictions, [queries[i].cui for i in scored], max_k)
     metrics["unscored"] = len(queries) - len(scored)
     return metrics
 

@@ -3,7 +3,8 @@ on what it loads.
 
 Fields, in the order they are read back (cfg first: it says what else there
 is; the encoder before the linkers, which check their vectors against it):
-cfg, encoder, linker, routes, corrections, id_usage; `exclude` names them.
+cfg, encoder, linker, routes, corrections, id_usage, reranker; `exclude`
+names them.
 A save goes into a fresh folder swapped in whole (storage.py); bytes are the
 same files packed with msgpack.
 """
@@ -39,6 +40,7 @@ def _writers(pipe: "BiosynLinker") -> Dict[str, Callable[[Path], None]]:
         }),
         "corrections": lambda path: srsly.write_json(path / "corrections.json", pipe.preprocessor.corrections),
         "id_usage": lambda path: srsly.write_json(path / "id_usage.json", pipe.id_usage),
+        "reranker": lambda path: pipe.reranker.to_disk(path / "reranker") if pipe.reranker is not None else None,
     }
 
 
@@ -75,6 +77,16 @@ def _readers(pipe: "BiosynLinker") -> Dict[str, Callable[[Path], None]]:
     def read_id_usage(path: Path) -> None:
         pipe.id_usage = _checked_mapping(path / "id_usage.json", int)
 
+    def read_reranker(path: Path) -> None:
+        if pipe.reranker is None:
+            return
+        if not (path / "reranker").is_dir():
+            raise MismatchError(
+                f"{path} holds no re-ranker, which the config names: load it with the config it "
+                "was saved with, or train one (python -m spacy_biosyn train-reranker)"
+            )
+        pipe.reranker.from_disk(path / "reranker")
+
     return {
         "cfg": read_cfg,
         "encoder": lambda path: pipe.linker.encoder.from_disk(path / "encoder"),
@@ -82,6 +94,7 @@ def _readers(pipe: "BiosynLinker") -> Dict[str, Callable[[Path], None]]:
         "routes": read_routes,
         "corrections": read_corrections,
         "id_usage": read_id_usage,
+        "reranker": read_reranker,
     }
 
 

@@ -1,0 +1,254 @@
+"""Re-ranking: a cross-encoder reads each mention in its sentence beside each
+of the linker's best names, and re-scores them.
+
+The bi-encoder scores a mention and a name apart, each squeezed into one
+vector; a cross-encoder reads the pair together, with the words around the
+mention, so "MS" beside "demyelination" and "MS" beside "muscle" can go to
+different concepts. It is too slow to score every name, so it re-scores the
+first stage's `candidates` best.
+
+Rank regularization: the first stage's score stays in the sum,
+
+    score = first_stage_weight * S + cross-encoder logit,
+
+so the cross-encoder learns a correction to the first stage's ranking rather
+than a ranking from scratch: where its logits are flat (an unsure or
+untrained model) the first stage's order stands, and training moves a name
+only as far as the evidence pays for. `first_stage_weight = 0` is the plain
+cross-encoder, the ablation that shows what the term is worth.
+"""
+from pathlib import Path
+from typing import TYPE_CHECKING, Dict, Iterable, List, NamedTuple, Optional, Sequence, Union
+
+import numpy as np
+from spacy.util import registry
+
+from .corpus import PubTatorDocument, Query
+from .encoders import DEFAULT_ENCODER_NAME, offline_copy
+from .linker import Candidate
+from .pipe_state import is_number
+
+if TYPE_CHECKING:
+    import torch
+
+# torch and transformers are imported by load(): building a pipeline from its
+# config, or importing the component, stays as light as without a re-ranker.
+
+# Marks the mention in its context; plain characters every tokenizer knows,
+# so any Hugging Face encoder works without new embeddings.
+_OPEN, _CLOSE = "[", "]"
+
+
+class MentionInContext(NamedTuple):
+    """What the cross-encoder reads of a mention: the string the linker
+    ranked (normalized, abbreviations expanded, one part of a composite) and
+    the span as written between its left and right context."""
+
+    mention: str
+    left: str = ""
+    span: str = ""
+    right: str = ""
+
+    @classmethod
+    def in_text(cls, text: str, start: int, end: int, mention: str, window: int) -> "MentionInContext":
+        """The span text[start:end] with up to `window` characters each side,
+        cut at whole words."""
+        left = text[max(0, start - window) : start]
+        right = text[end : end + window]
+        if start - window > 0 and " " in left:
+            left = left.split(" ", 1)[1]
+        if end + window < len(text) and " " in right:
+            right = right.rsplit(" ", 1)[0]
+        return cls(mention, " ".join(left.split()), " ".join(text[start:end].split()), " ".join(right.split()))
+
+    def first_segment(self) -> str:
+        if not self.span:
+            return self.mention
+        return f"{self.mention} ; {self.left} {_OPEN} {self.span} {_CLOSE} {self.right}".strip()
+
+
+def is_exact_match(mention: MentionInContext, candidates: Sequence[Candidate]) -> bool:
+    """Whether the first stage's best name is the mention's own text."""
+    return bool(candidates) and candidates[0].name == mention.mention
+
+
+def combined_scores(first_stage, logits, first_stage_weight: float):
+    """What a candidate scores after re-ranking (numpy or torch alike): the
+    training loss and `rerank` both use this, so they cannot disagree."""
+    return first_stage_weight * first_stage + logits
+
+
+def query_contexts(queries: Sequence[Query], documents: Iterable[PubTatorDocument], window: int) -> List[MentionInContext]:
+    """Each `.concept` query in its abstract (matched by PMID, at the query's
+    offsets); a query whose abstract is not given is read alone."""
+    texts: Dict[str, str] = {doc.doc_id: doc.text for doc in documents}
+    return [
+        MentionInContext.in_text(texts[q.doc_id], q.start, q.end, q.mention, window)
+        if q.doc_id in texts and 0 <= q.start < q.end <= len(texts[q.doc_id])
+        else MentionInContext(q.mention)
+        for q in queries
+    ]
+
+
+@registry.misc("spacy_biosyn.CrossEncoderReranker.v1")
+class CrossEncoderReranker:
+    """Any Hugging Face encoder with a one-logit head over (mention in
+    context, name) pairs; untrained, the head is new and the scores are the
+    first stage's plus noise: train it with `train-reranker`."""
+
+    def __init__(
+        self,
+        name: str = DEFAULT_ENCODER_NAME,
+        candidates: int = 8,
+        context_chars: int = 100,
+        first_stage_weight: float = 20.0,
+        max_length: int = 96,
+        batch_size: int = 64,
+        device: str = "auto",
+        keep_exact_matches: bool = True,
+    ):
+        for setting, value, least in (
+            ("candidates", candidates, 2), ("context_chars", context_chars, 0),
+            ("max_length", max_length, 8), ("batch_size", batch_size, 1),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"reranker: {setting} must be a whole number >= {least}, got {value!r}")
+        if not isinstance(keep_exact_matches, bool):
+            raise ValueError(f"reranker: keep_exact_matches must be true or false, got {keep_exact_matches!r}")
+        if not is_number(first_stage_weight) or first_stage_weight < 0:
+            raise ValueError(f"reranker: first_stage_weight must be a finite number >= 0, got {first_stage_weight!r}")
+        self.name = name
+        self.candidates = candidates
+        self.context_chars = context_chars
+        self.first_stage_weight = float(first_stage_weight)
+        self.max_length = max_length
+        self.batch_size = batch_size
+        self.device_setting = device
+        self.keep_exact_matches = keep_exact_matches
+        self.device = None
+        self.model = None
+        self.tokenizer = None
+
+    @property
+    def settings(self) -> dict:
+        """The settings, as the config block takes them."""
+        return {
+            "name": self.name, "candidates": self.candidates, "context_chars": self.context_chars,
+            "first_stage_weight": self.first_stage_weight, "max_length": self.max_length,
+            "batch_size": self.batch_size, "device": self.device_setting,
+            "keep_exact_matches": self.keep_exact_matches,
+        }
+
+    @property
+    def is_loaded(self) -> bool:
+        return self.model is not None
+
+    def load(self, name_or_path: Optional[Union[str, Path]] = None) -> "CrossEncoderReranker":
+        import torch
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        from . import dense  # noqa: F401  (its fork hook: one torch thread per forked child)
+
+        self.device = torch.device(
+            ("cuda" if torch.cuda.is_available() else "cpu") if self.device_setting == "auto" else self.device_setting
+        )
+        source = offline_copy(str(name_or_path or self.name))
+        hf_logging.disable_progress_bar()
+        self.tokenizer = AutoTokenizer.from_pretrained(source)
+        # A sentence encoder has no classification head: transformers adds a
+        # fresh one and says so, which is expected before train-reranker.
+        verbosity = hf_logging.get_verbosity()
+        hf_logging.set_verbosity_error()
+        try:
+            self.model = AutoModelForSequenceClassification.from_pretrained(
+                source, num_labels=1, use_safetensors=True
+            ).to(self.device).eval()
+        finally:
+            hf_logging.set_verbosity(verbosity)
+        return self
+
+    def logits(self, mentions: Sequence[MentionInContext], names: Sequence[str]) -> "torch.Tensor":
+        """The cross-encoder's logit of each (mention, name) pair, a tensor
+        on the model's device; differentiable unless called under no_grad,
+        so training optimises what `rerank` computes."""
+        batch = self.tokenizer(
+            [m.first_segment() for m in mentions],
+            list(names),
+            padding=True,
+            truncation="only_first",
+            # Never past the model's positions, whatever max_length says.
+            max_length=min(self.max_length, getattr(self._require_model().config, "max_position_embeddings", self.max_length)),
+            return_tensors="pt",
+        ).to(self.device)
+        return self._require_model()(**batch).logits[:, 0].float()
+
+    def scores(self, mentions: Sequence[MentionInContext], candidates: Sequence[Sequence[Candidate]]) -> List[np.ndarray]:
+        """first_stage_weight * S + logit for each mention's candidates."""
+        pairs = [(i, m, c) for i, (m, cands) in enumerate(zip(mentions, candidates)) for c in cands]
+        # Similar lengths batched together keep padding small.
+        order = sorted(range(len(pairs)), key=lambda j: len(pairs[j][1].first_segment()) + len(pairs[j][2].name))
+        logits = np.empty(len(pairs), dtype=np.float32)
+        with _inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                rows = order[start : start + self.batch_size]
+                logits[rows] = self.logits([pairs[j][1] for j in rows], [pairs[j][2].name for j in rows]).cpu().numpy()
+        out, start = [], 0
+        for cands in candidates:
+            first_stage = np.array([c.score for c in cands], dtype=np.float32)
+            out.append(combined_scores(first_stage, logits[start : start + len(cands)], self.first_stage_weight))
+            start += len(cands)
+        return out
+
+    def rerank(
+        self,
+        mentions: Sequence[MentionInContext],
+        candidates: Sequence[Sequence[Candidate]],
+        keep_exact_matches: Optional[bool] = None,
+    ) -> List[List[Candidate]]:
+        """Each mention's candidates in the order of their new scores (equal
+        scores keep the first stage's order), carrying those scores. With
+        keep_exact_matches (the setting unless given), a mention whose best
+        name is its own text keeps the first stage's order, scored
+        first_stage_weight * S: training never offers a mention its own
+        text, so the cross-encoder has not learned to judge that case."""
+        keep = self.keep_exact_matches if keep_exact_matches is None else keep_exact_matches
+        exact = [keep and is_exact_match(m, cands) for m, cands in zip(mentions, candidates)]
+        rescored = iter(self.scores(
+            [m for m, e in zip(mentions, exact) if not e], [c for c, e in zip(candidates, exact) if not e]
+        ))
+        reranked = []
+        for cands, e in zip(candidates, exact):
+            if e:
+                reranked.append(self.first_stage_order(cands))
+                continue
+            scores = next(rescored)
+            order = np.argsort(-scores, kind="stable")
+            reranked.append([cands[i]._replace(score=float(scores[i])) for i in order])
+        return reranked
+
+    def first_stage_order(self, candidates: Sequence[Candidate]) -> List[Candidate]:
+        """The first stage's ranking on the re-ranker's scale (a logit of 0)."""
+        return [c._replace(score=self.first_stage_weight * c.score) for c in candidates]
+
+    def to_disk(self, path: Union[str, Path]) -> None:
+        path = Path(path)
+        self._require_model().save_pretrained(path, safe_serialization=True)
+        self.tokenizer.save_pretrained(path)
+
+    def from_disk(self, path: Union[str, Path]) -> "CrossEncoderReranker":
+        return self.load(path)
+
+    def _require_model(self):
+        if self.model is None:
+            raise RuntimeError(
+                f"the re-ranker {self.name!r} has no weights yet: call nlp.initialize() "
+                "or load a saved pipeline"
+            )
+        return self.model
+
+
+def _inference_mode():
+    import torch
+
+    return torch.inference_mode()

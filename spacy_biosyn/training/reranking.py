@@ -1,0 +1,242 @@
+"""Training the re-ranker on the first stage's candidates for the training mentions.
+
+Each training mention (a BioSyn `.concept` query with one CUI) is read in its
+abstract (the raw PubTator file, at the query's offsets). The first stage is
+the pipeline's own linker; its dictionary holds the training mentions as
+synonyms, so a mention's own text is taken out of its candidates, as BioSyn
+does, unless the base dictionary has that name for the gold concept. The
+first stage never changes, so candidates are ranked once, for train and dev.
+
+A step scores a batch of mentions' candidates as the pipeline will
+(first_stage_weight * S + cross-encoder logit) and takes the synonym
+marginalization loss over them (objectives.marginal_nll). Dev is scored every
+`eval_every` steps, which costs one cross-encoder pass over dev's pairs, and
+`model-best` is the best of those checks, the first stage alone included: a
+re-ranker that never beats it is not kept (`model-last` always has it).
+"""
+import copy
+import json
+import math
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+import spacy
+import torch
+from pydantic import BaseModel, ConfigDict, Field
+from spacy.language import Language
+from spacy.util import fix_random_seed, registry
+from thinc.api import Config
+from tqdm import tqdm
+from wasabi import msg
+
+from ..corpus import Query, read_concept_queries, read_pubtator
+from ..dictionary import Dictionary, bare_id, split_cuis
+from ..evaluation import evaluate
+from ..linker import Candidate
+from ..reranker import CrossEncoderReranker, MentionInContext, combined_scores, is_exact_match, query_contexts
+from ..storage import save_pipeline
+from .objectives import marginal_nll
+
+PIPE = "biosyn_linker"
+
+
+class RerankerTrainingSettings(BaseModel):
+    """The [training] block of configs/reranker.cfg."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    epochs: int = Field(2, ge=1)
+    batch_size: int = Field(8, ge=1)  # mentions per step, each with its candidates
+    learning_rate: float = Field(2e-5, gt=0)
+    weight_decay: float = Field(0.01, ge=0)
+    warmup: float = Field(0.1, ge=0, lt=1)  # share of the steps
+    eval_every: int = Field(200, ge=1)
+
+
+def train_reranker(config: Config, output_dir: Path) -> Dict[str, Any]:
+    """Train as configs/reranker.cfg says; returns the best dev check's record."""
+    resolved = registry.resolve(config)
+    settings = RerankerTrainingSettings(**resolved["training"])
+    fix_random_seed(resolved["system"]["seed"])
+    paths = resolved["paths"]
+    for key in ("pipeline", "base_dictionary", "train", "train_text", "dev", "dev_text"):
+        if not paths.get(key):
+            raise ValueError(f"paths.{key} is not set: give it in the config or as --paths.{key} PATH")
+    nlp = spacy.load(paths["pipeline"])
+    pipe = nlp.get_pipe(PIPE)
+    if pipe.reranker is not None:
+        raise ValueError(f"{paths['pipeline']} already has a re-ranker: give the pipeline of the first stage alone")
+    reranker: CrossEncoderReranker = resolved["reranker"]
+    reranker.load()
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    config.to_disk(output_dir / "config.cfg")
+
+    train = _TrainingSet(pipe, reranker, paths, Dictionary.from_file(paths["base_dictionary"]))
+    dev = _DevSet(pipe, reranker, paths)
+    msg.info(
+        f"{len(train.queries)} training mentions with a gold name among their {reranker.candidates} "
+        f"candidates ({train.n_without_positive} without one left out); {len(dev.queries)} dev queries"
+    )
+    model = reranker.model
+    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay)
+    steps_per_epoch = math.ceil(len(train.queries) / settings.batch_size)
+    total = settings.epochs * steps_per_epoch
+    warmup = max(1, int(settings.warmup * total))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min((step + 1) / warmup, max(0.0, (total - step) / max(1, total - warmup)))
+    )
+    log: List[Dict[str, Any]] = []
+    start = time.perf_counter()
+    best = _record(log, output_dir, 0, None, dev.first_stage_metrics, start, "first stage alone")
+    best_state = None
+    shuffle = np.random.default_rng(resolved["system"]["seed"])
+    step, losses = 0, []
+    for epoch in range(1, settings.epochs + 1):
+        order = shuffle.permutation(len(train.queries))
+        model.train()
+        for rows in tqdm(np.array_split(order, steps_per_epoch), desc=f"epoch {epoch}", unit="step", leave=False):
+            loss = train.loss(rows)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+            losses.append(loss.item())
+            step += 1
+            if step % settings.eval_every == 0 or step == total:
+                model.eval()
+                record = _record(log, output_dir, step, float(np.mean(losses)), dev.metrics(), start, f"epoch {epoch}")
+                losses = []
+                if record["dev_acc@1"] > best["dev_acc@1"]:
+                    best, best_state = record, copy.deepcopy(model.state_dict())
+                model.train()
+        model.eval()
+    seconds = time.perf_counter() - start
+    target = output_dir / "model-best"
+    if best_state is None:
+        msg.warn(f"No check beat the first stage alone on dev in {seconds:.0f}s; {target} is the first stage, without a re-ranker")
+        save_pipeline(nlp, target)
+    nlp = with_reranker(nlp, reranker)
+    save_pipeline(nlp, output_dir / "model-last")
+    if best_state is not None:
+        model.load_state_dict(best_state)
+        save_pipeline(nlp, target)
+        msg.good(f"Trained in {seconds:.0f}s; best dev check at step {best['step']}; saved {target} and model-last")
+    return {**best, "train_seconds": round(seconds, 1)}
+
+
+def with_reranker(nlp: Language, reranker: CrossEncoderReranker) -> Language:
+    """`nlp` with its biosyn_linker re-ranking by `reranker`, named in the
+    pipeline's config, so that a save loads with it."""
+    config = {key: value for key, value in nlp.config["components"][PIPE].items() if key != "factory"}
+    config["reranker"] = {"@misc": "spacy_biosyn.CrossEncoderReranker.v1", **reranker.settings}
+    old = nlp.get_pipe(PIPE)
+    with tempfile.TemporaryDirectory() as tmp:
+        old.to_disk(Path(tmp) / PIPE, exclude=["reranker"])
+        new = nlp.replace_pipe(PIPE, PIPE, config=config)
+        new.from_disk(Path(tmp) / PIPE, exclude=["reranker"])
+    new.reranker = reranker
+    return nlp
+
+
+class _TrainingSet:
+    """Training mentions in context, their candidates, scores S and gold marks."""
+
+    def __init__(self, pipe, reranker: CrossEncoderReranker, paths: dict, base: Dictionary):
+        self.reranker = reranker
+        queries = [
+            q for q in read_concept_queries(paths["train"])
+            if len(split_cuis(q.cui)) == 1 and q.cui != "-1" and "|" not in q.mention and "+" not in q.mention
+        ]
+        contexts = query_contexts(queries, read_pubtator(paths["train_text"]), reranker.context_chars)
+        texts = [pipe.preprocessor.clean(q.mention) for q in queries]
+        ranked = pipe.linker.rank(texts, reranker.candidates + 1)
+        base_ids = dict(zip(base.names, base.cuis))
+        kept = []
+        for query, context, text, candidates in zip(queries, contexts, texts, ranked):
+            gold = bare_id(query.cui)
+            # The mention's own text is a candidate only if it was a name of the concept already.
+            own = text if gold not in map(bare_id, base_ids.get(text, ())) else None
+            candidates = [c for c in candidates if c.name != own][: reranker.candidates]
+            positives = [gold in map(bare_id, c.cuis) for c in candidates]
+            if any(positives):
+                kept.append((query, context._replace(mention=text), candidates, positives))
+        self.n_without_positive = len(queries) - len(kept)
+        self.queries: List[Query] = [k[0] for k in kept]
+        self.contexts: List[MentionInContext] = [k[1] for k in kept]
+        self.candidates: List[List[Candidate]] = [k[2] for k in kept]
+        self.positives: List[List[bool]] = [k[3] for k in kept]
+
+    def loss(self, rows: Sequence[int]) -> torch.Tensor:
+        k = self.reranker.candidates
+        rows = [r for r in rows if len(self.candidates[r]) == k]  # a tiny dictionary can give fewer
+        mentions = [self.contexts[r] for r in rows for _ in range(k)]
+        names = [c.name for r in rows for c in self.candidates[r]]
+        device = self.reranker.device
+        first_stage = torch.tensor([[c.score for c in self.candidates[r]] for r in rows], device=device)
+        logits = self.reranker.logits(mentions, names).view(len(rows), k)
+        positives = torch.tensor([self.positives[r] for r in rows], device=device)
+        return marginal_nll(combined_scores(first_stage, logits, self.reranker.first_stage_weight), positives)
+
+
+class _DevSet:
+    """Dev queries in context with their first-stage candidates, ranked once."""
+
+    def __init__(self, pipe, reranker: CrossEncoderReranker, paths: dict):
+        self.pipe, self.reranker = pipe, reranker
+        self.queries = read_concept_queries(paths["dev"])
+        self.contexts = query_contexts(self.queries, read_pubtator(paths["dev_text"]), reranker.context_chars)
+        self._first_stage: Dict[tuple, List[List[Candidate]]] = {}
+        self.first_stage_metrics = evaluate(self._ranker(), self.queries, contexts=self.contexts)
+
+    def metrics(self) -> Dict[str, float]:
+        """Acc@k as configured, and Acc@1 with the other keep_exact_matches
+        setting (`acc@1 other`), from one cross-encoder pass."""
+        reranked = {}
+        configured = evaluate(self._ranker(reranked), self.queries, contexts=self.contexts)
+        return {**configured, "acc@1 other": evaluate(self._ranker(reranked, other=True), self.queries, contexts=self.contexts)["acc@1"]}
+
+    def _ranker(self, reranked: Optional[dict] = None, other: bool = False):
+        """rank(texts, contexts) for `evaluate`: the cached first stage, then,
+        given `reranked` (a cache), the re-ranker with exact matches kept or
+        not as configured (or the other way round)."""
+        keep = self.reranker.keep_exact_matches != other
+
+        def rank(texts: List[str], contexts: List[MentionInContext]) -> List[List[Candidate]]:
+            cleaned = [self.pipe.preprocessor.clean(t) for t in texts]
+            key = tuple(cleaned)
+            if key not in self._first_stage:
+                self._first_stage[key] = self.pipe.linker.rank(cleaned, self.reranker.candidates)
+            ranked = self._first_stage[key]
+            if reranked is not None:
+                mentions = [c._replace(mention=t) for c, t in zip(contexts, cleaned)]
+                if key not in reranked:
+                    reranked[key] = self.reranker.rerank(mentions, ranked, keep_exact_matches=False)
+                ranked = [
+                    self.reranker.first_stage_order(first) if keep and is_exact_match(m, first) else new
+                    for m, first, new in zip(mentions, ranked, reranked[key])
+                ]
+            return [candidates[:5] for candidates in ranked]
+
+        return rank
+
+
+def _record(log, output_dir: Path, step: int, loss, metrics: Dict[str, float], start: float, stage: str) -> Dict[str, Any]:
+    record = {
+        "step": step, "stage": stage, "loss": loss,
+        "dev_acc@1": metrics["acc@1"], "dev_acc@5": metrics["acc@5"],
+        # Acc@1 with the other keep_exact_matches setting, from the same pass.
+        "dev_acc@1_other": metrics.get("acc@1 other"),
+        "seconds": round(time.perf_counter() - start, 1),
+    }
+    log.append(record)
+    (output_dir / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in log))
+    loss_text = "-" if loss is None else f"{loss:.4f}"
+    msg.text(
+        f"step {step:>5} ({stage}) | loss {loss_text} | dev acc@1 {metrics['acc@1']:.2f} "
+        f"acc@5 {metrics['acc@5']:.2f} | {record['seconds']:.0f}s"
+    )
+    return record

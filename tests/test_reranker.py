@@ -1,0 +1,228 @@
+"""The cross-encoder re-ranker: its loss, a training step, its place in the
+pipeline (context, save and load) and the configurations it refuses."""
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import spacy
+import torch
+from spacy.tokens import Span
+from spacy.util import load_config
+
+from spacy_biosyn.errors import MismatchError
+from spacy_biosyn.linker import Candidate
+from spacy_biosyn.reranker import CrossEncoderReranker, MentionInContext, combined_scores
+from spacy_biosyn.training import marginal_nll
+from spacy_biosyn.training.reranking import train_reranker, with_reranker
+
+CONFIG = Path(__file__).parent.parent / "configs" / "reranker.cfg"
+TEXT = "Women with breast tumour and men with parkinsons were seen."
+
+
+def candidate(name, cui, score):
+    return Candidate(name, ((cui,),), score)
+
+
+def test_the_loss_matches_a_hand_computed_example():
+    first_stage = torch.tensor([[0.9, 0.8, 0.5]])
+    logits = torch.tensor([[0.0, 1.0, -1.0]])
+    positives = torch.tensor([[False, True, True]])
+    z = [2 * 0.9 + 0.0, 2 * 0.8 + 1.0, 2 * 0.5 - 1.0]  # first_stage_weight 2
+    expected = -math.log((math.exp(z[1]) + math.exp(z[2])) / sum(math.exp(v) for v in z))
+    loss = marginal_nll(combined_scores(first_stage, logits, 2.0), positives)
+    assert loss.item() == pytest.approx(expected, rel=1e-6)
+
+
+def test_a_context_is_cut_at_whole_words():
+    context = MentionInContext.in_text(TEXT, 11, 24, "breast tumour", window=12)
+    assert context == MentionInContext("breast tumour", "Women with", "breast tumour", "and men")
+    assert context.first_segment() == "breast tumour ; Women with [ breast tumour ] and men"
+    assert MentionInContext("breast tumour").first_segment() == "breast tumour"
+
+
+@pytest.fixture
+def reranker(tiny_encoder):
+    return CrossEncoderReranker(tiny_encoder, candidates=3, max_length=48, device="cpu").load()
+
+
+def test_a_training_step_lowers_the_loss_on_a_toy_problem(reranker):
+    torch.manual_seed(0)
+    mentions = [MentionInContext("breast tumour", "women with", "breast tumour", "and")] * 3
+    names = ["ovarian cancer", "breast cancer", "parkinson disease"]
+    first_stage = torch.tensor([[0.8, 0.7, 0.1]])
+    positives = torch.tensor([[False, True, False]])
+    optimizer = torch.optim.AdamW(reranker.model.parameters(), lr=1e-3)
+
+    def loss():
+        return marginal_nll(combined_scores(first_stage, reranker.logits(mentions, names).view(1, 3), 5.0), positives)
+
+    before = loss()  # in eval mode: no dropout, so before and after compare
+    optimizer.zero_grad()
+    before.backward()
+    optimizer.step()
+    with torch.no_grad():
+        assert loss().item() < before.item()
+
+
+def test_a_large_first_stage_weight_keeps_the_first_stage_order(reranker):
+    reranker.first_stage_weight = 1e6
+    cands = [candidate("breast cancer", "D001943", 0.9), candidate("ovarian cancer", "D010051", 0.8),
+             candidate("parkinson disease", "D010300", 0.1)]
+    reranked = reranker.rerank([MentionInContext("breast tumour")], [cands])[0]
+    assert [c.name for c in reranked] == ["breast cancer", "ovarian cancer", "parkinson disease"]
+    scores = [c.score for c in reranked]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_a_mention_whose_best_name_is_its_own_text_keeps_the_first_stage_order(reranker):
+    reranker.first_stage_weight = 0.0  # the cross-encoder alone decides the others
+    cands = [candidate("breast cancer", "D001943", 1.1), candidate("ovarian cancer", "D010051", 0.8),
+             candidate("parkinson disease", "D010300", 0.1)]
+    kept = reranker.rerank([MentionInContext("breast cancer")], [cands])[0]
+    assert [c.name for c in kept] == ["breast cancer", "ovarian cancer", "parkinson disease"]
+    assert [c.score for c in kept] == [0.0, 0.0, 0.0]  # first_stage_weight * S
+    rescored = reranker.rerank([MentionInContext("breast cancer")], [cands], keep_exact_matches=False)[0]
+    expected = reranker.scores([MentionInContext("breast cancer")], [cands])[0]
+    assert sorted(c.score for c in rescored) == pytest.approx(sorted(expected.tolist()))
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"candidates": 1}, "candidates must be a whole number >= 2"),
+    ({"first_stage_weight": -1.0}, "first_stage_weight must be a finite number >= 0"),
+    ({"first_stage_weight": float("nan")}, "first_stage_weight"),
+    ({"context_chars": "100"}, "context_chars"),
+    ({"keep_exact_matches": "yes"}, "keep_exact_matches must be true or false"),
+])
+def test_bad_reranker_settings_are_refused(tiny_encoder, settings, message):
+    with pytest.raises(ValueError, match=message):
+        CrossEncoderReranker(tiny_encoder, **settings)
+
+
+def _pipeline(tiny_encoder, disease_dictionary, **reranker_settings):
+    nlp = spacy.blank("en")
+    config = {"dictionary": disease_dictionary, "encoder": tiny_encoder, "abbreviations": None, "top_k": 3}
+    if reranker_settings is not None:
+        config["reranker"] = {"@misc": "spacy_biosyn.CrossEncoderReranker.v1", "name": tiny_encoder,
+                              "candidates": 4, "device": "cpu", **reranker_settings}
+    nlp.add_pipe("biosyn_linker", config=config)
+    return nlp
+
+
+def _doc(nlp):
+    doc = nlp.make_doc(TEXT)
+    doc.ents = [Span(doc, 2, 4, label="Disease"), Span(doc, 7, 8, label="Disease")]
+    return doc
+
+
+def _links(doc):
+    return [(e._.cui, [(c.name, round(c.score, 5)) for c in e._.candidates]) for e in doc.ents]
+
+
+def test_the_linker_rescores_with_context_and_keeps_top_k(tiny_encoder, disease_dictionary):
+    nlp = _pipeline(tiny_encoder, disease_dictionary)
+    nlp.initialize()
+    pipe = nlp.get_pipe("biosyn_linker")
+    assert pipe.pool_size == 4
+    doc = nlp.get_pipe("biosyn_linker")(_doc(nlp))
+    for span in doc.ents:
+        assert len(span._.candidates) == 3
+        scores = [c.score for c in span._.candidates]
+        assert scores == sorted(scores, reverse=True)
+    # Scores are first_stage_weight * S + logit: not the first stage's.
+    first = pipe.linker.rank(["breast tumour"], 4)[0]
+    expected = pipe.reranker.rerank([MentionInContext.in_text(TEXT, 11, 24, "breast tumour", 100)], [first])[0][:3]
+    assert [c.name for c in doc.ents[0]._.candidates] == [c.name for c in expected]
+    # Padding to another batch's length moves float32 results in the last bits.
+    assert [c.score for c in doc.ents[0]._.candidates] == pytest.approx([c.score for c in expected], abs=1e-4)
+
+
+def test_save_and_load_with_the_reranker_give_identical_links(tiny_encoder, disease_dictionary, tmp_path):
+    nlp = _pipeline(tiny_encoder, disease_dictionary)
+    nlp.initialize()
+    with torch.no_grad():  # a head that is not the fresh one from_pretrained adds
+        nlp.get_pipe("biosyn_linker").reranker.model.classifier.bias.fill_(0.25)
+    before = _links(nlp.get_pipe("biosyn_linker")(_doc(nlp)))
+    nlp.to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline")
+    assert loaded.get_pipe("biosyn_linker").reranker.model.classifier.bias.item() == pytest.approx(0.25)
+    assert _links(loaded.get_pipe("biosyn_linker")(_doc(loaded))) == before
+
+
+def test_a_reranker_pool_smaller_than_top_k_is_refused(tiny_encoder, disease_dictionary):
+    with pytest.raises(ValueError, match="re-scores 2 candidates but top_k is 3"):
+        _pipeline(tiny_encoder, disease_dictionary, candidates=2)
+
+
+def test_a_config_naming_a_reranker_the_save_lacks_is_refused(tiny_encoder, disease_dictionary, tmp_path):
+    nlp = _pipeline(tiny_encoder, disease_dictionary)
+    nlp.remove_pipe("biosyn_linker")
+    plain = spacy.blank("en")
+    plain.add_pipe("biosyn_linker", config={"dictionary": disease_dictionary, "encoder": tiny_encoder, "abbreviations": None, "top_k": 3})
+    plain.initialize()
+    plain.to_disk(tmp_path / "plain")
+    reranker = {"@misc": "spacy_biosyn.CrossEncoderReranker.v1", "name": tiny_encoder, "candidates": 4}
+    with pytest.raises(MismatchError, match="holds no re-ranker"):
+        spacy.load(tmp_path / "plain", config={"components": {"biosyn_linker": {"reranker": reranker}}})
+
+
+TRAIN = [
+    ("1", "Breast carcinoma runs in families. Huntingtons disease does not.", [
+        (0, 16, "breast carcinoma", "D001943"), (35, 54, "huntingtons disease", "D006816")]),
+    ("2", "Type ii diabetes and parkinsons were compared.", [
+        (0, 16, "type ii diabetes", "D003924"), (21, 31, "parkinsons", "D010300")]),
+]
+DEV = [("9", "Breast tumour was seen.", [(0, 13, "breast tumour", "D001943")])]
+
+
+def _corpus(folder: Path, documents) -> None:
+    """.concept queries and the PubTator abstracts they point into."""
+    folder.mkdir()
+    lines = []
+    for pmid, text, mentions in documents:
+        (folder / f"{pmid}.concept").write_text(
+            "".join(f"{pmid}||{s}|{e}||Disease||{m}||{c}\n" for s, e, m, c in mentions)
+        )
+        lines += [f"{pmid}|t|{text}", f"{pmid}|a|", ""]
+    (folder.parent / f"{folder.name}.txt").write_text("\n".join(lines) + "\n")
+
+
+def test_train_reranker_logs_its_checks_and_saves_a_loadable_pipeline(tiny_encoder, disease_dictionary, tmp_path):
+    first = spacy.blank("en")
+    first.add_pipe("biosyn_linker", config={"dictionary": disease_dictionary, "encoder": tiny_encoder, "abbreviations": None, "top_k": 3})
+    first.initialize()
+    first.to_disk(tmp_path / "first")
+    _corpus(tmp_path / "train", TRAIN)
+    _corpus(tmp_path / "dev", DEV)
+    config = load_config(CONFIG, overrides={
+        "paths.pipeline": str(tmp_path / "first"), "paths.base_dictionary": disease_dictionary,
+        "paths.train": str(tmp_path / "train"), "paths.train_text": str(tmp_path / "train.txt"),
+        "paths.dev": str(tmp_path / "dev"), "paths.dev_text": str(tmp_path / "dev.txt"),
+        "reranker.name": tiny_encoder, "reranker.candidates": 5, "reranker.device": "cpu",
+        "training.epochs": 2, "training.batch_size": 2, "training.eval_every": 1, "training.learning_rate": 1e-3,
+    }, interpolate=False)
+    best = train_reranker(config, tmp_path / "out")
+    log = [json.loads(line) for line in (tmp_path / "out" / "log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in log] == [0, 1, 2, 3, 4]  # the first stage alone, then 2 steps an epoch
+    assert log[0]["stage"] == "first stage alone"
+    assert best["dev_acc@1"] == max(r["dev_acc@1"] for r in log)
+    loaded = spacy.load(tmp_path / "out" / "model-best")
+    has_reranker = loaded.get_pipe("biosyn_linker").reranker is not None
+    assert has_reranker == (best["step"] > 0)
+
+
+def test_with_reranker_names_it_in_the_saved_config(tiny_encoder, disease_dictionary, tmp_path, reranker):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("biosyn_linker", config={"dictionary": disease_dictionary, "encoder": tiny_encoder, "abbreviations": None, "top_k": 3})
+    nlp.initialize()
+    before = _links(nlp.get_pipe("biosyn_linker")(_doc(nlp)))
+    with_reranker(nlp, reranker).to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline")
+    pipe = loaded.get_pipe("biosyn_linker")
+    assert pipe.reranker is not None and pipe.reranker.candidates == 3
+    linked = _links(pipe(_doc(loaded)))
+    assert [len(c) for _, c in linked] == [len(c) for _, c in before]
+    np.testing.assert_array_equal(
+        pipe.linker.index.vectors, nlp.get_pipe("biosyn_linker").linker.index.vectors
+    )
