@@ -6,6 +6,8 @@ Per doc: abbreviations are detected over the whole text
 (preprocessing.py), every reading's parts are ranked by the linker of the
 entity's label (`routes`, matched case-insensitively, else the
 `dictionary`'s), and the best-scoring reading is kept (`span._.parts`).
+With a `reranker`, each part's candidates are then re-scored by a
+cross-encoder that reads the span in its context (reranker.py).
 
 What users read is the concept: `span._.cui` is the best concept's preferred
 ID, mirrored in `span.kb_id_` for displaCy and spaCy's scorers, and

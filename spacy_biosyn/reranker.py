@@ -15,7 +15,9 @@ so the cross-encoder learns a correction to the first stage's ranking rather
 than a ranking from scratch: where its logits are flat (an unsure or
 untrained model) the first stage's order stands, and training moves a name
 only as far as the evidence pays for. `first_stage_weight = 0` is the plain
-cross-encoder, the ablation that shows what the term is worth.
+cross-encoder, the ablation that shows what the term is worth. A mention
+whose best name is its own text keeps the first stage's order
+(`keep_exact_matches`): training never offers a mention its own text.
 """
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, Iterable, List, NamedTuple, Optional, Sequence, Union
