@@ -2,6 +2,9 @@
 pipeline (context, save and load) and the configurations it refuses."""
 import json
 import math
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -148,6 +151,33 @@ def test_save_and_load_with_the_reranker_give_identical_links(tiny_encoder, dise
     loaded = spacy.load(tmp_path / "pipeline")
     assert loaded.get_pipe("biosyn_linker").reranker.model.classifier.bias.item() == pytest.approx(0.25)
     assert _links(loaded.get_pipe("biosyn_linker")(_doc(loaded))) == before
+
+
+def test_two_processes_rerank_as_one(tiny_encoder, disease_dictionary, tmp_path):
+    nlp = _pipeline(tiny_encoder, disease_dictionary)
+    nlp.initialize()
+    nlp.to_disk(tmp_path / "pipeline")
+    (tmp_path / "texts.json").write_text(json.dumps([TEXT] * 6))
+    script = textwrap.dedent(f"""
+        import json, spacy
+        from spacy.tokens import Span
+        nlp = spacy.load({str(tmp_path / "pipeline")!r})
+        docs = []
+        for text in json.load(open({str(tmp_path / "texts.json")!r})):
+            doc = nlp.make_doc(text)
+            doc.ents = [Span(doc, 2, 4, label="Disease"), Span(doc, 7, 8, label="Disease")]
+            docs.append(doc)
+        links = [[(e._.cui, [(c.name, c.score) for c in e._.candidates]) for e in doc.ents]
+                 for doc in nlp.pipe(docs, n_process=2, batch_size=2)]
+        json.dump(links, open({str(tmp_path / "links.json")!r}, "w"))
+    """)
+    result = subprocess.run([sys.executable, "-c", script], timeout=300, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    two = json.loads((tmp_path / "links.json").read_text())
+    one = _links(nlp.get_pipe("biosyn_linker")(_doc(nlp)))
+    for doc_links in two:
+        assert [(cui, [n for n, _ in cands]) for cui, cands in doc_links] == [(cui, [n for n, _ in c]) for cui, c in one]
+        assert [s for _, cands in doc_links for _, s in cands] == pytest.approx([s for _, c in one for _, s in c], abs=1e-3)
 
 
 def test_a_reranker_pool_smaller_than_top_k_is_refused(tiny_encoder, disease_dictionary):
