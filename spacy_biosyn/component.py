@@ -37,7 +37,7 @@ from .evaluation import link_scores
 from .extensions import register_extensions
 from .index import SearchIndex
 from .linker import Candidate, LinkedPart, Linker
-from .pipe_state import is_number, is_weight, pack_state, read_state, unpack_state, write_state
+from .pipe_state import is_number, is_weight, is_whole_number, pack_state, read_state, unpack_state, write_state
 from .preprocessing import MentionPreprocessor, Reading, long_forms_by_short_form
 from .reranker import CrossEncoderReranker, MentionInContext
 from .sieve import Sieve
@@ -190,7 +190,7 @@ class BiosynLinker(Pipe):
         set_kb_id: bool = True,
     ):
         # spaCy's config validation lets "5" through as top_k: settings are checked here.
-        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+        if not is_whole_number(top_k, 1):
             raise ValueError(f"{name}: top_k must be a whole number >= 1, got {top_k!r}")
         if not is_weight(sparse_weight):
             raise ValueError(f"{name}: sparse_weight (lambda) must be a finite number >= 0, got {sparse_weight!r}")
@@ -406,20 +406,21 @@ class BiosynLinker(Pipe):
 
     def _rerank_in_context(self, docs: Sequence[Doc], links: List[DocLinks]) -> None:
         """Each linked part's candidates re-scored by the re-ranker with its
-        span's context (all parts of all docs in one call), cut to top_k."""
+        span's context (all parts of all docs in one call), cut to top_k.
+        Without a re-ranker the linker already ranked only top_k names."""
+        if self.reranker is None:
+            return
         parts = [
             (doc, span, entity, i)
             for doc, doc_links in zip(docs, links)
             for span, entity in zip(doc.ents, doc_links.entities) if entity is not None
             for i in range(len(entity))
         ]
-        reranked = [entity[i].candidates for _, _, entity, i in parts]
-        if self.reranker is not None and parts:
-            contexts = [
-                MentionInContext.in_text(doc.text, span.start_char, span.end_char, entity[i].text, self.reranker.context_chars)
-                for doc, span, entity, i in parts
-            ]
-            reranked = self.reranker.rerank(contexts, reranked)
+        contexts = [
+            MentionInContext.in_text(doc.text, span.start_char, span.end_char, entity[i].text, self.reranker.context_chars)
+            for doc, span, entity, i in parts
+        ]
+        reranked = self.reranker.rerank(contexts, [entity[i].candidates for _, _, entity, i in parts])
         for (_, _, entity, i), candidates in zip(parts, reranked):
             entity[i] = entity[i]._replace(candidates=candidates[: self.top_k])
 

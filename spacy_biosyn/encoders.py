@@ -13,6 +13,8 @@ from typing import Callable, List, Sequence
 import numpy as np
 from tqdm import tqdm
 
+from .pipe_state import is_whole_number
+
 POOLINGS = ("cls", "mean")
 SIMILARITIES = ("cosine", "dot")
 
@@ -75,7 +77,7 @@ def check_settings(pooling: str, similarity: str, max_length: int, batch_size: i
     if similarity not in SIMILARITIES:
         raise ValueError(f"similarity must be one of {SIMILARITIES}, got {similarity!r}")
     for setting, value in (("max_length", max_length), ("batch_size", batch_size)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if not is_whole_number(value, 1):
             raise ValueError(f"{setting} must be a whole number >= 1, got {value!r}")
 
 

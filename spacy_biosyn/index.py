@@ -23,6 +23,7 @@ from scipy import sparse
 from spacy.util import registry
 
 from .errors import SavedStateError
+from .pipe_state import is_whole_number
 from .storage import mapped_npz
 
 # Float rounding between two ways of computing one score: near-ties are
@@ -130,7 +131,7 @@ class ExactIndex(SearchIndex):
     holds, which bounds the search's memory whatever the dictionary's size."""
 
     def __init__(self, chunk_scores: int = 2**23):
-        if isinstance(chunk_scores, bool) or not isinstance(chunk_scores, int) or chunk_scores < 1:
+        if not is_whole_number(chunk_scores, 1):
             raise ValueError(f"chunk_scores must be a whole number >= 1, got {chunk_scores!r}")
         super().__init__()
         self.chunk_scores = chunk_scores

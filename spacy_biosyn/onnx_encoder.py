@@ -19,6 +19,7 @@ import numpy as np
 from spacy.util import registry
 
 from .encoders import Encoder, encode_in_batches, offline_copy, unit_rows
+from .pipe_state import is_whole_number
 
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
@@ -47,7 +48,7 @@ class OnnxEncoder(Encoder):
         super().__init__(name, pooling, similarity, max_length, batch_size)
         if not isinstance(quantize, bool):
             raise ValueError(f"quantize must be true or false, got {quantize!r}")
-        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
+        if not is_whole_number(threads, 0):
             raise ValueError(f"threads must be a whole number >= 0 (0: ONNX Runtime's default), got {threads!r}")
         self.quantize = quantize
         self.threads = threads

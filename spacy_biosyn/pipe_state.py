@@ -142,6 +142,11 @@ def is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def is_whole_number(value, least: int) -> bool:
+    """An int >= least, not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
 def is_weight(value) -> bool:
     """What lambda may be: a number >= 0."""
     return is_number(value) and value >= 0

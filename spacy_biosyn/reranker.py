@@ -28,7 +28,7 @@ from spacy.util import registry
 from .corpus import PubTatorDocument, Query
 from .encoders import DEFAULT_ENCODER_NAME, offline_copy
 from .linker import Candidate
-from .pipe_state import is_number
+from .pipe_state import is_number, is_whole_number
 
 if TYPE_CHECKING:
     import torch
@@ -113,7 +113,7 @@ class CrossEncoderReranker:
             ("candidates", candidates, 2), ("context_chars", context_chars, 0),
             ("max_length", max_length, 8), ("batch_size", batch_size, 1),
         ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            if not is_whole_number(value, least):
                 raise ValueError(f"reranker: {setting} must be a whole number >= {least}, got {value!r}")
         if not isinstance(keep_exact_matches, bool):
             raise ValueError(f"reranker: keep_exact_matches must be true or false, got {keep_exact_matches!r}")
@@ -187,14 +187,14 @@ class CrossEncoderReranker:
 
     def scores(self, mentions: Sequence[MentionInContext], candidates: Sequence[Sequence[Candidate]]) -> List[np.ndarray]:
         """first_stage_weight * S + logit for each mention's candidates."""
-        pairs = [(i, m, c) for i, (m, cands) in enumerate(zip(mentions, candidates)) for c in cands]
+        pairs = [(m, c) for m, cands in zip(mentions, candidates) for c in cands]
         # Similar lengths batched together keep padding small.
-        order = sorted(range(len(pairs)), key=lambda j: len(pairs[j][1].first_segment()) + len(pairs[j][2].name))
+        order = sorted(range(len(pairs)), key=lambda j: len(pairs[j][0].first_segment()) + len(pairs[j][1].name))
         logits = np.empty(len(pairs), dtype=np.float32)
         with _inference_mode():
             for start in range(0, len(order), self.batch_size):
                 rows = order[start : start + self.batch_size]
-                logits[rows] = self.logits([pairs[j][1] for j in rows], [pairs[j][2].name for j in rows]).cpu().numpy()
+                logits[rows] = self.logits([pairs[j][0] for j in rows], [pairs[j][1].name for j in rows]).cpu().numpy()
         out, start = [], 0
         for cands in candidates:
             first_stage = np.array([c.score for c in cands], dtype=np.float32)
