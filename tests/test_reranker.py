@@ -202,6 +202,7 @@ TRAIN = [
         (0, 16, "breast carcinoma", "D001943"), (35, 54, "huntingtons disease", "D006816")]),
     ("2", "Type ii diabetes and parkinsons were compared.", [
         (0, 16, "type ii diabetes", "D003924"), (21, 31, "parkinsons", "D010300")]),
+    ("3", "Breast carcinoma again.", [(0, 16, "breast carcinoma", "D001943")]),
 ]
 DEV = [("9", "Breast tumour was seen.", [(0, 13, "breast tumour", "D001943")])]
 
@@ -218,7 +219,11 @@ def _corpus(folder: Path, documents) -> None:
     (folder.parent / f"{folder.name}.txt").write_text("\n".join(lines) + "\n")
 
 
-def test_train_reranker_logs_its_checks_and_saves_a_loadable_pipeline(tiny_encoder, disease_dictionary, tmp_path):
+@pytest.mark.parametrize("distinct, steps_per_epoch", [(True, 2), (False, 3)])
+def test_train_reranker_logs_its_checks_and_saves_a_loadable_pipeline(
+    tiny_encoder, disease_dictionary, tmp_path, distinct, steps_per_epoch
+):
+    # 5 training mentions, 4 distinct (mention, concept) pairs, in batches of 2.
     first = spacy.blank("en")
     first.add_pipe("biosyn_linker", config={"dictionary": disease_dictionary, "encoder": tiny_encoder, "abbreviations": None, "top_k": 3})
     first.initialize()
@@ -231,10 +236,11 @@ def test_train_reranker_logs_its_checks_and_saves_a_loadable_pipeline(tiny_encod
         "paths.dev": str(tmp_path / "dev"), "paths.dev_text": str(tmp_path / "dev.txt"),
         "reranker.name": tiny_encoder, "reranker.candidates": 5, "reranker.device": "cpu",
         "training.epochs": 2, "training.batch_size": 2, "training.eval_every": 1, "training.learning_rate": 1e-3,
+        "training.distinct_mentions": distinct,
     }, interpolate=False)
     best = train_reranker(config, tmp_path / "out")
     log = [json.loads(line) for line in (tmp_path / "out" / "log.jsonl").read_text().splitlines()]
-    assert [r["step"] for r in log] == [0, 1, 2, 3, 4]  # the first stage alone, then 2 steps an epoch
+    assert [r["step"] for r in log] == list(range(2 * steps_per_epoch + 1))  # the first stage alone first
     assert log[0]["stage"] == "first stage alone"
     assert best["dev_acc@1"] == max(r["dev_acc@1"] for r in log)
     loaded = spacy.load(tmp_path / "out" / "model-best")

@@ -36,7 +36,7 @@ from ..corpus import Query, read_concept_queries, read_pubtator
 from ..dictionary import Dictionary, bare_id, split_cuis
 from ..evaluation import evaluate
 from ..linker import Candidate
-from ..reranker import CrossEncoderReranker, MentionInContext, combined_scores, is_exact_match, query_contexts
+from ..reranker import CrossEncoderReranker, MentionInContext, combined_scores, query_contexts
 from ..storage import save_pipeline
 from .objectives import marginal_nll
 
@@ -54,6 +54,10 @@ class RerankerTrainingSettings(BaseModel):
     weight_decay: float = Field(0.01, ge=0)
     warmup: float = Field(0.1, ge=0, lt=1)  # share of the steps
     eval_every: int = Field(200, ge=1)
+    # One example per (mention text, concept) an epoch, in one of its
+    # contexts drawn at random, as the bi-encoder trains on distinct pairs;
+    # false trains on every occurrence, so frequent concepts weigh more.
+    distinct_mentions: bool = True
 
 
 def train_reranker(config: Config, output_dir: Path) -> Dict[str, Any]:
@@ -78,12 +82,14 @@ def train_reranker(config: Config, output_dir: Path) -> Dict[str, Any]:
     train = _TrainingSet(pipe, reranker, paths, Dictionary.from_file(paths["base_dictionary"]))
     dev = _DevSet(pipe, reranker, paths)
     msg.info(
-        f"{len(train.queries)} training mentions with a gold name among their {reranker.candidates} "
-        f"candidates ({train.n_without_positive} without one left out); {len(dev.queries)} dev queries"
+        f"{len(train.queries)} training mentions ({len(train.groups)} distinct with their concept) with a gold "
+        f"name among their {reranker.candidates} candidates ({train.n_without_positive} without one left out); "
+        f"{len(dev.queries)} dev queries"
     )
     model = reranker.model
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay)
-    steps_per_epoch = math.ceil(len(train.queries) / settings.batch_size)
+    shuffle = np.random.default_rng(resolved["system"]["seed"])
+    steps_per_epoch = math.ceil(train.examples_per_epoch(settings.distinct_mentions) / settings.batch_size)
     total = settings.epochs * steps_per_epoch
     warmup = max(1, int(settings.warmup * total))
     schedule = torch.optim.lr_scheduler.LambdaLR(
@@ -93,10 +99,9 @@ def train_reranker(config: Config, output_dir: Path) -> Dict[str, Any]:
     start = time.perf_counter()
     best = _record(log, output_dir, 0, None, dev.first_stage_metrics, start, "first stage alone")
     best_state = None
-    shuffle = np.random.default_rng(resolved["system"]["seed"])
     step, losses = 0, []
     for epoch in range(1, settings.epochs + 1):
-        order = shuffle.permutation(len(train.queries))
+        order = train.epoch_order(shuffle, settings.distinct_mentions)
         model.train()
         for rows in tqdm(np.array_split(order, steps_per_epoch), desc=f"epoch {epoch}", unit="step", leave=False):
             loss = train.loss(rows)
@@ -169,6 +174,21 @@ class _TrainingSet:
         self.contexts: List[MentionInContext] = [k[1] for k in kept]
         self.candidates: List[List[Candidate]] = [k[2] for k in kept]
         self.positives: List[List[bool]] = [k[3] for k in kept]
+        # Occurrences of each (mention text, concept): the same candidates, other contexts.
+        groups: Dict[tuple, List[int]] = {}
+        for row, (query, context, _, _) in enumerate(kept):
+            groups.setdefault((context.mention, bare_id(query.cui)), []).append(row)
+        self.groups: List[List[int]] = list(groups.values())
+
+    def examples_per_epoch(self, distinct: bool) -> int:
+        return len(self.groups) if distinct else len(self.queries)
+
+    def epoch_order(self, rng: np.random.Generator, distinct: bool) -> np.ndarray:
+        """The rows one epoch trains on, shuffled: every row, or one random
+        occurrence of each distinct (mention text, concept)."""
+        if not distinct:
+            return rng.permutation(len(self.queries))
+        return np.array([group[rng.integers(len(group))] for group in self.groups])[rng.permutation(len(self.groups))]
 
     def loss(self, rows: Sequence[int]) -> torch.Tensor:
         k = self.reranker.candidates
@@ -190,20 +210,15 @@ class _DevSet:
         self.queries = read_concept_queries(paths["dev"])
         self.contexts = query_contexts(self.queries, read_pubtator(paths["dev_text"]), reranker.context_chars)
         self._first_stage: Dict[tuple, List[List[Candidate]]] = {}
-        self.first_stage_metrics = evaluate(self._ranker(), self.queries, contexts=self.contexts)
+        self.first_stage_metrics = evaluate(self._ranker(rerank=False), self.queries, contexts=self.contexts)
 
     def metrics(self) -> Dict[str, float]:
-        """Acc@k as configured, and Acc@1 with the other keep_exact_matches
-        setting (`acc@1 other`), from one cross-encoder pass."""
-        reranked = {}
-        configured = evaluate(self._ranker(reranked), self.queries, contexts=self.contexts)
-        return {**configured, "acc@1 other": evaluate(self._ranker(reranked, other=True), self.queries, contexts=self.contexts)["acc@1"]}
+        """Acc@1/Acc@5 with the re-ranker as it is now; a mention whose best
+        name is its own text costs nothing when exact matches are kept."""
+        return evaluate(self._ranker(rerank=True), self.queries, contexts=self.contexts)
 
-    def _ranker(self, reranked: Optional[dict] = None, other: bool = False):
-        """rank(texts, contexts) for `evaluate`: the cached first stage, then,
-        given `reranked` (a cache), the re-ranker with exact matches kept or
-        not as configured (or the other way round)."""
-        keep = self.reranker.keep_exact_matches != other
+    def _ranker(self, rerank: bool):
+        """rank(texts, contexts) for `evaluate`: the cached first stage, re-ranked or not."""
 
         def rank(texts: List[str], contexts: List[MentionInContext]) -> List[List[Candidate]]:
             cleaned = [self.pipe.preprocessor.clean(t) for t in texts]
@@ -211,14 +226,9 @@ class _DevSet:
             if key not in self._first_stage:
                 self._first_stage[key] = self.pipe.linker.rank(cleaned, self.reranker.candidates)
             ranked = self._first_stage[key]
-            if reranked is not None:
+            if rerank:
                 mentions = [c._replace(mention=t) for c, t in zip(contexts, cleaned)]
-                if key not in reranked:
-                    reranked[key] = self.reranker.rerank(mentions, ranked, keep_exact_matches=False)
-                ranked = [
-                    self.reranker.first_stage_order(first) if keep and is_exact_match(m, first) else new
-                    for m, first, new in zip(mentions, ranked, reranked[key])
-                ]
+                ranked = self.reranker.rerank(mentions, ranked)
             return [candidates[:5] for candidates in ranked]
 
         return rank
@@ -228,8 +238,6 @@ def _record(log, output_dir: Path, step: int, loss, metrics: Dict[str, float], s
     record = {
         "step": step, "stage": stage, "loss": loss,
         "dev_acc@1": metrics["acc@1"], "dev_acc@5": metrics["acc@5"],
-        # Acc@1 with the other keep_exact_matches setting, from the same pass.
-        "dev_acc@1_other": metrics.get("acc@1 other"),
         "seconds": round(time.perf_counter() - start, 1),
     }
     log.append(record)
