@@ -2,10 +2,11 @@
 
     python benchmarks/training_runs.py training/ncbi-s0 training/ncbi-s1 ... [--epochs]
 
-One row per run (setting, dev Acc@1/Acc@5 at the start, at the best epoch
-and after the last epoch, time per epoch), the mean and spread over the runs
-given of the best and of the last Acc@1, and with --epochs every epoch of
-every run (loss, candidate recall@k on dev, Acc@1/Acc@5, lambda, seconds).
+One row per run (setting, dev Acc@1/Acc@5 at the start, at the best dev
+check and at the last, time per epoch), the mean and spread over the runs
+given of the best and of the last Acc@1, and with --epochs every dev check
+of every run (loss, candidate recall@k on dev, Acc@1/Acc@5, lambda, seconds).
+A check is named by its epoch, and its step where a run checked inside epochs.
 """
 import argparse
 import json
@@ -27,8 +28,9 @@ def main() -> None:
         log = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
         config = load_config(run / "config.cfg", interpolate=False)
         training = config["training"]
-        best = max(log, key=lambda r: (r["dev_acc@1"], -r["epoch"]))
-        epochs, last = log[1:], log[-1]
+        # The earliest of equal checks, as the trainer keeps it.
+        best = max(log, key=lambda r: r["dev_acc@1"])
+        last = log[-1]
         best_scores.append(best["dev_acc@1"])
         last_scores.append(last["dev_acc@1"])
         rows.append(
@@ -38,17 +40,17 @@ def main() -> None:
                 training["dense_ratio"],
                 config["system"]["seed"],
                 f"{log[0]['dev_acc@1']:.2f}/{log[0]['dev_acc@5']:.2f}",
-                best["epoch"],
+                _check(best),
                 f"{best['dev_acc@1']:.2f}/{best['dev_acc@5']:.2f}",
-                last["epoch"],
+                _check(last),
                 f"{last['dev_acc@1']:.2f}/{last['dev_acc@5']:.2f}",
-                f"{statistics.mean(r['seconds'] for r in epochs):.0f}",
+                f"{sum(r['seconds'] for r in log[1:]) / max(1, last['epoch']):.0f}",
                 f"{sum(r['seconds'] for r in log) / 60:.0f}",
             )
         )
     print_table(
-        ("run", "objective", "alpha", "seed", "start acc@1/5", "best epoch", "best acc@1/5",
-         "last epoch", "last acc@1/5", "s/epoch", "total min"),
+        ("run", "objective", "alpha", "seed", "start acc@1/5", "best check", "best acc@1/5",
+         "last check", "last acc@1/5", "s/epoch", "total min"),
         rows,
     )
     if len(args.runs) > 1:
@@ -61,10 +63,10 @@ def main() -> None:
             log = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
             recall = next(key for key in log[0] if key.startswith("dev_recall@"))
             print_table(
-                ("epoch", "loss", recall, "acc@1", "acc@5", "lambda", "seconds"),
+                ("check", "loss", recall, "acc@1", "acc@5", "lambda", "seconds"),
                 [
                     (
-                        r["epoch"],
+                        _check(r),
                         "-" if r["loss"] is None else f"{r['loss']:.4f}",
                         f"{r[recall]:.1f}",
                         f"{r['dev_acc@1']:.2f}",
@@ -75,6 +77,11 @@ def main() -> None:
                     for r in log
                 ],
             )
+
+
+def _check(record: dict) -> str:
+    """A dev check's name: its epoch, and its step if the run logged steps."""
+    return f"{record['epoch']}" if "step" not in record else f"{record['epoch']} (step {record['step']})"
 
 
 if __name__ == "__main__":

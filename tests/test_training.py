@@ -1,4 +1,5 @@
 """Training: candidate mixing, the objectives, and whole runs on a toy problem."""
+import json
 import math
 from pathlib import Path
 
@@ -182,6 +183,16 @@ def test_training_is_reproducible_and_gives_a_loadable_pipeline(toy):
     assert ranked[0] == ranked[1]
     assert all(len(candidates) == 5 for candidates in ranked[0])
     assert spacy.load(tmp_path / "a" / "model-best").meta["spacy_biosyn"]["epoch"] == best_a["epoch"]
+
+
+def test_dev_is_checked_every_eval_every_steps_and_model_best_is_the_best_check(toy):
+    tmp_path, overrides = toy
+    # 5 distinct training pairs in batches of 2: 3 steps an epoch.
+    best = train(_config({**overrides, "training.eval_every": 2}), tmp_path / "out")
+    log = [json.loads(line) for line in (tmp_path / "out" / "log.jsonl").read_text().splitlines()]
+    assert [(r["epoch"], r["step"]) for r in log] == [(0, 0), (1, 2), (1, 3), (2, 4), (2, 6)]
+    assert best == next(r for r in log if r["dev_acc@1"] == max(r["dev_acc@1"] for r in log))
+    assert spacy.load(tmp_path / "out" / "model-best").meta["spacy_biosyn"]["step"] == best["step"]
 
 
 def test_bad_training_settings_are_named():

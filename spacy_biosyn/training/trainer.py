@@ -3,13 +3,14 @@
 One epoch: the current encoder's candidates for every training mention, then
 mini-batches scored with S = dense + lambda * sparse over those candidates,
 the objective on S / temperature, and an AdamW step on the encoder and lambda.
-Before the first and after every epoch, one "snapshot" encodes the
-dictionary once: it scores dev (the log line, the best epoch) and gives the
-next epoch its dense candidates.
+Before the first step, after every epoch and every `eval_every` steps, one
+"snapshot" encodes the dictionary once: it scores dev (the log line, the
+best check) and, at an epoch's end, gives the next epoch its dense
+candidates.
 
 The output folder holds two spaCy pipelines, `model-best` (by dev Acc@1, the
 untrained start included) and `model-last`, the config as run (`config.cfg`)
-and one JSON line per epoch (`log.jsonl`).
+and one JSON line per dev check (`log.jsonl`).
 """
 import copy
 import json
@@ -65,6 +66,9 @@ class TrainingSettings(BaseModel):
     dense_ratio: float = Field(0.5, ge=0, le=1)
     add_train_mentions: bool = True
     mixed_precision: bool = True
+    # Steps between dev checks inside an epoch (each re-encodes the
+    # dictionary); null checks once an epoch.
+    eval_every: Optional[int] = Field(None, ge=1)
     objective: Objective
 
 
@@ -131,6 +135,10 @@ class Trainer:
             weight_decay=settings.weight_decay,
         )
         self.shuffle = torch.Generator().manual_seed(resolved["system"]["seed"])
+        self.log: List[Dict[str, Any]] = []  # one record per dev check
+        self.step, self.since = 0, time.perf_counter()
+        self.best: Optional[Dict[str, Any]] = None
+        self.best_state: Optional[Dict[str, Any]] = None
 
     def run(self) -> Dict[str, Any]:
         self.output_dir.mkdir(parents=True, exist_ok=True)
@@ -140,23 +148,30 @@ class Trainer:
             f"{len(self.dev_queries)} dev queries; {self.device}, "
             f"{'bf16 autocast' if self._autocast_dtype() else 'fp32'}"
         )
-        log: List[Dict[str, Any]] = []
-        start = time.perf_counter()
-        snapshot = self.snapshot()
-        best = self._record(log, 0, None, snapshot, start)
-        best_state = self._state()
+        start = self.since = time.perf_counter()
+        snapshot = self.check(0, None)
         for epoch in range(1, self.settings.epochs + 1):
-            epoch_start = time.perf_counter()
-            loss = self.train_epoch(epoch, snapshot.train_vectors)
-            snapshot = self.snapshot()
-            record = self._record(log, epoch, loss, snapshot, epoch_start)
-            if record["dev_acc@1"] > best["dev_acc@1"]:
-                best, best_state = record, self._state()
-        msg.good(f"Trained {self.settings.epochs} epochs in {time.perf_counter() - start:.0f}s; best epoch {best['epoch']}")
-        self._save(best, best_state)
+            snapshot = self.train_epoch(epoch, snapshot.train_vectors)
+        best = self.best
+        msg.good(
+            f"Trained {self.settings.epochs} epochs in {time.perf_counter() - start:.0f}s; "
+            f"best check: epoch {best['epoch']}, step {best['step']}"
+        )
+        self._save(best, self.best_state)
         return best
 
-    def train_epoch(self, epoch: int, name_vectors: np.ndarray) -> float:
+    def check(self, epoch: int, loss: Optional[float]) -> Snapshot:
+        """Score dev with the model as it is now; keep its state if best."""
+        snapshot = self.snapshot()
+        record = self._record(self.log, epoch, loss, snapshot, self.since)
+        self.since = time.perf_counter()
+        if self.best is None or record["dev_acc@1"] > self.best["dev_acc@1"]:
+            self.best, self.best_state = record, self._state()
+        return snapshot
+
+    def train_epoch(self, epoch: int, name_vectors: np.ndarray) -> Snapshot:
+        """One epoch over candidates drawn with `name_vectors`; returns the
+        snapshot taken at its end."""
         k = self.settings.k
         dense_ids = dense_top_k(self._encode(self.texts), name_vectors, k, self.exclude)
         candidates = mix_candidates(self.sparse_ids, dense_ids, k, self.settings.dense_ratio)
@@ -165,14 +180,19 @@ class Trainer:
         batches = np.array_split(order, max(1, -(-len(order) // self.settings.batch_size)))
         self.encoder.model.train()
         losses = []
-        for rows in tqdm(batches, desc=f"epoch {epoch}", leave=False, unit="batch"):
+        for i, rows in enumerate(tqdm(batches, desc=f"epoch {epoch}", leave=False, unit="batch"), 1):
             loss = self._loss(rows, candidates[rows], positives[rows])
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             self.optimizer.step()
             losses.append(loss.item())
+            self.step += 1
+            if i < len(batches) and self.settings.eval_every and self.step % self.settings.eval_every == 0:
+                self.encoder.model.eval()
+                self.check(epoch, float(np.mean(losses)))
+                self.encoder.model.train()
         self.encoder.model.eval()
-        return float(np.mean(losses))
+        return self.check(epoch, float(np.mean(losses)))
 
     def _loss(self, rows: np.ndarray, candidates: np.ndarray, positives: np.ndarray) -> torch.Tensor:
         b, k = candidates.shape
@@ -218,6 +238,7 @@ class Trainer:
     def _record(self, log, epoch, loss, snapshot: Snapshot, since: float) -> Dict[str, Any]:
         record = {
             "epoch": epoch,
+            "step": self.step,
             "loss": loss,
             "dev_acc@1": snapshot.dev["acc@1"],
             "dev_acc@5": snapshot.dev["acc@5"],
@@ -230,7 +251,7 @@ class Trainer:
             f.writelines(json.dumps(r) + "\n" for r in log)
         loss_text = "-" if loss is None else f"{loss:.4f}"
         msg.text(
-            f"epoch {epoch:>2} | loss {loss_text} | dev recall@{self.settings.k} {snapshot.dev['recall']:.1f} "
+            f"epoch {epoch:>2} step {self.step:>5} | loss {loss_text} | dev recall@{self.settings.k} {snapshot.dev['recall']:.1f} "
             f"| dev acc@1 {snapshot.dev['acc@1']:.2f} acc@5 {snapshot.dev['acc@5']:.2f} "
             f"| lambda {record['sparse_weight']:.3f} | {record['seconds']:.0f}s"
         )
@@ -243,22 +264,22 @@ class Trainer:
         }
 
     def _save(self, best: Dict[str, Any], best_state: Dict[str, Any]) -> None:
-        """model-last, and model-best (a copy when the last epoch was best).
+        """model-last, and model-best (a copy when the last check was best).
         Names are re-encoded at full precision: the saved index must hold
         what inference computes."""
         last = self.output_dir / "model-last"
-        self._save_pipeline(last, self.sparse_weight.item(), self.settings.epochs)
+        self._save_pipeline(last, self.sparse_weight.item(), self.log[-1])
         target = self.output_dir / "model-best"
         if target.exists():
             shutil.rmtree(target)
-        if best["epoch"] == self.settings.epochs:
+        if best["step"] == self.step:
             shutil.copytree(last, target)
         else:
             self.encoder.model.load_state_dict(best_state["model"])
-            self._save_pipeline(target, best_state["sparse_weight"], best["epoch"])
-        msg.good(f"Saved {target} (epoch {best['epoch']}) and {last}")
+            self._save_pipeline(target, best_state["sparse_weight"], best)
+        msg.good(f"Saved {target} (epoch {best['epoch']}, step {best['step']}) and {last}")
 
-    def _save_pipeline(self, path: Path, sparse_weight: float, epoch: int) -> None:
+    def _save_pipeline(self, path: Path, sparse_weight: float, record: Dict[str, Any]) -> None:
         """The encoder as it is now, with this lambda, as a spaCy pipeline."""
         nlp = spacy.blank(self.config["nlp"]["lang"])
         pipe = nlp.add_pipe(
@@ -268,7 +289,9 @@ class Trainer:
         pipe.linker.encoder = self.encoder
         pipe.linker.sparse = self.sparse
         pipe.linker.build(self.dev_dictionary, refit_sparse=False)
-        nlp.meta["spacy_biosyn"] = {"epoch": epoch, "training": dict(self.config["training"].items())}
+        nlp.meta["spacy_biosyn"] = {
+            "epoch": record["epoch"], "step": record["step"], "training": dict(self.config["training"].items())
+        }
         nlp.to_disk(path)
 
     def _encode(self, texts: List[str]) -> np.ndarray:
