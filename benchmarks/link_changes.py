@@ -1,13 +1,15 @@
-"""What the re-ranker changes: dev queries linked with and without it.
+"""What a change of model changes: dev queries linked before and after.
 
-    python benchmarks/reranker_changes.py PIPELINE DATASET [--examples 10]
+    python benchmarks/link_changes.py PIPELINE DATASET [--before OTHER] [--examples 10]
 
-PIPELINE has a re-ranker (train-reranker's model-best); DATASET is
+Without --before, PIPELINE has a re-ranker (train-reranker's model-best)
+and is compared with its own first stage; with it, PIPELINE (say a trained
+bi-encoder) is compared with OTHER (say the untrained one). DATASET is
 ncbi-disease or bc5cdr-disease, whose processed_dev queries are read in
-their raw dev abstracts. Prints Acc@1/Acc@5 of the first stage alone and
-with the re-ranker, the queries the re-ranker fixed and broke at rank 1
-(counts and examples: mention, context, the two top names and the gold
-ID), and mentions/s of each on the same queries (one call over all).
+their raw dev abstracts. Prints Acc@1/Acc@5 before and after, the queries
+fixed and broken at rank 1 (counts and examples: mention in context, the
+two top names and the gold ID), and mentions/s of each on the same queries
+(one call over all).
 """
 import time
 
@@ -18,6 +20,7 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("pipeline")
     p.add_argument("dataset", choices=sorted(RAW_ABSTRACTS))
+    p.add_argument("--before", help="the pipeline to compare with (default: PIPELINE's first stage)")
     p.add_argument("--examples", type=int, default=10)
     args = p.parse_args()
 
@@ -27,15 +30,21 @@ def main() -> None:
     from spacy_biosyn.evaluation import UNSCORED_CUIS, evaluate, hit_rank
     from spacy_biosyn.reranker import query_contexts
 
-    pipe = spacy.load(args.pipeline).get_pipe("biosyn_linker")
-    reranker = pipe.reranker
-    if reranker is None:
-        raise SystemExit(f"{args.pipeline} has no re-ranker")
+    after = spacy.load(args.pipeline).get_pipe("biosyn_linker")
+    if args.before:
+        before = spacy.load(args.before).get_pipe("biosyn_linker")
+        settings = (("before", before, before.reranker), ("after", after, after.reranker))
+    elif after.reranker is None:
+        raise SystemExit(f"{args.pipeline} has no re-ranker: give --before to compare two pipelines")
+    else:
+        settings = (("first stage", after, None), ("+ re-ranker", after, after.reranker))
+    # The re-rankers' window; without one, context is only shown.
+    window = max((r.context_chars for _, _, r in settings if r is not None), default=100)
     queries = [q for q in read_concept_queries(args.data / args.dataset / "processed_dev") if q.cui not in UNSCORED_CUIS]
-    contexts = query_contexts(queries, read_pubtator(args.data / RAW_ABSTRACTS[args.dataset]["dev"]), reranker.context_chars)
+    contexts = query_contexts(queries, read_pubtator(args.data / RAW_ABSTRACTS[args.dataset]["dev"]), window)
     runs = {}
-    for setting, active in (("first stage", None), ("+ re-ranker", reranker)):
-        pipe.reranker = active
+    for setting, pipe, reranker in settings:
+        pipe.reranker = reranker
         ranked = []
 
         def rank(texts, parts_contexts):
@@ -60,16 +69,16 @@ def main() -> None:
             i += n
         return lists
 
-    before, after = (per_query(runs[s][1]) for s in runs)
+    earlier, later = (per_query(runs[s][1]) for s in runs)
     fixed, broken = [], []
-    for q, context, b, a in zip(queries, contexts, before, after):
+    for q, context, b, a in zip(queries, contexts, earlier, later):
         right_before, right_after = hit_rank(b, q.cui) == 0, hit_rank(a, q.cui) == 0
         if right_before != right_after:
             (fixed if right_after else broken).append((q, context, _top(b), _top(a)))
     print(f"\nfixed {len(fixed)}, broken {len(broken)} of {len(queries)} queries at Acc@1")
     for title, changes in (("fixed", fixed), ("broken", broken)):
         print(f"\n{title} (first {args.examples}):")
-        print_table(("mention in context", "first stage", "re-ranked", "gold"), [
+        print_table(("mention in context", *(f"top name, {s}" for s in runs), "gold"), [
             (context.first_segment()[:110], was, now, q.cui) for q, context, was, now in changes[: args.examples]
         ])
 
