@@ -130,6 +130,8 @@ class CrossEncoderReranker:
         self.device = None
         self.model = None
         self.tokenizer = None
+        # Weights the checkpoint lacked (a sentence encoder's fresh one-logit head).
+        self.new_parameters: frozenset = frozenset()
 
     @property
     def settings(self) -> dict:
@@ -163,9 +165,11 @@ class CrossEncoderReranker:
         verbosity = hf_logging.get_verbosity()
         hf_logging.set_verbosity_error()
         try:
-            self.model = AutoModelForSequenceClassification.from_pretrained(
-                source, num_labels=1, use_safetensors=True
-            ).to(self.device).eval()
+            model, loading = AutoModelForSequenceClassification.from_pretrained(
+                source, num_labels=1, use_safetensors=True, output_loading_info=True
+            )
+            self.model = model.to(self.device).eval()
+            self.new_parameters = frozenset(loading["missing_keys"])
         finally:
             hf_logging.set_verbosity(verbosity)
         return self

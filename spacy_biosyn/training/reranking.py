@@ -51,6 +51,9 @@ class RerankerTrainingSettings(BaseModel):
     epochs: int = Field(2, ge=1)
     batch_size: int = Field(8, ge=1)  # mentions per step, each with its candidates
     learning_rate: float = Field(2e-5, gt=0)
+    # For the weights the checkpoint lacks (the fresh head): at the
+    # encoder's rate they barely move from their tiny random start.
+    head_learning_rate: float = Field(1e-3, gt=0)
     weight_decay: float = Field(0.01, ge=0)
     warmup: float = Field(0.1, ge=0, lt=1)  # share of the steps
     eval_every: int = Field(200, ge=1)
@@ -87,7 +90,15 @@ def train_reranker(config: Config, output_dir: Path) -> Dict[str, Any]:
         f"{len(dev.queries)} dev queries"
     )
     model = reranker.model
-    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay)
+    is_new = {name: name in reranker.new_parameters for name, _ in model.named_parameters()}
+    optimizer = torch.optim.AdamW(
+        [
+            {"params": [p for name, p in model.named_parameters() if not is_new[name]]},
+            {"params": [p for name, p in model.named_parameters() if is_new[name]], "lr": settings.head_learning_rate},
+        ],
+        lr=settings.learning_rate,
+        weight_decay=settings.weight_decay,
+    )
     shuffle = np.random.default_rng(resolved["system"]["seed"])
     steps_per_epoch = math.ceil(train.examples_per_epoch(settings.distinct_mentions) / settings.batch_size)
     total = settings.epochs * steps_per_epoch
