@@ -136,7 +136,8 @@ class Trainer:
         )
         self.shuffle = torch.Generator().manual_seed(resolved["system"]["seed"])
         self.log: List[Dict[str, Any]] = []  # one record per dev check
-        self.step, self.since = 0, time.perf_counter()
+        self.step = 0
+        self.since = 0.0  # when the last dev check ended; run() starts the clock
         self.best: Optional[Dict[str, Any]] = None
         self.best_state: Optional[Dict[str, Any]] = None
 
@@ -152,13 +153,12 @@ class Trainer:
         snapshot = self.check(0, None)
         for epoch in range(1, self.settings.epochs + 1):
             snapshot = self.train_epoch(epoch, snapshot.train_vectors)
-        best = self.best
         msg.good(
             f"Trained {self.settings.epochs} epochs in {time.perf_counter() - start:.0f}s; "
-            f"best check: epoch {best['epoch']}, step {best['step']}"
+            f"best check: epoch {self.best['epoch']}, step {self.best['step']}"
         )
-        self._save(best, self.best_state)
-        return best
+        self._save()
+        return self.best
 
     def check(self, epoch: int, loss: Optional[float]) -> Snapshot:
         """Score dev with the model as it is now; keep its state if best."""
@@ -263,7 +263,7 @@ class Trainer:
             "sparse_weight": self.sparse_weight.item(),
         }
 
-    def _save(self, best: Dict[str, Any], best_state: Dict[str, Any]) -> None:
+    def _save(self) -> None:
         """model-last, and model-best (a copy when the last check was best).
         Names are re-encoded at full precision: the saved index must hold
         what inference computes."""
@@ -272,12 +272,12 @@ class Trainer:
         target = self.output_dir / "model-best"
         if target.exists():
             shutil.rmtree(target)
-        if best["step"] == self.step:
+        if self.best["step"] == self.step:
             shutil.copytree(last, target)
         else:
-            self.encoder.model.load_state_dict(best_state["model"])
-            self._save_pipeline(target, best_state["sparse_weight"], best)
-        msg.good(f"Saved {target} (epoch {best['epoch']}, step {best['step']}) and {last}")
+            self.encoder.model.load_state_dict(self.best_state["model"])
+            self._save_pipeline(target, self.best_state["sparse_weight"], self.best)
+        msg.good(f"Saved {target} (epoch {self.best['epoch']}, step {self.best['step']}) and {last}")
 
     def _save_pipeline(self, path: Path, sparse_weight: float, record: Dict[str, Any]) -> None:
         """The encoder as it is now, with this lambda, as a spaCy pipeline."""
