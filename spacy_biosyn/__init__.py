@@ -34,6 +34,7 @@ _EXPORTS = {
     "ExactIndex": "index",
     "FaissIndex": "faiss_index",
     "SearchIndex": "index",
+    "link_corpus": "corpus_linking",
     "Candidate": "linker",
     "LinkedPart": "linker",
     "Linker": "linker",

@@ -101,13 +101,17 @@ def read_pubtator(path: Union[str, Path]) -> List[PubTatorDocument]:
     """Documents of a PubTator file: `PMID|t|title`, `PMID|a|abstract`, then
     tab-separated annotation lines; relation lines (`PMID<TAB>CID<TAB>...`) are
     skipped. A repeated PMID keeps its first copy, as BioSyn does."""
+    return list(iter_pubtator(path))
+
+
+def iter_pubtator(path: Union[str, Path]) -> Iterator[PubTatorDocument]:
+    """`read_pubtator`'s documents one at a time, for files too large to hold."""
     path = Path(path)
-    documents, seen = [], set()
+    seen = set()
     for doc_id, text, annotations in _pubtator_blocks(path):
         if doc_id not in seen:
             seen.add(doc_id)
-            documents.append(PubTatorDocument(doc_id, text, annotations))
-    return documents
+            yield PubTatorDocument(doc_id, text, annotations)
 
 
 def _pubtator_blocks(path: Path) -> Iterator[Tuple[str, str, List[Annotation]]]:
@@ -216,7 +220,12 @@ def pubtator_to_examples(
     examples = []
     for document in documents:
         reference = pubtator_to_doc(nlp, document, labels)
-        predicted = reference.copy()
-        predicted.ents = [Span(predicted, e.start, e.end, label=e.label) for e in reference.ents]
-        examples.append(Example(predicted, reference))
+        examples.append(Example(unlinked_copy(reference), reference))
     return examples
+
+
+def unlinked_copy(reference: Doc) -> Doc:
+    """A copy of `reference` whose entities have no IDs: what a linker fills in."""
+    predicted = reference.copy()
+    predicted.ents = [Span(predicted, e.start, e.end, label=e.label) for e in reference.ents]
+    return predicted

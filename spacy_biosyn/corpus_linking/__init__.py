@@ -1,0 +1,7 @@
+"""Linking whole corpora: documents read in shards (sources), linked by
+workers that load the pipeline once (worker) on a local, Ray or Dask engine
+(engines), written as Parquet or JSONL shards with a manifest (output)."""
+from .output import read_rows, row_differences
+from .run import link_corpus
+
+__all__ = ["link_corpus", "read_rows", "row_differences"]

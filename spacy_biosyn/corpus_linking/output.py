@@ -1,0 +1,174 @@
+"""What a corpus run writes: one row per linked span, in shards that are
+written whole or not at all, and a manifest saying what the run is.
+
+A shard is written under a hidden temporary name and renamed into place
+once complete, so a shard file that exists is finished: a killed run leaves
+at most temporary files, which the next run removes before redoing their
+shards. The manifest records the settings that decide the rows; a re-run
+with other settings is refused rather than mixed into the same folder.
+"""
+import json
+import math
+import os
+import uuid
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence
+
+from spacy.tokens import Doc, Span
+
+from ..errors import CorpusError
+
+OUTPUT_FORMATS = ("parquet", "jsonl")
+MANIFEST = "manifest.json"
+_PARTIAL = ".shard-*.tmp-*"
+
+
+def _schema():
+    import pyarrow as pa
+
+    candidate = pa.struct([("id", pa.string()), ("name", pa.string()), ("score", pa.float64())])
+    return pa.schema([
+        ("doc_id", pa.string()), ("start", pa.int64()), ("end", pa.int64()), ("text", pa.string()),
+        ("label", pa.string()), ("id", pa.string()), ("score", pa.float64()), ("gold_id", pa.string()),
+        ("candidates", pa.list_(candidate)),
+    ])
+
+
+def document_rows(doc_id: str, doc: Doc, gold_ids: Optional[Sequence[str]]) -> List[dict]:
+    """A row per entity: its character offsets, text, label, `span._.cui`,
+    that concept's score, the gold ID when the spans came from annotations,
+    and the ranked concepts of `span._.kb_ents` with their best names."""
+    rows = []
+    for i, span in enumerate(doc.ents):
+        candidates = _ranked_concepts(span)
+        rows.append({
+            "doc_id": doc_id, "start": span.start_char, "end": span.end_char, "text": span.text,
+            "label": span.label_, "id": span._.cui, "score": candidates[0]["score"] if span._.cui else None,
+            "gold_id": gold_ids[i] if gold_ids is not None else None, "candidates": candidates,
+        })
+    return rows
+
+
+def _ranked_concepts(span: Span) -> List[dict]:
+    # A concept's name is its best-scored name; a composite's joins its parts'.
+    names: Dict[str, str] = {}
+    for candidate in span._.candidates or []:
+        for ids in candidate.concepts:
+            names.setdefault(ids[0], candidate.name)
+    return [
+        {"id": cui, "name": " | ".join(names.get(part, "") for part in cui.split("|")), "score": float(score)}
+        for cui, score in span._.kb_ents or []
+    ]
+
+
+def shard_path(folder: Path, index: int, format: str) -> Path:
+    return Path(folder) / f"shard-{index:05d}.{format}"
+
+
+def write_shard(folder: Path, index: int, rows: List[dict], format: str) -> Path:
+    """Write a shard's rows under a temporary name, then rename it into place."""
+    final = shard_path(folder, index, format)
+    partial = final.with_name(f".{final.name}.tmp-{uuid.uuid4().hex[:8]}")
+    try:
+        if format == "parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            pq.write_table(pa.Table.from_pylist(rows, schema=_schema()), partial)
+        else:
+            with partial.open("w", encoding="utf-8") as f:
+                f.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+        with partial.open("rb") as f:
+            os.fsync(f.fileno())  # the bytes are on disk before the name says the shard is done
+        os.replace(partial, final)
+    finally:
+        partial.unlink(missing_ok=True)
+    return final
+
+
+def finished_shards(folder: Path, format: str) -> Dict[int, Path]:
+    return {int(path.stem.split("-")[1]): path for path in sorted(Path(folder).glob(f"shard-*.{format}"))}
+
+
+def count_rows(path: Path, format: str) -> int:
+    if format == "parquet":
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(path).metadata.num_rows
+    with Path(path).open("rb") as f:
+        return sum(1 for _ in f)
+
+
+def remove_partial_shards(folder: Path) -> int:
+    """Delete the temporary files of shards a killed run was writing."""
+    partial = list(Path(folder).glob(_PARTIAL))
+    for path in partial:
+        path.unlink()
+    return len(partial)
+
+
+def read_rows(folder: Path) -> List[dict]:
+    """Every row of a run's shards, shard by shard (Parquet or JSONL)."""
+    folder = Path(folder)
+    format = read_manifest(folder)["settings"]["output_format"]
+    rows: List[dict] = []
+    for path in finished_shards(folder, format).values():
+        if format == "parquet":
+            import pyarrow.parquet as pq
+
+            rows.extend(pq.read_table(path).to_pylist())
+        else:
+            rows.extend(json.loads(line) for line in path.read_text(encoding="utf-8").splitlines())
+    return rows
+
+
+def row_differences(left: Iterable[dict], right: Iterable[dict], tolerance: float = 1e-4) -> List[str]:
+    """How two runs' rows differ: keys, IDs, texts, candidate IDs exactly,
+    scores to `tolerance` (encoder batches differ across engines, and so
+    do the last bits of their sums). Empty when they are the same."""
+    def key(row: dict) -> tuple:
+        return row["doc_id"], row["start"], row["end"]
+
+    left_rows, right_rows = {key(r): r for r in left}, {key(r): r for r in right}
+    differences = [f"{k}: only in the first" for k in sorted(left_rows.keys() - right_rows.keys())]
+    differences += [f"{k}: only in the second" for k in sorted(right_rows.keys() - left_rows.keys())]
+    for k in sorted(left_rows.keys() & right_rows.keys()):
+        a, b = left_rows[k], right_rows[k]
+        exact = ("text", "label", "id", "gold_id")
+        if any(a[field] != b[field] for field in exact) or [c["id"] for c in a["candidates"]] != [
+            c["id"] for c in b["candidates"]
+        ]:
+            differences.append(f"{k}: {a['id']} vs {b['id']}")
+        elif not all(
+            math.isclose(x["score"], y["score"], abs_tol=tolerance) for x, y in zip(a["candidates"], b["candidates"])
+        ):
+            differences.append(f"{k}: scores differ by more than {tolerance}")
+    return differences
+
+
+def read_manifest(folder: Path) -> dict:
+    path = Path(folder) / MANIFEST
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise CorpusError(f"{path}: not a corpus run's manifest ({error})") from None
+
+
+def write_manifest(folder: Path, manifest: dict) -> None:
+    path = Path(folder) / MANIFEST
+    partial = path.with_name(f".{MANIFEST}.tmp-{uuid.uuid4().hex[:8]}")
+    partial.write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
+    os.replace(partial, path)
+
+
+def check_settings(folder: Path, settings: dict) -> None:
+    """Refuse to resume a run made with other settings into the same folder."""
+    if not (Path(folder) / MANIFEST).exists():
+        return
+    saved = read_manifest(folder)["settings"]
+    changed = [f"{key} {saved.get(key)!r} -> {value!r}" for key, value in settings.items() if saved.get(key) != value]
+    if changed:
+        raise CorpusError(
+            f"{folder} holds a run with other settings ({'; '.join(changed)}): "
+            "re-run with the same settings to resume it, or give a new output folder"
+        )

@@ -1,0 +1,151 @@
+"""`link_corpus`: a corpus in, a folder of linked-span shards and a manifest
+out, on any engine; a re-run finishes what a killed run left."""
+import hashlib
+import importlib.util
+import os
+import time
+from pathlib import Path
+from typing import List, Optional, Union
+
+from tqdm import tqdm
+
+from ..errors import CorpusError
+from .engines import run_engine
+from .output import (
+    OUTPUT_FORMATS, check_settings, count_rows, finished_shards, read_manifest, remove_partial_shards, write_manifest,
+)
+from .sources import check_annotated, file_format, input_files, shards
+from .worker import RunSettings, check_pipeline
+
+PathLike = Union[str, Path]
+
+
+def link_corpus(
+    pipeline: PathLike,
+    input: PathLike,
+    output: PathLike,
+    *,
+    engine: str = "local",
+    workers: int = 1,
+    batch_size: int = 64,
+    shard_size: int = 1000,
+    input_format: Optional[str] = None,
+    output_format: str = "parquet",
+    gold_spans: bool = False,
+    labels: Optional[List[str]] = None,
+    address: Optional[str] = None,
+    gpu: bool = False,
+    threads: Optional[int] = None,
+    progress: bool = True,
+) -> dict:
+    """Link every document of `input` (a file, folder or glob) with the
+    pipeline at `pipeline`, writing one row per entity into shards of
+    `shard_size` documents under `output`. Shards already there are kept:
+    a re-run with the same settings links only what is missing. `threads`:
+    torch threads per worker, by default this machine's cores shared out
+    (for a local cluster). Returns this run's summary, also kept in the
+    manifest's `runs`."""
+    if output_format not in OUTPUT_FORMATS:
+        raise CorpusError(f"output format {output_format!r}: expected one of {', '.join(OUTPUT_FORMATS)}")
+    if batch_size < 1:
+        raise CorpusError(f"batch size {batch_size}: must be at least 1")
+    pipeline, output = Path(pipeline), Path(output)
+    if not (pipeline / "config.cfg").exists():
+        raise CorpusError(f"{pipeline}: not a saved spaCy pipeline (no config.cfg)")
+    check_pipeline(pipeline, gold_spans)
+    files = input_files(str(input))
+    _check_installed(engine, {file_format(f, input_format) for f in files} | {output_format})
+    if gold_spans:
+        check_annotated(files, input_format)
+    settings = {
+        "pipeline": _fingerprint(pipeline), "input": [[str(f), f.stat().st_size] for f in files],
+        "input_format": input_format, "shard_size": shard_size, "gold_spans": gold_spans, "labels": labels,
+        "output_format": output_format,
+    }
+    output.mkdir(parents=True, exist_ok=True)
+    check_settings(output, settings)
+    remove_partial_shards(output)
+    plan = {shard.index: len(shard.documents) for shard in shards(files, input_format, shard_size)}
+    manifest = read_manifest(output) if (output / "manifest.json").exists() else {"settings": settings, "runs": []}
+    manifest["shards"] = {
+        str(index): manifest.get("shards", {}).get(str(index))
+        or {"shard": index, "documents": plan[index], "mentions": count_rows(path, output_format)}
+        for index, path in finished_shards(output, output_format).items()
+    }
+    pending_documents = sum(n for index, n in plan.items() if str(index) not in manifest["shards"])
+
+    run_settings = RunSettings(
+        pipeline=str(pipeline), output=str(output), output_format=output_format, gold_spans=gold_spans,
+        labels=labels, batch_size=batch_size, threads=threads or _shared_cores(workers, engine, address), gpu=gpu,
+    )
+    this_run: List[dict] = []
+    bar = tqdm(total=pending_documents, unit="doc", desc=f"linking ({engine}, {workers} worker(s))", disable=not progress)
+    started = time.perf_counter()
+
+    def done(stats: dict) -> None:
+        this_run.append(stats)
+        manifest["shards"][str(stats["shard"])] = stats
+        write_manifest(output, manifest)  # after the shard's rename: a listed shard is always whole
+        bar.update(stats["documents"])
+        bar.set_postfix(mentions=sum(s["mentions"] for s in this_run))
+
+    pending = (s for s in shards(files, input_format, shard_size) if str(s.index) not in manifest["shards"])
+    try:
+        run_engine(engine, run_settings, pending, workers, address, done)
+    finally:
+        bar.close()
+    summary = _summary(engine, workers, this_run, time.perf_counter() - started, len(plan) - len(this_run))
+    manifest["runs"].append(summary)
+    manifest["complete"] = len(manifest["shards"]) == len(plan)
+    manifest["documents"] = sum(s["documents"] for s in manifest["shards"].values())
+    manifest["mentions"] = sum(s["mentions"] for s in manifest["shards"].values())
+    write_manifest(output, manifest)
+    return summary
+
+
+def _summary(engine: str, workers: int, shards: List[dict], seconds: float, skipped: int) -> dict:
+    documents = sum(s["documents"] for s in shards)
+    mentions = sum(s["mentions"] for s in shards)
+    busy = sum(s["seconds"] for s in shards)
+    peaks = {}
+    for s in shards:
+        peaks[s["worker"]] = max(peaks.get(s["worker"], 0), s["peak_rss"])
+    return {
+        "engine": engine, "workers": workers, "shards": len(shards), "skipped_shards": skipped,
+        "documents": documents, "mentions": mentions, "seconds": round(seconds, 2),
+        "documents_per_s": round(documents / seconds, 2) if seconds else None,
+        "mentions_per_s": round(mentions / seconds, 2) if seconds else None,
+        # Throughput of one worker once loaded: linking time only.
+        "documents_per_s_per_worker": round(documents / busy, 2) if busy else None,
+        "peak_rss_per_worker": max(peaks.values(), default=0),
+    }
+
+
+# What each engine and format needs beyond the core, and the extra that installs it.
+_NEEDS = {"ray": ("ray", "ray"), "dask": ("distributed", "dask"), "parquet": ("pyarrow", "corpus"),
+          "bioc-xml": ("bioc", "corpus"), "bioc-json": ("bioc", "corpus")}
+
+
+def _check_installed(engine: str, formats: set) -> None:
+    for need in sorted({engine} | formats):
+        module, extra = _NEEDS.get(need, (None, None))
+        if module and importlib.util.find_spec(module) is None:
+            raise CorpusError(f"{need} needs the {module} package: pip install 'spacy-biosyn[{extra}]'")
+
+
+def _fingerprint(pipeline: Path) -> str:
+    """The pipeline's config and the name and size of each of its files:
+    cheap, and changes whenever a re-build or re-index changes the links."""
+    digest = hashlib.sha256((pipeline / "config.cfg").read_bytes())
+    for path in sorted(p for p in pipeline.rglob("*") if p.is_file()):
+        digest.update(f"{path.relative_to(pipeline)}:{path.stat().st_size}".encode())
+    return f"{pipeline.resolve()} sha256:{digest.hexdigest()[:16]}"
+
+
+def _shared_cores(workers: int, engine: str, address: Optional[str]) -> Optional[int]:
+    """This machine's cores shared out between the workers of a local run;
+    the local engine's one process, and workers of a cluster elsewhere,
+    keep torch's own default."""
+    if address is not None or (engine == "local" and workers == 1):
+        return None
+    return max(1, len(os.sched_getaffinity(0)) // workers)

@@ -1,0 +1,176 @@
+"""The documents of a corpus to link, read one at a time from PubTator,
+BioC XML or JSON, JSONL (`{"id", "text"}` a line) or Parquet (`id` and
+`text` columns) files, and cut into shards of a fixed number of documents.
+
+A shard's documents depend only on the input and the shard size, never on
+the engine or the number of workers: that is what lets a re-run skip the
+shards a killed run finished, and every engine write the same rows.
+"""
+import glob
+import json
+from itertools import count, islice
+from pathlib import Path
+from typing import Iterator, List, NamedTuple, Optional
+
+from ..corpus import Annotation, iter_pubtator
+from ..errors import CorpusError
+from ..text import numbered_lines
+
+FORMATS = ("pubtator", "bioc-xml", "bioc-json", "jsonl", "parquet")
+_BY_SUFFIX = {".jsonl": "jsonl", ".parquet": "parquet", ".xml": "bioc-xml", ".json": "bioc-json"}
+_PUBTATOR_SUFFIXES = {".txt", ".pubtator"}
+_UNANNOTATED = {"jsonl", "parquet"}
+
+
+class Document(NamedTuple):
+    id: str
+    text: str
+    # Gold spans, where the format holds them (PubTator, BioC); None otherwise.
+    annotations: Optional[List[Annotation]]
+
+
+class Shard(NamedTuple):
+    index: int
+    documents: List[Document]
+
+
+def input_files(input: str) -> List[Path]:
+    """A file, the corpus files of a folder (sorted), or a glob's matches (sorted)."""
+    path = Path(input)
+    if path.is_file():
+        return [path]
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.is_file() and _known_suffix(p))
+        if not files:
+            raise CorpusError(f"{path}: no corpus files in this folder (.txt, .pubtator, .xml, .json, .jsonl, .parquet)")
+        return files
+    files = sorted(Path(match) for match in glob.glob(input) if Path(match).is_file())
+    if not files:
+        raise CorpusError(f"{input}: no such file or folder, and no file matches it as a pattern")
+    return files
+
+
+def file_format(path: Path, given: Optional[str] = None) -> str:
+    """`given`, or what the file's suffix says; PubTator for .txt and .pubtator."""
+    if given is not None:
+        if given not in FORMATS:
+            raise CorpusError(f"input format {given!r}: expected one of {', '.join(FORMATS)}")
+        return given
+    if not _known_suffix(path):
+        raise CorpusError(f"{path}: cannot tell the format from the suffix {path.suffix!r}: give --input-format")
+    return _BY_SUFFIX.get(path.suffix, "pubtator")
+
+
+def _known_suffix(path: Path) -> bool:
+    return path.suffix in _BY_SUFFIX or path.suffix in _PUBTATOR_SUFFIXES
+
+
+def check_annotated(files: List[Path], format: Optional[str]) -> None:
+    """Gold spans need a format that holds annotations."""
+    for path in files:
+        if file_format(path, format) in _UNANNOTATED:
+            raise CorpusError(f"--gold-spans: {path} is {file_format(path, format)}, which holds no annotations")
+
+
+def read_documents(path: Path, format: str) -> Iterator[Document]:
+    return _READERS[format](path)
+
+
+def shards(files: List[Path], format: Optional[str], size: int) -> Iterator[Shard]:
+    """The documents of all files, in order, `size` at a time."""
+    if size < 1:
+        raise CorpusError(f"shard size {size}: must be at least 1")
+    documents = (document for path in files for document in read_documents(path, file_format(path, format)))
+    for index in count():
+        batch = list(islice(documents, size))
+        if not batch:
+            return
+        yield Shard(index, batch)
+
+
+def _pubtator(path: Path) -> Iterator[Document]:
+    for document in iter_pubtator(path):
+        yield Document(document.doc_id, document.text, document.annotations)
+
+
+def _jsonl(path: Path) -> Iterator[Document]:
+    for number, line in numbered_lines(path):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise CorpusError(f"{path}, line {number}: not JSON ({error.msg} at column {error.colno})") from None
+        yield _record(record, f"{path}, line {number}")
+
+
+def _parquet(path: Path) -> Iterator[Document]:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.ParquetFile(path)
+    except Exception as error:  # pyarrow raises several types for a file that is not Parquet
+        raise CorpusError(f"{path}: not a Parquet file ({error})") from None
+    missing = {"id", "text"} - set(table.schema_arrow.names)
+    if missing:
+        raise CorpusError(f"{path}: no {' or '.join(sorted(missing))} column (it has {table.schema_arrow.names})")
+    row = 0
+    for batch in table.iter_batches(columns=["id", "text"]):
+        for record in batch.to_pylist():
+            row += 1
+            yield _record(record, f"{path}, row {row}")
+
+
+def _record(record: object, where: str) -> Document:
+    if not isinstance(record, dict) or not isinstance(record.get("text"), str) or record.get("id") in (None, ""):
+        raise CorpusError(f"{where}: expected an 'id' and a 'text' string, found {str(record)[:80]!r}")
+    return Document(str(record["id"]), record["text"], None)
+
+
+def _bioc_xml(path: Path) -> Iterator[Document]:
+    from bioc import biocxml
+
+    try:
+        with biocxml.iterparse(str(path)) as reader:
+            for document in reader:
+                yield _bioc_document(path, document)
+    except CorpusError:
+        raise
+    except Exception as error:  # lxml's syntax errors carry the line; bioc's own checks raise ValueError
+        raise CorpusError(f"{path}: not BioC XML ({error})") from None
+
+
+def _bioc_json(path: Path) -> Iterator[Document]:
+    from bioc import biocjson
+
+    with path.open(encoding="utf-8") as f:
+        try:
+            collection = biocjson.load(f)
+        except (ValueError, KeyError, TypeError) as error:
+            raise CorpusError(f"{path}: not BioC JSON ({error})") from None
+    for document in collection.documents:
+        yield _bioc_document(path, document)
+
+
+def _bioc_document(path: Path, document) -> Document:
+    """The passages laid at their offsets (spaces between), so annotation
+    offsets index the text; each annotation's ID is its `identifier` infon
+    (BioC's convention) or `MESH` (BC5CDR's)."""
+    import bioc
+
+    _, text = bioc.get_text(document)
+    annotations = []
+    for passage in document.passages:
+        for annotation in passage.annotations:
+            span = annotation.total_span
+            start, end = span.offset, span.offset + span.length
+            if text[start:end] != annotation.text:
+                raise CorpusError(
+                    f"{path}, document {document.id}, annotation {annotation.id}: the text at {start}-{end} is "
+                    f"{text[start:end]!r:.60}, not the annotation's {annotation.text!r:.60}"
+                )
+            infons = annotation.infons
+            cui = infons.get("identifier") or infons.get("MESH") or "-1"
+            annotations.append(Annotation(start, end, annotation.text, infons.get("type", ""), cui))
+    return Document(document.id, text, annotations)
+
+
+_READERS = {"pubtator": _pubtator, "jsonl": _jsonl, "parquet": _parquet, "bioc-xml": _bioc_xml, "bioc-json": _bioc_json}

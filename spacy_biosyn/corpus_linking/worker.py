@@ -1,0 +1,120 @@
+"""A worker of a corpus run: the pipeline loaded once, then shard after
+shard linked and written. Every engine runs this same code, so their rows
+can differ only by the last bits of a float."""
+import os
+import re
+import resource
+import socket
+import time
+from collections import deque
+from pathlib import Path
+from typing import Iterable, Iterator, List, NamedTuple, Optional
+
+from ..corpus import PubTatorDocument, pubtator_to_doc, unlinked_copy
+from ..errors import CorpusError
+from .output import document_rows, write_shard
+from .sources import Document, Shard
+
+LINKER = "biosyn_linker"
+
+
+class RunSettings(NamedTuple):
+    """What every worker needs to know, small enough to send to each."""
+
+    pipeline: str
+    output: str
+    output_format: str
+    gold_spans: bool
+    labels: Optional[List[str]]
+    batch_size: int
+    threads: Optional[int]  # torch threads per worker; None keeps torch's default
+    gpu: bool
+
+
+class ShardLinker:
+    def __init__(self, settings: RunSettings):
+        import spacy
+        import torch
+
+        self.settings = settings
+        if settings.threads:
+            torch.set_num_threads(settings.threads)
+        if settings.gpu:
+            if not torch.cuda.is_available():
+                raise CorpusError(f"--gpu: the worker on {socket.gethostname()} sees no CUDA device")
+            spacy.require_gpu()
+        self.nlp = spacy.load(settings.pipeline)
+        # Gold spans replace whatever finds entities: only the linker runs.
+        self.disabled = [name for name in self.nlp.pipe_names if name != LINKER] if settings.gold_spans else []
+
+    def pipe(self, documents: Iterable[Document], n_process: int = 1) -> Iterator[List[dict]]:
+        """Each document's rows, in input order."""
+        pending: deque = deque()  # (doc id, gold IDs) of the documents nlp.pipe has taken
+
+        def inputs():
+            for document in documents:
+                item, gold_ids = self._prepared(document)
+                pending.append((document.id, gold_ids))
+                yield item
+
+        linked = self.nlp.pipe(inputs(), batch_size=self.settings.batch_size, n_process=n_process, disable=self.disabled)
+        for doc in linked:
+            doc_id, gold_ids = pending.popleft()
+            yield document_rows(doc_id, doc, gold_ids)
+
+    def __call__(self, shard: Shard) -> dict:
+        """Link a shard, write it, and say what it cost."""
+        start = time.perf_counter()
+        rows = [row for rows in self.pipe(shard.documents) for row in rows]
+        write_shard(Path(self.settings.output), shard.index, rows, self.settings.output_format)
+        return shard_stats(shard, len(rows), time.perf_counter() - start, peak_rss())
+
+    def _prepared(self, document: Document):
+        if not self.settings.gold_spans:
+            return document.text, None
+        reference = pubtator_to_doc(
+            self.nlp, PubTatorDocument(document.id, document.text, document.annotations), self.settings.labels
+        )
+        return unlinked_copy(reference), [span.kb_id_ for span in reference.ents]
+
+
+def check_pipeline(pipeline: Path, gold_spans: bool) -> None:
+    """Before any worker starts: the pipeline has a linker and, unless gold
+    spans are linked, a component before it that finds entities (a factory
+    spaCy does not know is trusted to)."""
+    from spacy.language import Language
+    from spacy.util import load_config
+
+    config = load_config(pipeline / "config.cfg", interpolate=False)
+    names = list(config["nlp"]["pipeline"])
+    if LINKER not in names:
+        raise CorpusError(f"{pipeline}: the pipeline has no {LINKER} (it has {names})")
+    if gold_spans:
+        return
+    factories = [config["components"][name].get("factory") for name in names[: names.index(LINKER)]]
+    if not any(
+        not Language.has_factory(factory) or "doc.ents" in Language.get_factory_meta(factory).assigns
+        for factory in factories if factory
+    ):
+        raise CorpusError(
+            f"{pipeline}: no component before {LINKER} finds entities (ner, entity_ruler): "
+            "give a pipeline with an NER, or link the input's annotations with --gold-spans"
+        )
+
+
+def shard_stats(shard: Shard, mentions: int, seconds: float, rss: int) -> dict:
+    return {
+        "shard": shard.index, "documents": len(shard.documents), "mentions": mentions, "seconds": round(seconds, 3),
+        "worker": f"{socket.gethostname()}:{os.getpid()}", "peak_rss": rss,
+    }
+
+
+def peak_rss(pid: Optional[int] = None) -> int:
+    """Peak resident memory in bytes of a process (this one by default),
+    from Linux's VmHWM; elsewhere this process's own peak from getrusage."""
+    try:
+        status = Path(f"/proc/{pid or 'self'}/status").read_text()
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 if pid is None else 0
+    match = re.search(r"^VmHWM:\s+(\d+) kB", status, re.MULTILINE)
+    return int(match.group(1)) * 1024 if match else 0

@@ -1,0 +1,202 @@
+"""link_corpus: the same rows on every engine and worker count, runs that
+resume exactly, and input errors that name their file and line."""
+import json
+
+import bioc
+from bioc import biocjson, biocxml
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import spacy
+from typer.testing import CliRunner
+
+from spacy_biosyn.cli import app
+from spacy_biosyn.corpus_linking import link_corpus, read_rows, row_differences
+from spacy_biosyn.corpus_linking.output import MANIFEST, read_manifest
+from spacy_biosyn.corpus_linking.sources import input_files, read_documents
+from spacy_biosyn.errors import CorpusError
+from conftest import DISEASES
+
+PATTERNS = [
+    {"label": "Disease", "pattern": [{"LOWER": "breast"}, {"LOWER": "cancer"}]},
+    {"label": "Disease", "pattern": [{"LOWER": "type"}, {"LOWER": "2"}, {"LOWER": "diabetes"}]},
+    {"label": "Disease", "pattern": [{"LOWER": "huntington"}, {"LOWER": "chorea"}]},
+]
+TEXTS = [
+    "Breast cancer and type 2 diabetes in {i} carriers.",
+    "No disease was found in patient {i}.",
+    "Huntington chorea: case {i}, with breast cancer.",
+]
+PUBTATOR = """\
+1|t|Breast cancer in carriers.
+1|a|Huntington chorea was absent.
+1\t0\t13\tBreast cancer\tDisease\tD001943
+1\t27\t44\tHuntington chorea\tDisease\tD006816
+
+2|t|Type 2 diabetes.
+2|a|
+2\t0\t15\tType 2 diabetes\tDisease\tD003924
+"""
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory, tiny_encoder):
+    """A pipeline whose entity_ruler stands in for the NER, and 30 abstracts."""
+    folder = tmp_path_factory.mktemp("corpus")
+    (folder / "diseases.txt").write_text(DISEASES)
+    nlp = spacy.blank("en")
+    ruler = nlp.add_pipe("entity_ruler")
+    nlp.add_pipe("biosyn_linker", config={
+        "dictionary": str(folder / "diseases.txt"), "encoder": tiny_encoder, "sparse_weight": 10.0,
+    })
+    nlp.initialize()
+    ruler.add_patterns(PATTERNS)  # after initialize, which empties the ruler
+    nlp.to_disk(folder / "pipeline")
+    documents = [{"id": f"pmid{i}", "text": TEXTS[i % 3].format(i=i)} for i in range(30)]
+    (folder / "abstracts.jsonl").write_text("".join(json.dumps(d) + "\n" for d in documents))
+    return folder
+
+
+def run(corpus, output, **options):
+    options = {"shard_size": 4, "batch_size": 3, "progress": False, **options}
+    return link_corpus(corpus / "pipeline", corpus / "abstracts.jsonl", output, **options)
+
+
+@pytest.fixture(scope="module")
+def reference(corpus):
+    summary = run(corpus, corpus / "reference")
+    return summary, read_rows(corpus / "reference")
+
+
+def test_rows_hold_each_entity_with_its_id_score_and_candidates(reference):
+    summary, rows = reference
+    assert (summary["documents"], summary["shards"], summary["mentions"]) == (30, 8, 40)
+    first = rows[0]
+    assert (first["doc_id"], first["start"], first["end"], first["text"]) == ("pmid0", 0, 13, "Breast cancer")
+    assert first["id"] == "D001943" and first["candidates"][0]["id"] == "D001943"
+    assert first["candidates"][0]["name"] == "breast cancer" and first["score"] == first["candidates"][0]["score"]
+    assert {row["id"] for row in rows} == {"D001943", "D003924", "D006816"}
+
+
+@pytest.mark.parametrize("engine,workers", [("local", 2), ("dask", 1), ("dask", 2), ("ray", 2)])
+def test_every_engine_and_worker_count_writes_the_same_rows(corpus, reference, tmp_path, engine, workers):
+    summary = run(corpus, tmp_path / "out", engine=engine, workers=workers)
+    assert summary["documents"] == 30 and summary["peak_rss_per_worker"] > 0
+    rows = read_rows(tmp_path / "out")
+    assert len(rows) == len(reference[1]) and row_differences(reference[1], rows) == []
+
+
+def test_a_rerun_links_only_the_shards_a_killed_run_left(corpus, reference, tmp_path):
+    output = tmp_path / "out"
+    run(corpus, output)
+    # What a kill leaves: shards 2 and 5 never renamed into place, one of
+    # them half written, and a manifest that has not heard of shard 7 yet.
+    (output / "shard-00002.parquet").rename(output / ".shard-00002.parquet.tmp-dead0001")
+    (output / "shard-00005.parquet").unlink()
+    manifest = read_manifest(output)
+    for index in ("2", "5", "7"):
+        del manifest["shards"][index]
+    (output / MANIFEST).write_text(json.dumps(manifest))
+    summary = run(corpus, output)
+    assert (summary["shards"], summary["skipped_shards"], summary["documents"]) == (2, 6, 8)
+    assert not list(output.glob(".shard-*"))
+    assert row_differences(reference[1], read_rows(output)) == [] and len(read_rows(output)) == 40
+    manifest = read_manifest(output)
+    assert manifest["complete"] and (manifest["documents"], manifest["mentions"]) == (30, 40)
+
+
+def test_a_rerun_with_other_settings_is_refused(corpus, tmp_path):
+    run(corpus, tmp_path / "out")
+    with pytest.raises(CorpusError, match="shard_size 4 -> 5"):
+        run(corpus, tmp_path / "out", shard_size=5)
+
+
+def test_gold_spans_link_the_annotations_and_keep_their_ids(corpus, tmp_path):
+    pubtator = tmp_path / "abstracts.txt"
+    pubtator.write_text(PUBTATOR)
+    link_corpus(corpus / "pipeline", pubtator, tmp_path / "out", gold_spans=True, output_format="jsonl", progress=False)
+    rows = [json.loads(line) for line in (tmp_path / "out" / "shard-00000.jsonl").read_text().splitlines()]
+    assert [(r["doc_id"], r["text"], r["gold_id"], r["id"]) for r in rows] == [
+        ("1", "Breast cancer", "D001943", "D001943"),
+        ("1", "Huntington chorea", "D006816", "D006816"),
+        ("2", "Type 2 diabetes", "D003924", "D003924"),
+    ]
+
+
+def test_bioc_xml_and_json_give_the_text_and_annotations_at_their_offsets(tmp_path):
+    document = bioc.BioCDocument.of_text("unused")
+    document.id, document.passages = "77", []
+    for offset, text in ((0, "Breast cancer"), (14, "Carriers of huntington chorea.")):
+        passage = bioc.BioCPassage.of_text(text, offset)
+        document.add_passage(passage)
+    annotation = bioc.BioCAnnotation()
+    annotation.id, annotation.text = "a1", "huntington chorea"
+    annotation.infons.update(type="Disease", identifier="D006816")
+    annotation.add_location(bioc.BioCLocation(26, 17))
+    document.passages[1].add_annotation(annotation)
+    collection = bioc.BioCCollection.of_documents(document)
+    with open(tmp_path / "c.xml", "w") as f:
+        biocxml.dump(collection, f)
+    with open(tmp_path / "c.json", "w") as f:
+        biocjson.dump(collection, f)
+    for name, format in (("c.xml", "bioc-xml"), ("c.json", "bioc-json")):
+        (read,) = read_documents(tmp_path / name, format)
+        assert read.text == "Breast cancer\nCarriers of huntington chorea."  # BioC pads between passages
+        (gold,) = read.annotations
+        assert (read.text[gold.start:gold.end], gold.label, gold.cui) == ("huntington chorea", "Disease", "D006816")
+
+
+def test_parquet_input_is_read_by_its_id_and_text_columns(corpus, reference, tmp_path):
+    documents = [json.loads(line) for line in (corpus / "abstracts.jsonl").read_text().splitlines()]
+    pq.write_table(pa.Table.from_pylist(documents), tmp_path / "abstracts.parquet")
+    link_corpus(corpus / "pipeline", tmp_path / "abstracts.parquet", tmp_path / "out", shard_size=4, progress=False)
+    assert row_differences(reference[1], read_rows(tmp_path / "out")) == []
+
+
+@pytest.mark.parametrize("name,content,error", [
+    ("bad.jsonl", '{"id": 1, "text": "a"}\n\n{"id": 2, "text": "b"\n', r"bad.jsonl, line 3: not JSON"),
+    ("bad.jsonl", '{"id": 1, "body": "a"}\n', r"bad.jsonl, line 1: expected an 'id' and a 'text'"),
+    ("bad.txt", "1|t|Title\n1\t0\t5\tTitle\tDisease\n", r"bad.txt, line 2: not a PubTator line"),
+    ("bad.xml", "<collection><document>", r"bad.xml: not BioC XML"),
+])
+def test_malformed_input_is_named_with_its_line(corpus, tmp_path, name, content, error):
+    (tmp_path / name).write_text(content)
+    with pytest.raises(CorpusError, match=error):
+        link_corpus(corpus / "pipeline", tmp_path / name, tmp_path / "out", progress=False)
+    assert not list((tmp_path / "out").glob("shard-*"))
+
+
+def test_a_parquet_file_without_a_text_column_is_named(corpus, tmp_path):
+    pq.write_table(pa.Table.from_pylist([{"id": "1", "body": "x"}]), tmp_path / "a.parquet")
+    with pytest.raises(CorpusError, match=r"a.parquet: no text column"):
+        link_corpus(corpus / "pipeline", tmp_path / "a.parquet", tmp_path / "out", progress=False)
+
+
+def test_runs_that_cannot_find_entities_are_refused_before_any_work(corpus, tmp_path, tiny_encoder):
+    with pytest.raises(CorpusError, match="holds no annotations"):
+        link_corpus(corpus / "pipeline", corpus / "abstracts.jsonl", tmp_path / "out", gold_spans=True)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("biosyn_linker", config={"dictionary": str(corpus / "diseases.txt"), "encoder": tiny_encoder})
+    nlp.initialize()
+    nlp.to_disk(tmp_path / "linker-only")
+    with pytest.raises(CorpusError, match="no component before biosyn_linker finds entities"):
+        link_corpus(tmp_path / "linker-only", corpus / "abstracts.jsonl", tmp_path / "out")
+
+
+def test_input_folders_and_patterns_are_read_in_sorted_order(tmp_path):
+    for name in ("b.jsonl", "a.jsonl", "notes.md"):
+        (tmp_path / name).write_text("")
+    assert [p.name for p in input_files(str(tmp_path))] == ["a.jsonl", "b.jsonl"]
+    assert [p.name for p in input_files(str(tmp_path / "*.jsonl"))] == ["a.jsonl", "b.jsonl"]
+    with pytest.raises(CorpusError, match="no file matches"):
+        input_files(str(tmp_path / "*.parquet"))
+
+
+def test_the_command_links_and_reports_its_throughput(corpus, reference, tmp_path):
+    result = CliRunner().invoke(app, [
+        "link-corpus", str(corpus / "pipeline"), str(corpus / "abstracts.jsonl"), str(tmp_path / "out"),
+        "--shard-size", "4", "--output-format", "jsonl",
+    ])
+    assert result.exit_code == 0, result.output
+    assert "30 documents, 40 mentions" in result.output
+    assert row_differences(reference[1], read_rows(tmp_path / "out")) == []
