@@ -1,7 +1,8 @@
 """link-corpus on each engine and worker count: documents/s, mentions/s,
 peak memory per worker, and whether the rows are those of `local` with one
 worker; then a run killed (SIGKILL) halfway and re-run, whose rows must be
-exactly those of the uninterrupted run.
+those of the uninterrupted run: the same rows, IDs and candidates, scores
+to float tolerance (BLAS's last bits differ between processes).
 
     python benchmarks/link_corpus.py PIPELINE [--input GLOB] --workdir DIR \
         [--runs local:1 local:2 ray:1 ray:2 dask:1 dask:2] [--shard-size 100] [--kill-after 8]
@@ -61,8 +62,13 @@ def kill_and_resume(args) -> None:
     print(f"killed after {finished} finished shards ({partial} half-written shard files left)")
     subprocess.run(command, check=True)
     reference, rerun = read_rows(args.workdir / args.runs[0].replace(":", "-")), read_rows(output)
-    print(f"re-run: {len(rerun)} rows (uninterrupted run: {len(reference)}); every field of every row equal: "
-          f"{rerun == reference}")
+    largest = max(
+        (abs(a["score"] - b["score"]) for x, y in zip(reference, rerun) for a, b in zip(x["candidates"], y["candidates"])),
+        default=0.0,
+    )
+    print(f"re-run: {len(rerun)} rows (uninterrupted run: {len(reference)}); differences beyond 1e-4: "
+          f"{len(row_differences(reference, rerun))}; rows equal to the bit: {sum(a == b for a, b in zip(reference, rerun))}; "
+          f"largest score difference: {largest:.2g}")
 
 def main() -> None:
     p = parser(__doc__)
@@ -73,8 +79,10 @@ def main() -> None:
     p.add_argument("--shard-size", type=int, default=100)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--kill-after", type=int, default=8, help="shards written before the kill; 0: no kill")
+    p.add_argument("--only-kill", action="store_true", help="skip the engine runs (their outputs are in --workdir)")
     args = p.parse_args()
-    engines(args)
+    if not args.only_kill:
+        engines(args)
     if args.kill_after:
         kill_and_resume(args)
 

@@ -86,8 +86,8 @@ def link_corpus(
         this_run.append(stats)
         manifest["shards"][str(stats["shard"])] = stats
         write_manifest(output, manifest)  # after the shard's rename: a listed shard is always whole
+        bar.set_postfix(mentions=sum(s["mentions"] for s in this_run), refresh=False)
         bar.update(stats["documents"])
-        bar.set_postfix(mentions=sum(s["mentions"] for s in this_run))
 
     pending = (s for s in shards(files, input_format, shard_size) if str(s.index) not in manifest["shards"])
     try:
