@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from spacy_biosyn.cli import app
 from spacy_biosyn.corpus_linking import link_corpus, read_rows, row_differences
-from spacy_biosyn.corpus_linking.output import MANIFEST, read_manifest
+from spacy_biosyn.corpus_linking.output import MANIFEST, read_manifest, write_shard
 from spacy_biosyn.corpus_linking.sources import input_files, read_documents
 from spacy_biosyn.errors import CorpusError
 from conftest import DISEASES
@@ -103,6 +103,29 @@ def test_a_rerun_links_only_the_shards_a_killed_run_left(corpus, reference, tmp_
     assert row_differences(reference[1], read_rows(output)) == [] and len(read_rows(output)) == 40
     manifest = read_manifest(output)
     assert manifest["complete"] and (manifest["documents"], manifest["mentions"]) == (30, 40)
+
+
+def test_a_run_that_fails_midway_keeps_its_shards_and_settings(corpus, reference, tmp_path, monkeypatch):
+    from spacy_biosyn.corpus_linking import engines
+
+    written = []
+
+    def write_twice(folder, index, rows, format):
+        if len(written) == 2:
+            raise OSError("disk full")
+        written.append(index)
+        return write_shard(folder, index, rows, format)
+
+    monkeypatch.setattr(engines, "write_shard", write_twice)
+    with pytest.raises(OSError, match="disk full"):
+        run(corpus, tmp_path / "out")
+    manifest = read_manifest(tmp_path / "out")
+    assert sorted(manifest["shards"]) == ["0", "1"] and not manifest["complete"]
+    with pytest.raises(CorpusError, match="shard_size 4 -> 5"):
+        run(corpus, tmp_path / "out", shard_size=5)
+    monkeypatch.undo()
+    assert run(corpus, tmp_path / "out")["skipped_shards"] == 2
+    assert row_differences(reference[1], read_rows(tmp_path / "out")) == []
 
 
 def test_a_rerun_with_other_settings_is_refused(corpus, tmp_path):

@@ -4,8 +4,9 @@ written whole or not at all, and a manifest saying what the run is.
 A shard is written under a hidden temporary name and renamed into place
 once complete, so a shard file that exists is finished: a killed run leaves
 at most temporary files, which the next run removes before redoing their
-shards. The manifest records the settings that decide the rows; a re-run
-with other settings is refused rather than mixed into the same folder.
+shards. The manifest records the settings that decide the rows, and each
+shard's counts and costs; a re-run with other settings is refused rather
+than mixed into the same folder.
 """
 import json
 import math

@@ -4,6 +4,7 @@ import hashlib
 import importlib.util
 import os
 import time
+import warnings
 from pathlib import Path
 from typing import List, Optional, Union
 
@@ -18,6 +19,7 @@ from .sources import check_annotated, file_format, input_files, shards
 from .worker import RunSettings, check_pipeline
 
 PathLike = Union[str, Path]
+MANIFEST_EVERY_S = 10.0
 
 
 def link_corpus(
@@ -73,6 +75,8 @@ def link_corpus(
         for index, path in finished_shards(output, output_format).items()
     }
     pending_documents = sum(n for index, n in plan.items() if str(index) not in manifest["shards"])
+    if len(plan) < workers:
+        warnings.warn(f"{len(plan)} shard(s) for {workers} workers: some will idle; give a smaller shard size")
 
     run_settings = RunSettings(
         pipeline=str(pipeline), output=str(output), output_format=output_format, gold_spans=gold_spans,
@@ -82,24 +86,33 @@ def link_corpus(
     bar = tqdm(total=pending_documents, unit="doc", desc=f"linking ({engine}, {workers} worker(s))", disable=not progress)
     started = time.perf_counter()
 
+    last_saved = time.monotonic()
+
     def done(stats: dict) -> None:
+        nonlocal last_saved
         this_run.append(stats)
         manifest["shards"][str(stats["shard"])] = stats
-        write_manifest(output, manifest)  # after the shard's rename: a listed shard is always whole
+        # Saved now and then, not per shard: with tens of thousands of shards a
+        # rewrite per shard would cost more than the linking. A shard the saved
+        # manifest lacks is still found by its file on a re-run.
+        if time.monotonic() - last_saved >= MANIFEST_EVERY_S:
+            write_manifest(output, manifest)
+            last_saved = time.monotonic()
         bar.set_postfix(mentions=sum(s["mentions"] for s in this_run), refresh=False)
         bar.update(stats["documents"])
 
     pending = (s for s in shards(files, input_format, shard_size) if str(s.index) not in manifest["shards"])
+    write_manifest(output, manifest)  # the settings, before any shard: a re-run with others is refused
     try:
         run_engine(engine, run_settings, pending, workers, address, done)
+        summary = _summary(engine, workers, this_run, time.perf_counter() - started, len(plan) - len(this_run))
+        manifest["runs"].append(summary)
     finally:
         bar.close()
-    summary = _summary(engine, workers, this_run, time.perf_counter() - started, len(plan) - len(this_run))
-    manifest["runs"].append(summary)
-    manifest["complete"] = len(manifest["shards"]) == len(plan)
-    manifest["documents"] = sum(s["documents"] for s in manifest["shards"].values())
-    manifest["mentions"] = sum(s["mentions"] for s in manifest["shards"].values())
-    write_manifest(output, manifest)
+        manifest["complete"] = len(manifest["shards"]) == len(plan)
+        manifest["documents"] = sum(s["documents"] for s in manifest["shards"].values())
+        manifest["mentions"] = sum(s["mentions"] for s in manifest["shards"].values())
+        write_manifest(output, manifest)
     return summary
 
 
