@@ -163,7 +163,7 @@ class Trainer:
     def check(self, epoch: int, loss: Optional[float]) -> Snapshot:
         """Score dev with the model as it is now; keep its state if best."""
         snapshot = self.snapshot()
-        record = self._record(self.log, epoch, loss, snapshot, self.since)
+        record = self._record(epoch, loss, snapshot)
         self.since = time.perf_counter()
         if self.best is None or record["dev_acc@1"] > self.best["dev_acc@1"]:
             self.best, self.best_state = record, self._state()
@@ -235,7 +235,8 @@ class Trainer:
         d = linker.dictionary
         return [[Candidate(d.names[i], d.concepts[i], 0.0) for i in row] for row in mixed.tolist()]
 
-    def _record(self, log, epoch, loss, snapshot: Snapshot, since: float) -> Dict[str, Any]:
+    def _record(self, epoch, loss, snapshot: Snapshot) -> Dict[str, Any]:
+        """Log a dev check: its record, timed from the end of the last one."""
         record = {
             "epoch": epoch,
             "step": self.step,
@@ -244,11 +245,11 @@ class Trainer:
             "dev_acc@5": snapshot.dev["acc@5"],
             f"dev_recall@{self.settings.k}": snapshot.dev["recall"],
             "sparse_weight": self.sparse_weight.item(),
-            "seconds": round(time.perf_counter() - since, 1),
+            "seconds": round(time.perf_counter() - self.since, 1),
         }
-        log.append(record)
+        self.log.append(record)
         with (self.output_dir / "log.jsonl").open("w") as f:
-            f.writelines(json.dumps(r) + "\n" for r in log)
+            f.writelines(json.dumps(r) + "\n" for r in self.log)
         loss_text = "-" if loss is None else f"{loss:.4f}"
         msg.text(
             f"epoch {epoch:>2} step {self.step:>5} | loss {loss_text} | dev recall@{self.settings.k} {snapshot.dev['recall']:.1f} "
