@@ -172,7 +172,7 @@ def _evaluate_end_to_end(pipeline_dir: Path, pubtator: Path, labels: Optional[st
     from spacy.training import Example
 
     from .corpus import NCBI_LABELS, pubtator_to_doc, read_pubtator
-    from .evaluation import end_to_end_scores
+    from .evaluation import END_TO_END_TASKS, end_to_end_scores
 
     if not _is_pubtator(pubtator):
         msg.fail(f"{pubtator}: --end-to-end takes a PubTator file", exits=1)
@@ -186,7 +186,7 @@ def _evaluate_end_to_end(pipeline_dir: Path, pubtator: Path, labels: Optional[st
         labels.split(",") if labels else None,
     )
     rows = [("all", metrics), *metrics["per_label"].items()]
-    keys = [f"{task}_{m}" for task in ("ner", "link", "doc") for m in "prf"]
+    keys = [f"{task}_{m}" for task in END_TO_END_TASKS for m in "prf"]
     msg.table([(label, *(f"{100 * scores[k]:.2f}" for k in keys)) for label, scores in rows], header=("label", *keys))
     msg.info(f"{metrics['n_docs']} documents")
     if output is not None:

@@ -148,6 +148,9 @@ def end_to_end_scores(examples: Iterable[Example], labels: Optional[Collection[s
 
     - ner: strict, a predicted entity with the exact offsets and type of a
       gold one;
+    - ner_lenient: a predicted entity that overlaps a gold one of its type
+      (precision over predictions, recall over gold entities), so that
+      boundary errors show as the gap to strict;
     - link: strict, also with `span._.cui` a gold ID (every part of a
       composite); CUI-less gold entities, and predictions at their offsets,
       are left out, and so are predictions without a cui (NIL);
@@ -169,6 +172,10 @@ def end_to_end_scores(examples: Iterable[Example], labels: Optional[Collection[s
             c["ner_tp"] += len(g.keys() & p.keys())
             c["ner_pred"] += len(p)
             c["ner_gold"] += len(g)
+            c["ner_lenient_tp_pred"] += sum(any(_overlap(k, key) for key in g) for k in p)
+            c["ner_lenient_tp_gold"] += sum(any(_overlap(k, key) for key in p) for k in g)
+            c["ner_lenient_pred"] += len(p)
+            c["ner_lenient_gold"] += len(g)
             scored = {k for k, ids in g.items() if ids}
             linked = {k: cui for k, cui in p.items() if cui is not None and not (k in g and not g[k])}
             c["link_tp"] += sum(
@@ -202,11 +209,24 @@ def _entities(doc: Doc, wanted: Optional[set], gold: bool) -> Dict[tuple, object
     return found
 
 
+def _overlap(a: tuple, b: tuple) -> bool:
+    """Two (start, end, label) entities of one label share a character."""
+    return a[2] == b[2] and a[0] < b[1] and b[0] < a[1]
+
+
+# Metric groups of end_to_end_scores, in the order tables print them.
+END_TO_END_TASKS = ("ner", "ner_lenient", "link", "doc")
+
+
 def _prf(counts: Counter) -> Dict[str, float]:
     scores = {}
-    for task in ("ner", "link", "doc"):
-        tp, pred, gold = counts[f"{task}_tp"], counts[f"{task}_pred"], counts[f"{task}_gold"]
-        p = tp / pred if pred else 0.0
-        r = tp / gold if gold else 0.0
+    for task in END_TO_END_TASKS:
+        pred, gold = counts[f"{task}_pred"], counts[f"{task}_gold"]
+        # Lenient matching is not one-to-one: a long prediction can cover two gold entities.
+        tp_pred, tp_gold = (
+            (counts[f"{task}_tp_pred"], counts[f"{task}_tp_gold"]) if task == "ner_lenient" else (counts[f"{task}_tp"],) * 2
+        )
+        p = tp_pred / pred if pred else 0.0
+        r = tp_gold / gold if gold else 0.0
         scores.update({f"{task}_p": p, f"{task}_r": r, f"{task}_f": 2 * p * r / (p + r) if p + r else 0.0})
     return scores

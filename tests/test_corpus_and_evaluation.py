@@ -278,6 +278,8 @@ def test_end_to_end_scores_by_hand():
     scores = end_to_end_scores(examples)
     # ner: 3 of 4 predictions right, of 5 gold entities
     assert (scores["ner_p"], scores["ner_r"]) == pytest.approx((3 / 4, 3 / 5))
+    # lenient: "cancer," overlaps "ovarian cancer", so 4 of 4 predictions and 4 of 5 gold entities match
+    assert (scores["ner_lenient_p"], scores["ner_lenient_r"]) == pytest.approx((4 / 4, 4 / 5))
     # link: predictions with a cui, less the one at a CUI-less gold entity: 3; right: 1; gold with IDs: 4
     assert (scores["link_p"], scores["link_r"], scores["link_f"]) == pytest.approx((1 / 3, 1 / 4, 2 / 7))
     # doc: {D001943, D010051, D000001, D000002} against {D001943, D010051, D002945} and {} against {D006073}
@@ -285,4 +287,5 @@ def test_end_to_end_scores_by_hand():
     assert scores["n_docs"] == 2 and scores["scale"] == "fraction"
     disease = scores["per_label"]["disease"]
     assert (disease["ner_p"], disease["ner_r"]) == pytest.approx((2 / 3, 2 / 4))
+    assert (disease["ner_lenient_p"], disease["ner_lenient_r"]) == pytest.approx((3 / 3, 3 / 4))
     assert end_to_end_scores(examples, labels=["Chemical"])["link_p"] == 0.0
