@@ -265,17 +265,23 @@ class Dictionary:
         return Dictionary._merged(chain(own, extra))
 
     def with_preferred_ids(self, usage: Mapping[str, int]) -> "Dictionary":
-        """A new dictionary in which each concept's most used ID comes first.
-        `usage` counts IDs without namespace (corpus.read_id_usage): an
-        annotated corpus says which of a concept's IDs its annotators use
-        (NCBI Disease writes OMIM 610102 for "C7 deficiency", whose MEDIC
-        concept leads with MeSH C566443). Concepts none of whose IDs are
-        used keep their order."""
+        """A new dictionary ordered by how an annotated corpus uses the IDs.
+        `usage` counts IDs without namespace (corpus.read_id_usage).
+        - Each concept's most used ID comes first: NCBI Disease writes OMIM
+          610102 for "C7 deficiency", whose MEDIC concept leads with MeSH
+          C566443.
+        - Of the concepts that share a name ("dm": diabetes mellitus and
+          myotonic dystrophy), the most used comes first, so the corpus's
+          prior decides the ambiguous name instead of the file's order.
+        Concepts none of whose IDs are used keep their order (sorts are stable)."""
 
         def reordered(ids: Concept) -> Concept:
             return tuple(sorted(ids, key=lambda cui: -usage.get(bare_id(cui), 0)))
 
-        return Dictionary(self.names, ([reordered(ids) for ids in concepts] for concepts in self.concepts))
+        def ranked(concepts: Sequence[Concept]) -> List[Concept]:
+            return sorted(map(reordered, concepts), key=lambda ids: -usage.get(bare_id(ids[0]), 0))
+
+        return Dictionary(self.names, (ranked(concepts) for concepts in self.concepts))
 
     def pairs(self) -> Iterator[Tuple[str, str]]:
         """(ID field, name) of every concept of every name, in order, as

@@ -311,6 +311,20 @@ def test_an_annotated_corpus_chooses_each_concepts_preferred_id(tiny_encoder, mu
     assert cuis(loaded) == cuis(nlp)
 
 
+def test_an_ambiguous_name_links_to_the_concept_the_annotated_corpus_uses(tiny_encoder, tmp_path):
+    dictionary = tmp_path / "dictionary.txt"
+    dictionary.write_text("D003920||dm\nD003920||diabetes mellitus\nD009223||dm\nD009223||myotonic dystrophy\n")
+    train = tmp_path / "train.concept"
+    train.write_text("1||0|2||Disease||dm||D009223\n1||10|12||Disease||dm||D009223\n")
+    text = "Two patients with DM."
+
+    def cui(nlp):
+        return nlp.get_pipe("biosyn_linker")(doc_with_ents(nlp, text, "DM")).ents[0]._.cui
+
+    assert cui(make_nlp(tiny_encoder, str(dictionary))) == "D003920"  # the file's order
+    assert cui(make_nlp(tiny_encoder, str(dictionary), preferred_ids_from=[str(tmp_path)])) == "D009223"
+
+
 def test_readings_equal_but_for_float_noise_keep_the_first():
     from spacy_biosyn.component import _best_reading
 

@@ -109,5 +109,16 @@ def test_preferred_ids_follow_what_a_corpus_uses():
     ]
 
 
+def test_a_name_that_concepts_share_lists_first_the_one_a_corpus_uses_most():
+    # raw MEDIC gives "dm" to diabetes mellitus first and to myotonic dystrophy after
+    d = Dictionary.from_pairs([("D003920", "dm"), ("D009223|160900", "dm"), ("D003920", "diabetes")])
+    usage = {"160900": 30, "D009223": 2, "D003920": 5}
+    assert list(d.with_preferred_ids(usage).concepts) == [
+        (("160900", "D009223"), ("D003920",)),  # 30 uses against 5
+        (("D003920",),),
+    ]
+    assert list(d.with_preferred_ids({"D003920": 1}).concepts)[0] == (("D003920",), ("D009223", "160900"))
+
+
 def test_a_lone_surrogate_is_normalized_away_not_passed_to_the_tokenizer():
     assert normalize("a\ud800b") == "a b"
