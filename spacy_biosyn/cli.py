@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 
 MAX_K = 5
+PIPE_NAME = "biosyn_linker"
 ROUTE_HELP = (
     "LABEL=PATH: link spans of LABEL against their own vocabulary, a CUI||name file or a folder "
     "of .concept files whose mentions become the names (repeatable)"
@@ -192,6 +193,49 @@ def _evaluate_end_to_end(pipeline_dir: Path, pubtator: Path, labels: Optional[st
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         srsly.write_json(output, metrics)
+
+
+@app.command("tune-nil")
+def tune_nil(
+    pipeline_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="A saved pipeline from text to IDs (NER + linker)"),
+    pubtator: Path = typer.Argument(..., exists=True, dir_okay=False, help="Dev abstracts (PubTator) to choose the threshold on"),
+    output_dir: Path = typer.Argument(..., help="Folder for the pipeline with the chosen nil_threshold"),
+    metric: str = typer.Option("link_f", help="The end-to-end score to maximize: link_f or doc_f"),
+    labels: Optional[str] = typer.Option(None, help="Comma-separated entity labels to score (default: all)"),
+) -> None:
+    """Choose the linker's nil_threshold on dev abstracts for end-to-end F:
+    an entity whose best score is below it keeps its span but gets no ID
+    (span._.cui None), which an NER's false positives ("hematopoiesis")
+    mostly are. The pipeline is saved with the threshold in its config."""
+    import spacy
+    from spacy.training import Example
+
+    from .corpus import NCBI_LABELS, pubtator_to_doc, read_pubtator
+    from .evaluation import nil_threshold_sweep
+    from .storage import save_pipeline
+
+    if metric not in ("link_f", "doc_f"):
+        raise typer.BadParameter(f"{metric!r}: choose link_f or doc_f", param_hint="--metric")
+    _check_output_dir(output_dir)
+    nlp = spacy.load(pipeline_dir)
+    linker = nlp.get_pipe(PIPE_NAME)
+    linker.nil_threshold = None
+    documents = read_pubtator(pubtator)
+    references = [pubtator_to_doc(nlp, document, label_map=NCBI_LABELS) for document in documents]
+    predicted = nlp.pipe(document.text for document in documents)
+    examples = [Example(doc, reference) for doc, reference in zip(predicted, references)]
+    results = nil_threshold_sweep(examples, labels.split(",") if labels else None, metric)
+    (threshold, best), baseline = results[0], next(scores for t, scores in results if t is None)
+    msg.table(
+        [(name, f"{100 * baseline[key]:.2f}", f"{100 * best[key]:.2f}")
+         for name, key in (("linking F", "link_f"), ("document F", "doc_f"), ("linking P", "link_p"))],
+        header=("dev", "no threshold", f"nil_threshold {threshold}"),
+    )
+    linker.nil_threshold = threshold
+    # The pipe's config is what spacy.load builds it from: the threshold goes there.
+    nlp.get_pipe_config(PIPE_NAME)["nil_threshold"] = threshold
+    save_pipeline(nlp, output_dir)
+    msg.good(f"nil_threshold = {threshold} (best {metric} on {len(documents)} documents); saved to {output_dir}")
 
 
 @app.command()

@@ -230,3 +230,32 @@ def _prf(counts: Counter) -> Dict[str, float]:
         r = tp_gold / gold if gold else 0.0
         scores.update({f"{task}_p": p, f"{task}_r": r, f"{task}_f": 2 * p * r / (p + r) if p + r else 0.0})
     return scores
+
+
+def nil_threshold_sweep(
+    examples: Sequence[Example], labels: Optional[Collection[str]] = None, metric: str = "link_f", steps: int = 40
+) -> List[tuple]:
+    """End-to-end scores of linked Examples (linked with no nil_threshold)
+    at thresholds below which `span._.cui` would be None: no threshold, then
+    `steps` quantiles of the entities' best scores. Returns (threshold,
+    scores) pairs, best `metric` first; of equal ones, the lowest threshold
+    (it keeps the most links). The Examples' `span._.cui` are left as found."""
+    spans = [span for eg in examples for span in eg.predicted.ents if span._.kb_ents]
+    linked = [(span, span._.cui, span._.kb_ents[0][1]) for span in spans]
+    # Rounded: exact matches all score 1 + lambda up to float noise, and a
+    # threshold half a unit of the last place below a score keeps all its ties.
+    top_scores = sorted(round(score, 4) for _, _, score in linked)
+    if not top_scores:
+        raise ValueError("no linked entity to choose a NIL threshold from")
+    quantiles = {round(top_scores[q * (len(top_scores) - 1) // steps] - 5e-5, 5) for q in range(1, steps)}
+    results = []
+    try:
+        for threshold in [None, *sorted(quantiles)]:
+            for span, cui, score in linked:
+                span._.cui = cui if threshold is None or score >= threshold else None
+            results.append((threshold, end_to_end_scores(examples, labels)))
+    finally:
+        for span, cui, _ in linked:
+            span._.cui = cui
+    # stable: the earlier (lower) threshold wins a tie
+    return sorted(results, key=lambda result: -result[1][metric])

@@ -236,6 +236,33 @@ def test_evaluate_end_to_end_runs_the_pipelines_own_ner(tmp_path, tiny_encoder, 
     assert set(metrics) >= {"ner_f", "link_f", "doc_p", "doc_r", "doc_f", "n_docs", "scale", "per_label"}
 
 
+def test_tune_nil_leaves_an_ner_false_positive_unlinked_and_saves_the_threshold(tmp_path, tiny_encoder, disease_dictionary):
+    nlp = spacy.blank("en")
+    ruler = nlp.add_pipe("entity_ruler")  # stands in for a trained NER
+    nlp.add_pipe("biosyn_linker", config={"dictionary": disease_dictionary, "encoder": tiny_encoder, "sparse_weight": 10.0})
+    nlp.initialize()
+    # "hematopoiesis" is no disease: the NER's false positive, whose best name scores low
+    ruler.add_patterns([{"label": "Disease", "pattern": p} for p in ("breast cancer", "type 2 diabetes", "hematopoiesis")])
+    nlp.to_disk(tmp_path / "pipeline")
+    corpus = tmp_path / "dev.txt"
+    corpus.write_text(
+        "1|t|breast cancer and type 2 diabetes impair hematopoiesis\n1|a|\n"
+        "1\t0\t13\tbreast cancer\tSpecificDisease\tD001943\n"
+        "1\t18\t33\ttype 2 diabetes\tSpecificDisease\tD003924\n"
+    )
+    result = CliRunner().invoke(app, ["tune-nil", str(tmp_path / "pipeline"), str(corpus), str(tmp_path / "tuned")])
+    assert result.exit_code == 0, result.output
+    threshold = load_config(tmp_path / "tuned" / "config.cfg")["components"]["biosyn_linker"]["nil_threshold"]
+    assert threshold is not None
+    tuned = spacy.load(tmp_path / "tuned")
+    assert tuned.get_pipe("biosyn_linker").nil_threshold == threshold
+    doc = tuned("breast cancer and type 2 diabetes impair hematopoiesis")
+    assert [(e.text, e._.cui) for e in doc.ents] == [
+        ("breast cancer", "D001943"), ("type 2 diabetes", "D003924"), ("hematopoiesis", None)
+    ]
+    assert spacy.load(tmp_path / "pipeline")(doc.text).ents[2]._.cui is not None  # the source is unchanged
+
+
 def test_assemble_makes_one_pipeline_from_text_to_ids(tmp_path, tiny_encoder, disease_dictionary):
     runner = CliRunner()
     finder = spacy.blank("en")
