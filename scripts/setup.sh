@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Creates .venv with the CPU build of torch and spacy-biosyn (editable), its
-# test tools, the offline MiniLM encoder, what the spaCy project needs and
-# the Ray and Dask engines of link-corpus.
+# test tools, the offline MiniLM encoder, what the spaCy project needs (the
+# transformer NER recipe included) and the Ray and Dask engines of link-corpus.
 # Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,4 +10,4 @@ python3 -m venv .venv
 # torch first and pinned: anything installed before it, or with -U, can pull
 # a multi-GB CUDA build. constraints.txt keeps the pin for everything after.
 python -m pip install -q --disable-pip-version-check torch==2.13.0
-python -m pip install -q --disable-pip-version-check -c constraints.txt -e ".[test,minilm,project,ray,dask]"
+python -m pip install -q --disable-pip-version-check -c constraints.txt -e ".[test,minilm,project,transformer-ner,ray,dask]"

@@ -304,6 +304,9 @@ def convert(
         "(SpecificDisease, DiseaseClass, Modifier, CompositeMention) become Disease",
     ),
     lang: str = typer.Option("en", help="Language whose tokenizer splits the text"),
+    biomedical_tokenizer: bool = typer.Option(
+        True, help="Split the text with the rules of spacy_biosyn.BiomedicalTokenizer.v1, as configs/ner*.cfg train with"
+    ),
 ) -> None:
     """NER training data: the gold entities of a PubTator file as a DocBin
     for `spacy train`, each with its gold ID as kb_id."""
@@ -312,10 +315,12 @@ def convert(
     import spacy
 
     from .corpus import NCBI_LABELS, pubtator_to_docbin, read_pubtator
+    from .tokenizer import add_biomedical_rules
 
     renames = NCBI_LABELS if label_map is None else dict(pair.split("=", 1) for pair in label_map.split(",") if pair)
     documents = read_pubtator(pubtator)
-    docbin = pubtator_to_docbin(spacy.blank(lang), documents, renames)
+    nlp = add_biomedical_rules(spacy.blank(lang)) if biomedical_tokenizer else spacy.blank(lang)
+    docbin = pubtator_to_docbin(nlp, documents, renames)
     output.parent.mkdir(parents=True, exist_ok=True)
     docbin.to_disk(output)
     labels = Counter(span.label_ for doc in docbin.get_docs(spacy.blank(lang).vocab) for span in doc.ents)
