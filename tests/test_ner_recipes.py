@@ -39,7 +39,7 @@ def corpus(tmp_path_factory):
 
 
 def test_there_is_a_cnn_and_a_transformer_recipe():
-    assert {path.name for path in RECIPES} >= {"ner.cfg", "ner-transformer.cfg"}
+    assert {path.name for path in RECIPES} >= {"ner-cnn.cfg", "ner-transformer.cfg"}
 
 
 @pytest.mark.parametrize("config", RECIPES, ids=[path.stem for path in RECIPES])
