@@ -16,6 +16,7 @@ from spacy.util import registry
 
 from .dictionary import Concept
 from .linker import Candidate
+from .scoring import biosyn_scores
 
 if TYPE_CHECKING:
     from .linker import Linker
@@ -95,7 +96,7 @@ def _centroid_score(linker: "Linker", dense_q, sparse_q, rows: np.ndarray) -> fl
         dense /= np.linalg.norm(dense) + 1e-12
     tfidf = np.asarray(linker.index.sparse_vectors[rows].mean(axis=0)).ravel()
     tfidf /= np.linalg.norm(tfidf) + 1e-12  # tf-idf rows are unit vectors
-    return float(dense_q @ dense) + linker.sparse_weight * float((sparse_q @ tfidf)[0])
+    return biosyn_scores(float(dense_q @ dense), float((sparse_q @ tfidf)[0]), linker.sparse_weight)
 
 
 def _by_concept(pool: List[Candidate]) -> Dict[Concept, List[Candidate]]:

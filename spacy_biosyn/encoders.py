@@ -13,7 +13,7 @@ from typing import Callable, List, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from .pipe_state import is_whole_number
+from .checks import is_whole_number
 
 POOLINGS = ("cls", "mean")
 SIMILARITIES = ("cosine", "dot")

@@ -16,7 +16,7 @@ from sklearn.decomposition import TruncatedSVD
 from spacy.util import registry
 
 from .index import FAISS_FILE, SearchIndex
-from .sparse import pooled_sparse_scores, sparse_scores
+from .scoring import biosyn_scores, pooled_sparse_scores, sparse_scores, top_k
 
 
 @registry.misc("spacy_biosyn.FaissIndex.v1")
@@ -126,21 +126,21 @@ class FaissIndex(SearchIndex):
         pool = self._pool(k)
         if self.sparse_dims:
             _, sparse_pool = self._sparse_index.search(self._project(sparse_q), pool)
-            weighted_sparse_of = lambda pooled: weight * pooled_sparse_scores(self._sparse, sparse_q, pooled)  # noqa: E731
+            sparse_of = lambda pooled: pooled_sparse_scores(self._sparse, sparse_q, pooled)  # noqa: E731
         else:
-            every_name = weight * sparse_scores(self._sparse, sparse_q)
-            sparse_pool = np.argpartition(-every_name, pool - 1, axis=1)[:, :pool]
-            weighted_sparse_of = lambda pooled: np.take_along_axis(every_name, pooled, axis=1)  # noqa: E731
+            every_name = sparse_scores(self._sparse, sparse_q)
+            sparse_pool = top_k(weight * every_name, pool)
+            sparse_of = lambda pooled: np.take_along_axis(every_name, pooled, axis=1)  # noqa: E731
         _, dense_pool = self._dense.search(dense_q, pool)
         candidates = np.concatenate([dense_pool, sparse_pool], axis=1)
         # An approximate index may find fewer names than asked (id -1): those
         # slots repeat a found name and drop out as duplicates below.
         candidates = np.where(candidates < 0, candidates.max(axis=1, keepdims=True), candidates)
-        candidates.sort(axis=1)
-        totals = np.einsum("bd,bcd->bc", dense_q, self.reconstruct(candidates))
-        totals += weighted_sparse_of(candidates)
+        candidates.sort(axis=1)  # so that top_k's column order is id order
+        dense = np.einsum("bd,bcd->bc", dense_q, self.reconstruct(candidates))
+        totals = biosyn_scores(dense, sparse_of(candidates), weight)
         totals[:, 1:][candidates[:, 1:] == candidates[:, :-1]] = -np.inf  # duplicates
-        order = np.argsort(-totals, axis=1, kind="stable")[:, :k]
+        order = top_k(totals, k)
         return np.take_along_axis(totals, order, axis=1), np.take_along_axis(candidates, order, axis=1)
 
     def to_disk(self, path: Union[str, Path]) -> None:

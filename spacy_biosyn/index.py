@@ -22,8 +22,9 @@ import numpy as np
 from scipy import sparse
 from spacy.util import registry
 
+from .checks import is_whole_number
 from .errors import SavedStateError
-from .pipe_state import is_whole_number
+from .scoring import biosyn_scores, top_k
 from .storage import mapped_npz
 
 # Float rounding between two ways of computing one score: near-ties are
@@ -168,15 +169,15 @@ class ExactIndex(SearchIndex):
         # MEDIC's 72k, where a sparse product with every name took a third
         # of the search.
         headroom = max(weight, 0.0) + _BOUND_EPS
-        seeds = _top_k(dense, k)
+        seeds = top_k(dense, k)
         queries = sparse_q.toarray()
         scores = np.empty((len(dense), k), dtype=np.float32)
         ids = np.empty((len(dense), k), dtype=np.int64)
         for row, (row_dense, query) in enumerate(zip(dense, queries)):
-            seed_totals = row_dense[seeds[row]] + weight * (self._sparse[seeds[row]] @ query)
+            seed_totals = biosyn_scores(row_dense[seeds[row]], self._sparse[seeds[row]] @ query, weight)
             candidates = np.flatnonzero(row_dense >= seed_totals.min() - headroom)
-            totals = row_dense[candidates] + weight * (self._sparse[candidates] @ query)
-            best = np.argsort(-totals, kind="stable")[:k]  # equal S in id order
+            totals = biosyn_scores(row_dense[candidates], self._sparse[candidates] @ query, weight)
+            best = top_k(totals[None], k)[0]
             scores[row], ids[row] = totals[best], candidates[best]
         return scores, ids
 
@@ -208,24 +209,6 @@ def exact_index_v1(pool_size: int = 64, chunk_size: int = 128) -> ExactIndex:
     bound; v2 returns the same exact ranking by scoring every name, so
     these settings have nothing left to set."""
     return ExactIndex()
-
-
-def _top_k(scores: np.ndarray, k: int, block: int = 64) -> np.ndarray:
-    """The ids of each row's k highest scores, best first and equal scores
-    in id order, as a stable sort of the whole row gives them. Sorting every
-    row costs many times torch.topk; instead the k-th highest block maximum
-    bounds each row's k-th score from below (k blocks reach it), and only
-    the few scores at or above that bound are sorted."""
-    n_rows, n = scores.shape
-    if n < 4 * k * block:
-        return np.argsort(-scores, axis=1, kind="stable")[:, :k]
-    block_max = scores[:, : n // block * block].reshape(n_rows, -1, block).max(axis=2)
-    bound = -np.partition(-block_max, k - 1, axis=1)[:, k - 1]
-    ids = np.empty((n_rows, k), dtype=np.int64)
-    for row in range(n_rows):
-        above = np.flatnonzero(scores[row] >= bound[row])
-        ids[row] = above[np.argsort(-scores[row, above], kind="stable")[:k]]
-    return ids
 
 
 def _flat_vectors(path: Path) -> np.ndarray:

@@ -18,8 +18,8 @@ from typing import List, Optional, Sequence, Union
 import numpy as np
 from spacy.util import registry
 
+from .checks import is_whole_number
 from .encoders import Encoder, encode_in_batches, offline_copy, unit_rows
-from .pipe_state import is_whole_number
 
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"

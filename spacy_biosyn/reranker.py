@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Dict, Iterable, List, NamedTuple, Optional, Se
 import numpy as np
 from spacy.util import registry
 
+from .checks import is_number, is_whole_number
 from .corpus import PubTatorDocument, Query
 from .encoders import DEFAULT_ENCODER_NAME, offline_copy
 from .linker import Candidate
-from .pipe_state import is_number, is_whole_number
 
 if TYPE_CHECKING:
     import torch

@@ -1,6 +1,7 @@
 """The morphological view: tf-idf over character uni- and bi-grams (BioSyn).
 
-Rows are L2-normalized, so S_sparse = inner product of two rows lies in [0, 1].
+Rows are L2-normalized, so S_sparse = inner product of two rows lies in [0, 1]
+(scoring.py computes it).
 The state (n-gram vocabulary and idf weights) is saved as JSON: loading it runs
 no code, unlike a pickled vectorizer.
 """
@@ -48,26 +49,6 @@ class SparseEncoder:
         vectorizer.idf_ = np.asarray(state["idf"], dtype=np.float32)
         self._vectorizer = vectorizer
         return self
-
-
-def sparse_scores(names: sparse.csr_matrix, queries: sparse.csr_matrix) -> np.ndarray:
-    """S_sparse of every (query, name) pair as a dense (queries x names) array.
-
-    names (N x V, sparse) times queries (V x b, dense) is one pass over the
-    names' non-zeros; a sparse x sparse product would come out nearly dense
-    anyway, since every name shares some character with every query.
-    """
-    return np.ascontiguousarray((names @ queries.toarray().T).T)
-
-
-def pooled_sparse_scores(
-    names: sparse.csr_matrix, queries: sparse.csr_matrix, ids: np.ndarray
-) -> np.ndarray:
-    """S_sparse of each query with the names of its row of `ids` (queries x
-    pool): only the pooled names are touched, whatever the dictionary's size."""
-    n_queries, pool = ids.shape
-    pooled = names[ids.ravel()].multiply(queries[np.repeat(np.arange(n_queries), pool)])
-    return np.asarray(pooled.sum(axis=1), dtype=np.float32).reshape(n_queries, pool)
 
 
 def _vectorizer(**kwargs) -> TfidfVectorizer:

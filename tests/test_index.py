@@ -7,7 +7,8 @@ from spacy.util import registry
 
 from spacy_biosyn.faiss_index import FaissIndex
 from spacy_biosyn.index import ExactIndex
-from spacy_biosyn.sparse import pooled_sparse_scores, sparse_scores
+from spacy_biosyn.scoring import pooled_sparse_scores, sparse_scores, top_k
+from spacy_biosyn.training.candidates import dense_top_k
 
 
 def brute_force(names_dense, names_sparse, q_dense, q_sparse, weight, k):
@@ -224,3 +225,21 @@ def _saved_without_projection(tmp_path):
     names_dense, names_sparse, _, _ = random_problem(seed=3)
     FaissIndex("HNSW32").build(names_dense, names_sparse).to_disk(tmp_path / "plain")
     return tmp_path / "plain"
+
+
+@pytest.mark.parametrize("n_names", [50, 20_000])
+def test_top_k_keeps_equal_scores_in_id_order_as_a_stable_sort_does(n_names):
+    # Scores rounded to two levels make ties at the k-th place in every row:
+    # the short rows take the plain sort, the long ones the block bound.
+    scores = np.round(np.random.default_rng(3).random((6, n_names)), 1).astype(np.float32)
+    expected = np.argsort(-scores, axis=1, kind="stable")[:, :10]
+    np.testing.assert_array_equal(top_k(scores, 10), expected)
+
+
+def test_training_candidates_break_ties_as_the_search_does():
+    # Scores of one decimal tie at the 5th place; argpartition used to keep
+    # an arbitrary one of the tied names there.
+    names = np.round(np.random.default_rng(0).random((100, 1)), 1).astype(np.float32)
+    query = np.ones((1, 1), dtype=np.float32)
+    expected = np.argsort(-(query @ names.T), axis=1, kind="stable")[:, :5]
+    np.testing.assert_array_equal(dense_top_k(query, names, 5), expected)

@@ -12,7 +12,7 @@ from scipy import sparse
 
 from ..corpus import Query
 from ..dictionary import Dictionary, split_cuis
-from ..sparse import sparse_scores
+from ..scoring import sparse_scores, top_k
 from ..text import normalize
 
 _CHUNK = 256  # queries scored at once: a (chunk x names) float32 block
@@ -72,9 +72,7 @@ def _top_k(score_rows, n_queries: int, k: int, exclude: Optional[np.ndarray]) ->
         if exclude is not None:
             hidden = exclude[rows] >= 0
             scores[hidden, exclude[rows][hidden]] = -np.inf
-        best = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-        order = np.argsort(-np.take_along_axis(scores, best, axis=1), axis=1, kind="stable")
-        out[rows] = np.take_along_axis(best, order, axis=1)
+        out[rows] = top_k(scores, k)
     return out
 
 
@@ -107,11 +105,3 @@ def positive_mask(candidates: np.ndarray, gold: Sequence[str], dictionary: Dicti
         dtype=bool,
     )
 
-
-def pair_sparse_scores(
-    queries: sparse.csr_matrix, names: sparse.csr_matrix, query_rows: np.ndarray, candidates: np.ndarray
-) -> np.ndarray:
-    """(b, k) S_sparse of each query with each of its candidates."""
-    b, k = candidates.shape
-    pairs = queries[np.repeat(query_rows, k)].multiply(names[candidates.ravel()])
-    return np.asarray(pairs.sum(axis=1), dtype=np.float32).reshape(b, k)

@@ -36,13 +36,13 @@ from ..dictionary import Dictionary
 from ..evaluation import evaluate
 from ..index import ExactIndex
 from ..linker import Candidate, Linker
+from ..scoring import biosyn_scores, pooled_sparse_scores
 from ..sparse import SparseEncoder
 from ..text import normalize
 from .candidates import (
     dense_top_k,
     mix_candidates,
     own_rows,
-    pair_sparse_scores,
     positive_mask,
     sparse_top_k,
     training_pairs,
@@ -204,8 +204,8 @@ class Trainer:
         index = torch.tensor([unique[s] for s in strings], device=self.device)
         queries, names = vectors[index[:b]], vectors[index[b:]].view(b, k, -1)
         dense = torch.einsum("bd,bkd->bk", queries, names)
-        sparse = torch.from_numpy(pair_sparse_scores(self.query_sparse, self.name_sparse, rows, candidates))
-        scores = dense + self.sparse_weight * sparse.to(self.device)
+        sparse = torch.from_numpy(pooled_sparse_scores(self.name_sparse, self.query_sparse[rows], candidates))
+        scores = biosyn_scores(dense, sparse.to(self.device), self.sparse_weight)
         return self.settings.objective(scores / self.settings.temperature, torch.from_numpy(positives).to(self.device))
 
     def snapshot(self) -> Snapshot:

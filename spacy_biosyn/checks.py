@@ -1,0 +1,18 @@
+"""What a setting may be, checked where each setting is taken. A leaf
+module: anything may import it, it imports nothing of the package."""
+import math
+
+
+def is_number(value) -> bool:
+    """A finite int or float, not a bool (true would pass as 1)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def is_whole_number(value, least: int) -> bool:
+    """An int >= least, not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
+def is_weight(value) -> bool:
+    """What lambda may be: a number >= 0."""
+    return is_number(value) and value >= 0

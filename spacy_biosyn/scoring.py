@@ -1,0 +1,55 @@
+"""The score and the ranking rule, written once for search, training and
+concept scoring.
+
+BioSyn scores a (mention, name) pair S = S_dense + lambda * S_sparse: the
+inner product of their encoder vectors plus lambda times the inner product
+of their tf-idf rows. Ranking keeps the k best, and equal scores in id order,
+so that every back-end and the trainer agree on ties.
+"""
+import numpy as np
+from scipy import sparse
+
+
+def biosyn_scores(dense, sparse_scores, sparse_weight):
+    """S = S_dense + lambda * S_sparse, for numbers, numpy arrays or torch
+    tensors alike (the trainer's loss takes its gradient)."""
+    return dense + sparse_weight * sparse_scores
+
+
+def sparse_scores(names: sparse.csr_matrix, queries: sparse.csr_matrix) -> np.ndarray:
+    """S_sparse of every (query, name) pair as a dense (queries x names) array.
+
+    names (N x V, sparse) times queries (V x b, dense) is one pass over the
+    names' non-zeros; a sparse x sparse product would come out nearly dense
+    anyway, since every name shares some character with every query.
+    """
+    return np.ascontiguousarray((names @ queries.toarray().T).T)
+
+
+def pooled_sparse_scores(names: sparse.csr_matrix, queries: sparse.csr_matrix, ids: np.ndarray) -> np.ndarray:
+    """S_sparse of each query with the names of its row of `ids` (queries x
+    pool): only the pooled names are touched, whatever the dictionary's size."""
+    n_queries, pool = ids.shape
+    pooled = names[ids.ravel()].multiply(queries[np.repeat(np.arange(n_queries), pool)])
+    return np.asarray(pooled.sum(axis=1), dtype=np.float32).reshape(n_queries, pool)
+
+
+def top_k(scores: np.ndarray, k: int, block: int = 64) -> np.ndarray:
+    """The column ids of each row's k highest scores, best first and equal
+    scores in id order, as a stable sort of the whole row gives them.
+
+    Sorting every row costs many times torch.topk; instead the k-th highest
+    block maximum bounds each row's k-th score from below (k blocks reach
+    it), and only the few scores at or above that bound are sorted.
+    """
+    n_rows, n = scores.shape
+    k = min(k, n)
+    if n < 4 * k * block:
+        return np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    block_max = scores[:, : n // block * block].reshape(n_rows, -1, block).max(axis=2)
+    bound = -np.partition(-block_max, k - 1, axis=1)[:, k - 1]
+    ids = np.empty((n_rows, k), dtype=np.int64)
+    for row in range(n_rows):
+        above = np.flatnonzero(scores[row] >= bound[row])
+        ids[row] = above[np.argsort(-scores[row, above], kind="stable")[:k]]
+    return ids
