@@ -29,6 +29,7 @@ from spacy.training import Example
 from spacy.util import minibatch
 
 from .abbreviations import Abbreviation, AbbreviationDetector
+from .checks import is_number, is_weight, is_whole_number
 from .concepts import ConceptScorer
 from .corpus import read_id_usage, read_synonyms
 from .dictionary import Concept, Dictionary
@@ -37,7 +38,7 @@ from .evaluation import link_scores
 from .extensions import register_extensions
 from .index import SearchIndex
 from .linker import Candidate, LinkedPart, Linker
-from .pipe_state import is_number, is_weight, is_whole_number, pack_state, read_state, unpack_state, write_state
+from .pipe_state import pack_state, read_state, unpack_state, write_state
 from .preprocessing import MentionPreprocessor, Reading, long_forms_by_short_form
 from .reranker import CrossEncoderReranker, MentionInContext
 from .sieve import Sieve
@@ -229,7 +230,7 @@ class BiosynLinker(Pipe):
         if len(self.route_paths) != len(routes or {}):
             raise ValueError(f"{name}: routes names a label twice in different cases: {sorted(routes)}")
         self._unbuilt_index = copy.deepcopy(index)
-        self.routes = {label: self._new_route_linker() for label in self.route_paths}
+        self.routes = {label: self.new_route_linker() for label in self.route_paths}
         self.abbreviation_detector = abbreviations
         self.preprocessor = MentionPreprocessor(split_composites)
         self.reranker = reranker
@@ -286,7 +287,7 @@ class BiosynLinker(Pipe):
             vocabulary = read_synonyms(vocabulary)
         if not len(vocabulary):
             raise ValueError(f"{self.name}: the vocabulary for the route {label!r} has no names")
-        route = self._new_route_linker()
+        route = self.new_route_linker()
         route.build(self._with_preferred_ids(vocabulary))
         self.routes[label.casefold()] = route
 
@@ -296,7 +297,9 @@ class BiosynLinker(Pipe):
         for linker in (self.linker, *self.routes.values()):
             linker.set_encoder(encoder, reencode)
 
-    def _new_route_linker(self) -> Linker:
+    def new_route_linker(self) -> Linker:
+        """An empty linker for a route: this pipe's encoder, lambda, index
+        back-end and scorers, its own names."""
         return Linker(
             self.linker.encoder,
             copy.deepcopy(self._unbuilt_index),

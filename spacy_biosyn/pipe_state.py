@@ -8,22 +8,35 @@ names them.
 A save goes into a fresh folder swapped in whole (storage.py); bytes are the
 same files packed with msgpack.
 """
-import math
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, Union
+from typing import Callable, Dict, Iterable, Optional, Protocol, Union
 
 import srsly
 
+from .checks import is_weight
 from .errors import MismatchError, SavedStateError
+from .linker import Linker
+from .preprocessing import MentionPreprocessor
+from .reranker import CrossEncoderReranker
 from .storage import read_consistently, read_saved_json, replaced_atomically
 
 
-if TYPE_CHECKING:
-    from .component import BiosynLinker
+class SavedPipe(Protocol):
+    """What a save holds of the biosyn_linker component (component.py), so
+    that this module need not import the component."""
+
+    name: str
+    linker: Linker
+    routes: Dict[str, Linker]
+    preprocessor: MentionPreprocessor
+    id_usage: Dict[str, int]
+    reranker: Optional[CrossEncoderReranker]
+
+    def new_route_linker(self) -> Linker: ...
 
 
-def _writers(pipe: "BiosynLinker") -> Dict[str, Callable[[Path], None]]:
+def _writers(pipe: SavedPipe) -> Dict[str, Callable[[Path], None]]:
     def write_routes(path: Path) -> None:
         for i, linker in enumerate(pipe.routes.values()):
             linker.to_disk(path / "routes" / str(i), exclude=["encoder"])
@@ -44,7 +57,7 @@ def _writers(pipe: "BiosynLinker") -> Dict[str, Callable[[Path], None]]:
     }
 
 
-def _readers(pipe: "BiosynLinker") -> Dict[str, Callable[[Path], None]]:
+def _readers(pipe: SavedPipe) -> Dict[str, Callable[[Path], None]]:
     cfg = {}
 
     def read_cfg(path: Path) -> None:
@@ -58,7 +71,7 @@ def _readers(pipe: "BiosynLinker") -> Dict[str, Callable[[Path], None]]:
         # Routes added by add_route() after initialize() are in the saved
         # state only, like the synonyms add_synonyms() adds.
         pipe.routes = {
-            label: pipe.routes[label] if label in pipe.routes else pipe._new_route_linker() for label in cfg["routes"]
+            label: pipe.routes[label] if label in pipe.routes else pipe.new_route_linker() for label in cfg["routes"]
         }
         for linker in (pipe.linker, *pipe.routes.values()):
             linker.sparse_weight = cfg["sparse_weight"]
@@ -98,14 +111,14 @@ def _readers(pipe: "BiosynLinker") -> Dict[str, Callable[[Path], None]]:
     }
 
 
-def write_state(pipe: "BiosynLinker", path: Union[str, Path], exclude: Iterable[str]) -> None:
+def write_state(pipe: SavedPipe, path: Union[str, Path], exclude: Iterable[str]) -> None:
     with replaced_atomically(path) as staging:
         for field, write in _writers(pipe).items():
             if field not in exclude:
                 write(staging)
 
 
-def read_state(pipe: "BiosynLinker", path: Union[str, Path], exclude: Iterable[str]) -> None:
+def read_state(pipe: SavedPipe, path: Union[str, Path], exclude: Iterable[str]) -> None:
     path = Path(path)
 
     def read() -> None:
@@ -116,7 +129,7 @@ def read_state(pipe: "BiosynLinker", path: Union[str, Path], exclude: Iterable[s
     read_consistently(path, read)
 
 
-def pack_state(pipe: "BiosynLinker", exclude: Iterable[str]) -> bytes:
+def pack_state(pipe: SavedPipe, exclude: Iterable[str]) -> bytes:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "component"
         write_state(pipe, folder, exclude)
@@ -124,7 +137,7 @@ def pack_state(pipe: "BiosynLinker", exclude: Iterable[str]) -> bytes:
     return srsly.msgpack_dumps(files)
 
 
-def unpack_state(pipe: "BiosynLinker", data: bytes, exclude: Iterable[str]) -> None:
+def unpack_state(pipe: SavedPipe, data: bytes, exclude: Iterable[str]) -> None:
     files = srsly.msgpack_loads(data)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -135,21 +148,6 @@ def unpack_state(pipe: "BiosynLinker", data: bytes, exclude: Iterable[str]) -> N
             (folder / relative).parent.mkdir(parents=True, exist_ok=True)
             (folder / relative).write_bytes(content)
         read_state(pipe, folder, exclude)
-
-
-def is_number(value) -> bool:
-    """A finite int or float, not a bool (true would pass as 1)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def is_whole_number(value, least: int) -> bool:
-    """An int >= least, not a bool."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= least
-
-
-def is_weight(value) -> bool:
-    """What lambda may be: a number >= 0."""
-    return is_number(value) and value >= 0
 
 
 def _checked_cfg(path: Path) -> dict:

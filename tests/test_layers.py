@@ -1,0 +1,78 @@
+"""The package's modules import one another without a circle, counting
+imports made only for type checking and those inside functions: each
+module can be read, tested and replaced from the ones below it."""
+import ast
+from pathlib import Path
+
+import spacy_biosyn
+
+PACKAGE = Path(spacy_biosyn.__file__).parent
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path, modules: set) -> set:
+    """The package modules `path` imports, wherever the import statement is."""
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            # `from . import x` imports the module x when there is one
+            names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+        else:
+            continue
+        found.update(name for name in names if name in modules)
+    return found - {module_name(path)}
+
+
+def import_graph() -> dict:
+    paths = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    return {name: imported_modules(path, set(paths)) for name, path in paths.items()}
+
+
+def find_circle(graph: dict):
+    """One import circle as a list of modules, or None."""
+    state = {}
+
+    def visit(module, trail):
+        state[module] = "open"
+        for imported in sorted(graph[module]):
+            if state.get(imported) == "open":
+                return trail[trail.index(imported):] + [imported]
+            if imported not in state:
+                circle = visit(imported, trail + [imported])
+                if circle:
+                    return circle
+        state[module] = "done"
+        return None
+
+    for module in sorted(graph):
+        if module not in state:
+            circle = visit(module, [module])
+            if circle:
+                return circle
+    return None
+
+
+def test_no_module_imports_one_that_imports_it_back():
+    circle = find_circle(import_graph())
+    assert circle is None, " -> ".join(circle)
+
+
+def test_the_circle_finder_finds_a_circle():
+    assert find_circle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+
+
+def test_leaf_modules_import_nothing_of_the_package():
+    graph = import_graph()
+    for leaf in ("spacy_biosyn.errors", "spacy_biosyn.checks", "spacy_biosyn.scoring"):
+        assert graph[leaf] == set(), leaf
