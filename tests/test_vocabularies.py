@@ -1,10 +1,8 @@
 """Vocabulary readers on small files in each real format: names, concepts
 with the primary ID first, filters, and errors naming file and line."""
-import configparser
 from pathlib import Path
 
 import pytest
-from spacy.util import registry
 
 from spacy_biosyn import DictionaryError, read_biosyn, read_medic, read_obo, read_scispacy_kb, read_umls
 
@@ -181,11 +179,3 @@ def test_a_vocabulary_without_names_is_an_error(tmp_path, reader, content):
     with pytest.raises(DictionaryError, match=f"{path}: the vocabulary has no names"):
         reader(path)
 
-
-def test_every_reader_in_setup_cfg_resolves_from_the_registry():
-    config = configparser.ConfigParser()
-    config.read(Path(__file__).parents[1] / "setup.cfg")
-    names = [line.split("=")[0].strip() for line in config["options.entry_points"]["spacy_readers"].split("\n") if line]
-    assert len(names) == 5
-    for name in names:
-        assert callable(registry.readers.get(name))
