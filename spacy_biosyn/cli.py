@@ -8,6 +8,7 @@ import typer
 from wasabi import msg
 
 from .errors import BiosynError
+from .names import PIPE_NAME
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -18,7 +19,6 @@ if TYPE_CHECKING:
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 
 MAX_K = 5
-PIPE_NAME = "biosyn_linker"
 ROUTE_HELP = (
     "LABEL=PATH: link spans of LABEL against their own vocabulary, a CUI||name file or a folder "
     "of .concept files whose mentions become the names (repeatable)"
@@ -61,7 +61,7 @@ def build(
         routes={label: str(path) for label, path in _routes(route).items()},
         dictionary_labels=dictionary_labels.split(",") if dictionary_labels else None,
     )
-    nlp.add_pipe("biosyn_linker", config=config)
+    nlp.add_pipe(PIPE_NAME, config=config)
     _index_and_save(nlp, nlp.initialize, output_dir)
 
 
@@ -87,7 +87,7 @@ def index(
     if routes_dir is not None:
         routes.update((entry.stem, entry) for entry in sorted(routes_dir.iterdir()) if not entry.name.startswith("."))
     nlp = spacy.load(pipeline_dir)
-    linker = nlp.get_pipe("biosyn_linker")
+    linker = nlp.get_pipe(PIPE_NAME)
     if preferred_ids_from:
         linker.learn_preferred_ids(preferred_ids_from)
 
@@ -136,7 +136,7 @@ def evaluate(
     if end_to_end:
         return _evaluate_end_to_end(pipeline_dir, queries, labels, output)
     nlp = spacy.load(pipeline_dir)
-    linker = nlp.get_pipe("biosyn_linker")
+    linker = nlp.get_pipe(PIPE_NAME)
     linker.top_k = max(linker.top_k, MAX_K)
     if dictionary is not None:
         linker.set_dictionary(dictionary)
@@ -256,7 +256,7 @@ def assemble(
         nlp, linker = spacy.load(ner_pipeline), spacy.load(linker_pipeline)
     except OSError as error:  # spaCy's E050: neither a package nor a folder
         msg.fail(str(error), exits=1)
-    nlp.add_pipe("biosyn_linker", source=linker)
+    nlp.add_pipe(PIPE_NAME, source=linker)
     save_pipeline(nlp, output_dir)
     msg.good(f"{' -> '.join(nlp.pipe_names)} saved to {output_dir}")
 
@@ -280,7 +280,7 @@ def onnx(
 
     _check_output_dir(output_dir)
     nlp = spacy.load(pipeline_dir)
-    pipe = nlp.get_pipe("biosyn_linker")
+    pipe = nlp.get_pipe(PIPE_NAME)
     source = pipe.linker.encoder
     if not isinstance(source, TransformerEncoder):
         msg.fail(f"{pipeline_dir}: its encoder is not a PyTorch one ({type(source).__name__}); convert the pipeline it came from", exits=1)
@@ -288,7 +288,7 @@ def onnx(
     encoder = OnnxEncoder(**settings).export(source)
     start = time.perf_counter()
     pipe.set_encoder(encoder, reencode=quantize)
-    nlp.get_pipe_config("biosyn_linker")["encoder"] = {"@misc": "spacy_biosyn.OnnxEncoder.v1", **settings}
+    nlp.get_pipe_config(PIPE_NAME)["encoder"] = {"@misc": "spacy_biosyn.OnnxEncoder.v1", **settings}
     save_pipeline(nlp, output_dir)
     reencoded = f"; names re-encoded in {time.perf_counter() - start:.1f}s" if quantize else ""
     msg.good(f"ONNX encoder{' (int8)' if quantize else ''} saved with the pipeline to {output_dir}{reencoded}")
@@ -419,7 +419,7 @@ def _index_and_save(nlp: "Language", index: Callable[[], None], output_dir: Path
     index()
     seconds = time.perf_counter() - start
     save_pipeline(nlp, output_dir)
-    names = len(nlp.get_pipe("biosyn_linker").linker.dictionary)
+    names = len(nlp.get_pipe(PIPE_NAME).linker.dictionary)
     msg.good(f"Indexed {names} names in {seconds:.1f}s ({names / seconds:.0f} names/s); pipeline saved to {output_dir}")
 
 

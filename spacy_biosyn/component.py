@@ -38,6 +38,7 @@ from .evaluation import link_scores
 from .extensions import register_extensions
 from .index import SearchIndex
 from .linker import Candidate, LinkedPart, Linker
+from .names import PIPE_NAME
 from .pipe_state import pack_state, read_state, unpack_state, write_state
 from .preprocessing import MentionPreprocessor, Reading, long_forms_by_short_form
 from .reranker import CrossEncoderReranker, MentionInContext
@@ -60,7 +61,7 @@ class DocLinks(NamedTuple):
 
 
 @Language.factory(
-    "biosyn_linker",
+    PIPE_NAME,
     default_config={
         # A BioSyn `CUI||name` path or a vocabulary reader block
         # ({"@readers": "spacy_biosyn.MedicVocabulary.v1", "path": ...}).

@@ -12,10 +12,9 @@ from typing import Iterable, Iterator, List, NamedTuple, Optional
 
 from ..corpus import PubTatorDocument, pubtator_to_doc, unlinked_copy
 from ..errors import CorpusError
+from ..names import PIPE_NAME
 from .output import document_rows, write_shard
 from .sources import Document, Shard
-
-LINKER = "biosyn_linker"
 
 
 class RunSettings(NamedTuple):
@@ -45,7 +44,7 @@ class ShardLinker:
             spacy.require_gpu()
         self.nlp = spacy.load(settings.pipeline)
         # Gold spans replace whatever finds entities: only the linker runs.
-        self.disabled = [name for name in self.nlp.pipe_names if name != LINKER] if settings.gold_spans else []
+        self.disabled = [name for name in self.nlp.pipe_names if name != PIPE_NAME] if settings.gold_spans else []
 
     def pipe(self, documents: Iterable[Document], n_process: int = 1) -> Iterator[List[dict]]:
         """Each document's rows, in input order."""
@@ -87,17 +86,17 @@ def check_pipeline(pipeline: Path, gold_spans: bool) -> None:
 
     config = load_config(pipeline / "config.cfg", interpolate=False)
     names = list(config["nlp"]["pipeline"])
-    if LINKER not in names:
-        raise CorpusError(f"{pipeline}: the pipeline has no {LINKER} (it has {names})")
+    if PIPE_NAME not in names:
+        raise CorpusError(f"{pipeline}: the pipeline has no {PIPE_NAME} (it has {names})")
     if gold_spans:
         return
-    factories = [config["components"][name].get("factory") for name in names[: names.index(LINKER)]]
+    factories = [config["components"][name].get("factory") for name in names[: names.index(PIPE_NAME)]]
     if not any(
         not Language.has_factory(factory) or "doc.ents" in Language.get_factory_meta(factory).assigns
         for factory in factories if factory
     ):
         raise CorpusError(
-            f"{pipeline}: no component before {LINKER} finds entities (ner, entity_ruler): "
+            f"{pipeline}: no component before {PIPE_NAME} finds entities (ner, entity_ruler): "
             "give a pipeline with an NER, or link the input's annotations with --gold-spans"
         )
 

@@ -36,11 +36,11 @@ from ..corpus import Query, read_concept_queries, read_pubtator
 from ..dictionary import Dictionary, bare_id, split_cuis
 from ..evaluation import evaluate
 from ..linker import Candidate
+from ..names import PIPE_NAME
 from ..reranker import CrossEncoderReranker, MentionInContext, combined_scores, query_contexts
 from ..storage import save_pipeline
 from .objectives import marginal_nll
 
-PIPE = "biosyn_linker"
 
 
 class RerankerTrainingSettings(BaseModel):
@@ -73,7 +73,7 @@ def train_reranker(config: Config, output_dir: Path) -> Dict[str, Any]:
         if not paths.get(key):
             raise ValueError(f"paths.{key} is not set: give it in the config or as --paths.{key} PATH")
     nlp = spacy.load(paths["pipeline"])
-    pipe = nlp.get_pipe(PIPE)
+    pipe = nlp.get_pipe(PIPE_NAME)
     if pipe.reranker is not None:
         raise ValueError(f"{paths['pipeline']} already has a re-ranker: give the pipeline of the first stage alone")
     reranker: CrossEncoderReranker = resolved["reranker"]
@@ -147,13 +147,13 @@ def train_reranker(config: Config, output_dir: Path) -> Dict[str, Any]:
 def with_reranker(nlp: Language, reranker: CrossEncoderReranker) -> Language:
     """`nlp` with its biosyn_linker re-ranking by `reranker`, named in the
     pipeline's config, so that a save loads with it."""
-    config = {key: value for key, value in nlp.config["components"][PIPE].items() if key != "factory"}
+    config = {key: value for key, value in nlp.config["components"][PIPE_NAME].items() if key != "factory"}
     config["reranker"] = {"@misc": "spacy_biosyn.CrossEncoderReranker.v1", **reranker.settings}
-    old = nlp.get_pipe(PIPE)
+    old = nlp.get_pipe(PIPE_NAME)
     with tempfile.TemporaryDirectory() as tmp:
-        old.to_disk(Path(tmp) / PIPE, exclude=["reranker"])
-        new = nlp.replace_pipe(PIPE, PIPE, config=config)
-        new.from_disk(Path(tmp) / PIPE, exclude=["reranker"])
+        old.to_disk(Path(tmp) / PIPE_NAME, exclude=["reranker"])
+        new = nlp.replace_pipe(PIPE_NAME, PIPE_NAME, config=config)
+        new.from_disk(Path(tmp) / PIPE_NAME, exclude=["reranker"])
     new.reranker = reranker
     return nlp
 

@@ -36,6 +36,7 @@ from ..dictionary import Dictionary
 from ..evaluation import evaluate
 from ..index import ExactIndex
 from ..linker import Candidate, Linker
+from ..names import PIPE_NAME
 from ..scoring import biosyn_scores, pooled_sparse_scores
 from ..sparse import SparseEncoder
 from ..text import normalize
@@ -284,7 +285,7 @@ class Trainer:
         """The encoder as it is now, with this lambda, as a spaCy pipeline."""
         nlp = spacy.blank(self.config["nlp"]["lang"])
         pipe = nlp.add_pipe(
-            "biosyn_linker",
+            PIPE_NAME,
             config={"encoder": dict(self.config["encoder"]), "sparse_weight": sparse_weight},
         )
         pipe.linker.encoder = self.encoder
