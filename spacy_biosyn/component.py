@@ -30,7 +30,7 @@ from spacy.util import minibatch
 
 from .abbreviations import Abbreviation, AbbreviationDetector
 from .checks import is_number, is_weight, is_whole_number
-from .concepts import ConceptScorer
+from .concepts import ConceptScorer, by_concept
 from .corpus import read_id_usage, read_synonyms
 from .dictionary import Concept, Dictionary
 from .encoders import DEFAULT_ENCODER_NAME, Encoder
@@ -511,14 +511,8 @@ def _best_reading(readings: List[Reading], ranked: Dict[str, List[Candidate]]) -
 
 
 def _concepts(candidates: List[Candidate], limit: int) -> List[Tuple[Concept, float]]:
-    """Distinct concepts in rank order, each with its best name's score. A
-    concept is known by its preferred ID, so MEDIC's `D001943|114480` name
-    and a `D001943` name are one entry."""
-    best: Dict[str, Tuple[Concept, float]] = {}
-    for candidate in candidates:
-        for ids in candidate.concepts:
-            best.setdefault(ids[0], (ids, candidate.score))
-    return list(best.values())[:limit]
+    """Distinct concepts in rank order, each with its best name's score."""
+    return [(concept, names[0].score) for concept, names in by_concept(candidates).items()][:limit]
 
 
 def _joined_concepts(parts: List[LinkedPart], limit: int) -> Tuple[List[tuple], List[Concept]]:

@@ -61,7 +61,7 @@ class AliasCountReranker(ConceptScorer):
         a, b, c = self.weights
         ranked = []
         for pool in pools:
-            concepts = _by_concept(pool)
+            concepts = by_concept(pool)
             scores = [
                 a * names[0].score + b * float(np.mean([n.score for n in names])) + c * len(names)
                 for names in concepts.values()
@@ -82,7 +82,7 @@ class ConceptCentroids(ConceptScorer):
         rows_by_cui = linker.dictionary.rows_by_cui
         ranked = []
         for dense_q, sparse_q, pool in zip(dense_queries, sparse_queries, pools):
-            concepts = _by_concept(pool)
+            concepts = by_concept(pool)
             scores = [
                 _centroid_score(linker, dense_q, sparse_q, rows_by_cui[ids[0]]) for ids in concepts
             ]
@@ -99,8 +99,8 @@ def _centroid_score(linker: "Linker", dense_q, sparse_q, rows: np.ndarray) -> fl
     return biosyn_scores(float(dense_q @ dense), float((sparse_q @ tfidf)[0]), linker.sparse_weight)
 
 
-def _by_concept(pool: List[Candidate]) -> Dict[Concept, List[Candidate]]:
-    """The pool's names grouped by concept, concepts in order of their best
+def by_concept(pool: List[Candidate]) -> Dict[Concept, List[Candidate]]:
+    """The ranked names grouped by concept, concepts in order of their best
     name. A concept is known by its preferred ID: MEDIC's `D001943|114480`
     on one name and `D001943` alone on another are one disease."""
     preferred: Dict[str, Concept] = {}

@@ -244,7 +244,6 @@ def test_convert_writes_a_docbin_for_spacy_train(tmp_path):
 
 
 def test_end_to_end_scores_by_hand():
-    from spacy.tokens import Span
     from spacy.training import Example
 
     from spacy_biosyn.evaluation import end_to_end_scores
