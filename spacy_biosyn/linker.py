@@ -81,17 +81,22 @@ class Linker:
         dictionary: Dictionary,
         refit_sparse: bool = True,
         vectors: Optional[np.ndarray] = None,
+        sparse: Optional[SparseEncoder] = None,
     ) -> None:
         """Encode every name and index them. `refit_sparse=False` keeps the
         fitted tf-idf, as BioSyn does when a trained model meets a new
-        dictionary (dev and test dictionaries add names to the training one).
-        `vectors` are the names' dense vectors when the caller already has
-        them from this encoder (the trainer does, once per epoch)."""
+        dictionary (dev and test dictionaries add names to the training one);
+        `sparse` is a fitted tf-idf to use as it is (the trainer's, fitted on
+        the training dictionary). `vectors` are the names' dense vectors when
+        the caller already has them from this encoder (the trainer does, once
+        per epoch)."""
         if len(dictionary) == 0:
             raise ValueError("cannot build a linker over an empty dictionary")
         if vectors is not None and len(vectors) != len(dictionary):
             raise ValueError(f"{len(vectors)} vectors for {len(dictionary)} names")
-        if refit_sparse or not self.sparse.is_fitted:
+        if sparse is not None:
+            self.sparse = sparse
+        elif refit_sparse or not self.sparse.is_fitted:
             self.sparse.fit(dictionary.names)
         if vectors is None:
             vectors = self.encoder.encode(dictionary.names)

@@ -218,20 +218,22 @@ class Trainer:
         train_vectors = vectors[[row[n] for n in self.dictionary.names]]
         dev_vectors = vectors[[row[n] for n in self.dev_dictionary.names]]
         linker = Linker(self.encoder, ExactIndex(), self.sparse_weight.item())
-        linker.sparse = self.sparse
-        linker.build(self.dev_dictionary, refit_sparse=False, vectors=dev_vectors)
+        linker.build(self.dev_dictionary, vectors=dev_vectors, sparse=self.sparse)
         with self._autocast():
             accuracy = evaluate(lambda texts: linker.rank([normalize(t) for t in texts], 5), self.dev_queries)
-            recall = evaluate(lambda texts: self._candidates(linker, texts), self.dev_queries, max_k=self.settings.k)
+            recall = evaluate(
+                lambda texts: self._candidates(linker, dev_vectors, texts), self.dev_queries, max_k=self.settings.k
+            )
         dev = {"acc@1": accuracy["acc@1"], "acc@5": accuracy["acc@5"], "recall": recall[f"acc@{self.settings.k}"]}
         return Snapshot(train_vectors, dev)
 
-    def _candidates(self, linker: Linker, texts: List[str]) -> List[List[Candidate]]:
-        """The k training candidates a text would get from the linker's dictionary."""
+    def _candidates(self, linker: Linker, name_vectors: np.ndarray, texts: List[str]) -> List[List[Candidate]]:
+        """The k training candidates a text would get from the linker's
+        dictionary, whose names' vectors are `name_vectors`."""
         texts = [normalize(t) for t in texts]
-        k, names = self.settings.k, linker.index.vectors
+        k = self.settings.k
         sparse_ids = sparse_top_k(self.sparse.transform(texts), linker.index.sparse_vectors, k)
-        dense_ids = dense_top_k(self.encoder.encode(texts), names, k)
+        dense_ids = dense_top_k(self.encoder.encode(texts), name_vectors, k)
         mixed = mix_candidates(sparse_ids, dense_ids, k, self.settings.dense_ratio)
         d = linker.dictionary
         return [[Candidate(d.names[i], d.concepts[i], 0.0) for i in row] for row in mixed.tolist()]
@@ -288,9 +290,8 @@ class Trainer:
             PIPE_NAME,
             config={"encoder": dict(self.config["encoder"]), "sparse_weight": sparse_weight},
         )
-        pipe.linker.encoder = self.encoder
-        pipe.linker.sparse = self.sparse
-        pipe.linker.build(self.dev_dictionary, refit_sparse=False)
+        pipe.set_encoder(self.encoder, reencode=False)
+        pipe.linker.build(self.dev_dictionary, sparse=self.sparse)
         nlp.meta["spacy_biosyn"] = {
             "epoch": record["epoch"], "step": record["step"], "training": dict(self.config["training"].items())
         }
