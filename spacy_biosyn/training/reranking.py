@@ -15,7 +15,6 @@ marginalization loss over them (objectives.marginal_nll). Dev is scored every
 re-ranker that never beats it is not kept (`model-last` always has it).
 """
 import copy
-import json
 import math
 import tempfile
 import time
@@ -39,6 +38,7 @@ from ..linker import Candidate
 from ..names import PIPE_NAME
 from ..reranker import CrossEncoderReranker, MentionInContext, combined_scores, query_contexts
 from ..storage import save_pipeline
+from .common import RunLog, required_path, start_output
 from .objectives import marginal_nll
 
 
@@ -70,17 +70,14 @@ def train_reranker(config: Config, output_dir: Path) -> Dict[str, Any]:
     fix_random_seed(resolved["system"]["seed"])
     paths = resolved["paths"]
     for key in ("pipeline", "base_dictionary", "train", "train_text", "dev", "dev_text"):
-        if not paths.get(key):
-            raise ValueError(f"paths.{key} is not set: give it in the config or as --paths.{key} PATH")
+        required_path(paths, key)
     nlp = spacy.load(paths["pipeline"])
     pipe = nlp.get_pipe(PIPE_NAME)
     if pipe.reranker is not None:
         raise ValueError(f"{paths['pipeline']} already has a re-ranker: give the pipeline of the first stage alone")
     reranker: CrossEncoderReranker = resolved["reranker"]
     reranker.load()
-    output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    config.to_disk(output_dir / "config.cfg")
+    output_dir = start_output(config, output_dir)
 
     train = _TrainingSet(pipe, reranker, paths, Dictionary.from_file(paths["base_dictionary"]))
     dev = _DevSet(pipe, reranker, paths)
@@ -106,9 +103,9 @@ def train_reranker(config: Config, output_dir: Path) -> Dict[str, Any]:
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: min((step + 1) / warmup, max(0.0, (total - step) / max(1, total - warmup)))
     )
-    log: List[Dict[str, Any]] = []
+    log = RunLog(output_dir)
     start = time.perf_counter()
-    best = _record(log, output_dir, 0, None, dev.first_stage_metrics, start, "first stage alone")
+    _record(log, 0, None, dev.first_stage_metrics, start, "first stage alone")
     best_state = None
     step, losses = 0, []
     for epoch in range(1, settings.epochs + 1):
@@ -124,10 +121,9 @@ def train_reranker(config: Config, output_dir: Path) -> Dict[str, Any]:
             step += 1
             if step % settings.eval_every == 0 or step == total:
                 model.eval()
-                record = _record(log, output_dir, step, float(np.mean(losses)), dev.metrics(), start, f"epoch {epoch}")
+                if _record(log, step, float(np.mean(losses)), dev.metrics(), start, f"epoch {epoch}"):
+                    best_state = copy.deepcopy(model.state_dict())
                 losses = []
-                if record["dev_acc@1"] > best["dev_acc@1"]:
-                    best, best_state = record, copy.deepcopy(model.state_dict())
                 model.train()
         model.eval()
     seconds = time.perf_counter() - start
@@ -140,8 +136,8 @@ def train_reranker(config: Config, output_dir: Path) -> Dict[str, Any]:
     if best_state is not None:
         model.load_state_dict(best_state)
         save_pipeline(nlp, target)
-        msg.good(f"Trained in {seconds:.0f}s; best dev check at step {best['step']}; saved {target} and model-last")
-    return {**best, "train_seconds": round(seconds, 1)}
+        msg.good(f"Trained in {seconds:.0f}s; best dev check at step {log.best['step']}; saved {target} and model-last")
+    return {**log.best, "train_seconds": round(seconds, 1)}
 
 
 def with_reranker(nlp: Language, reranker: CrossEncoderReranker) -> Language:
@@ -245,17 +241,17 @@ class _DevSet:
         return rank
 
 
-def _record(log, output_dir: Path, step: int, loss, metrics: Dict[str, float], start: float, stage: str) -> Dict[str, Any]:
+def _record(log: RunLog, step: int, loss, metrics: Dict[str, float], start: float, stage: str) -> bool:
+    """Log a dev check, timed from the start; whether it is the best so far."""
     record = {
         "step": step, "stage": stage, "loss": loss,
         "dev_acc@1": metrics["acc@1"], "dev_acc@5": metrics["acc@5"],
         "seconds": round(time.perf_counter() - start, 1),
     }
-    log.append(record)
-    (output_dir / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in log))
+    is_best = log.add(record)
     loss_text = "-" if loss is None else f"{loss:.4f}"
     msg.text(
         f"step {step:>5} ({stage}) | loss {loss_text} | dev acc@1 {metrics['acc@1']:.2f} "
         f"acc@5 {metrics['acc@5']:.2f} | {record['seconds']:.0f}s"
     )
-    return record
+    return is_best

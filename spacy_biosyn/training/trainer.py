@@ -13,7 +13,6 @@ untrained start included) and `model-last`, the config as run (`config.cfg`)
 and one JSON line per dev check (`log.jsonl`).
 """
 import copy
-import json
 import shutil
 import time
 from contextlib import nullcontext
@@ -48,6 +47,7 @@ from .candidates import (
     sparse_top_k,
     training_pairs,
 )
+from .common import RunLog, required_path, start_output
 from .objectives import Objective
 
 
@@ -102,15 +102,15 @@ class Trainer:
         self.config, self.settings, self.output_dir = config, settings, Path(output_dir)
         fix_random_seed(resolved["system"]["seed"])
         paths = resolved["paths"]
-        base = Dictionary.from_file(_required(paths, "dictionary"))
-        self.pairs = training_pairs(read_concept_queries(_required(paths, "train")))
+        base = Dictionary.from_file(required_path(paths, "dictionary"))
+        self.pairs = training_pairs(read_concept_queries(required_path(paths, "train")))
         if not self.pairs:
             raise ValueError(f"no training mention with a single CUI in {paths['train']}")
         self.gold = [cui for _, cui in self.pairs]
         self.texts = [text for text, _ in self.pairs]
         self.dictionary = base.with_synonyms((c, t) for t, c in self.pairs) if settings.add_train_mentions else base
         self.exclude = own_rows(base, self.dictionary, self.pairs)
-        self.dev_queries = read_concept_queries(_required(paths, "dev"))
+        self.dev_queries = read_concept_queries(required_path(paths, "dev"))
         # BioSyn scores dev against train names + train mentions: the default.
         dev_path = paths.get("dev_dictionary")
         self.dev_dictionary = Dictionary.from_file(dev_path) if dev_path else self.dictionary
@@ -136,15 +136,13 @@ class Trainer:
             weight_decay=settings.weight_decay,
         )
         self.shuffle = torch.Generator().manual_seed(resolved["system"]["seed"])
-        self.log: List[Dict[str, Any]] = []  # one record per dev check
+        self.log = RunLog(self.output_dir)
         self.step = 0
         self.since = 0.0  # when the last dev check ended; run() starts the clock
-        self.best: Optional[Dict[str, Any]] = None
         self.best_state: Optional[Dict[str, Any]] = None
 
     def run(self) -> Dict[str, Any]:
-        self.output_dir.mkdir(parents=True, exist_ok=True)
-        self.config.to_disk(self.output_dir / "config.cfg")  # with the overrides applied
+        start_output(self.config, self.output_dir)
         msg.info(
             f"{len(self.pairs)} training mentions, {len(self.dictionary)} names, "
             f"{len(self.dev_queries)} dev queries; {self.device}, "
@@ -156,18 +154,17 @@ class Trainer:
             snapshot = self.train_epoch(epoch, snapshot.train_vectors)
         msg.good(
             f"Trained {self.settings.epochs} epochs in {time.perf_counter() - start:.0f}s; "
-            f"best check: epoch {self.best['epoch']}, step {self.best['step']}"
+            f"best check: epoch {self.log.best['epoch']}, step {self.log.best['step']}"
         )
         self._save()
-        return self.best
+        return self.log.best
 
     def check(self, epoch: int, loss: Optional[float]) -> Snapshot:
         """Score dev with the model as it is now; keep its state if best."""
         snapshot = self.snapshot()
-        record = self._record(epoch, loss, snapshot)
+        if self._record(epoch, loss, snapshot):
+            self.best_state = self._state()
         self.since = time.perf_counter()
-        if self.best is None or record["dev_acc@1"] > self.best["dev_acc@1"]:
-            self.best, self.best_state = record, self._state()
         return snapshot
 
     def train_epoch(self, epoch: int, name_vectors: np.ndarray) -> Snapshot:
@@ -238,8 +235,9 @@ class Trainer:
         d = linker.dictionary
         return [[Candidate(d.names[i], d.concepts[i], 0.0) for i in row] for row in mixed.tolist()]
 
-    def _record(self, epoch, loss, snapshot: Snapshot) -> Dict[str, Any]:
-        """Log a dev check: its record, timed from the end of the last one."""
+    def _record(self, epoch, loss, snapshot: Snapshot) -> bool:
+        """Log a dev check, timed from the end of the last one; whether it is
+        the best so far."""
         record = {
             "epoch": epoch,
             "step": self.step,
@@ -250,16 +248,14 @@ class Trainer:
             "sparse_weight": self.sparse_weight.item(),
             "seconds": round(time.perf_counter() - self.since, 1),
         }
-        self.log.append(record)
-        with (self.output_dir / "log.jsonl").open("w") as f:
-            f.writelines(json.dumps(r) + "\n" for r in self.log)
+        is_best = self.log.add(record)
         loss_text = "-" if loss is None else f"{loss:.4f}"
         msg.text(
             f"epoch {epoch:>2} step {self.step:>5} | loss {loss_text} | dev recall@{self.settings.k} {snapshot.dev['recall']:.1f} "
             f"| dev acc@1 {snapshot.dev['acc@1']:.2f} acc@5 {snapshot.dev['acc@5']:.2f} "
             f"| lambda {record['sparse_weight']:.3f} | {record['seconds']:.0f}s"
         )
-        return record
+        return is_best
 
     def _state(self) -> Dict[str, Any]:
         return {
@@ -272,16 +268,17 @@ class Trainer:
         Names are re-encoded at full precision: the saved index must hold
         what inference computes."""
         last = self.output_dir / "model-last"
-        self._save_pipeline(last, self.sparse_weight.item(), self.log[-1])
+        self._save_pipeline(last, self.sparse_weight.item(), self.log.records[-1])
         target = self.output_dir / "model-best"
         if target.exists():
             shutil.rmtree(target)
-        if self.best["step"] == self.step:
+        best = self.log.best
+        if best["step"] == self.step:
             shutil.copytree(last, target)
         else:
             self.encoder.model.load_state_dict(self.best_state["model"])
-            self._save_pipeline(target, self.best_state["sparse_weight"], self.best)
-        msg.good(f"Saved {target} (epoch {self.best['epoch']}, step {self.best['step']}) and {last}")
+            self._save_pipeline(target, self.best_state["sparse_weight"], best)
+        msg.good(f"Saved {target} (epoch {best['epoch']}, step {best['step']}) and {last}")
 
     def _save_pipeline(self, path: Path, sparse_weight: float, record: Dict[str, Any]) -> None:
         """The encoder as it is now, with this lambda, as a spaCy pipeline."""
@@ -311,8 +308,3 @@ class Trainer:
         dtype = self._autocast_dtype()
         return torch.autocast(self.device.type, dtype=dtype) if dtype else nullcontext()
 
-
-def _required(paths: dict, key: str) -> str:
-    if not paths.get(key):
-        raise ValueError(f"paths.{key} is not set: give it in the config or as --paths.{key} PATH")
-    return paths[key]
