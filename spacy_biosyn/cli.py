@@ -418,9 +418,26 @@ def _index_and_save(nlp: "Language", index: Callable[[], None], output_dir: Path
     start = time.perf_counter()
     index()
     seconds = time.perf_counter() - start
+    _without_data_paths(nlp)
     save_pipeline(nlp, output_dir)
     names = len(nlp.get_pipe(PIPE_NAME).linker.dictionary)
     msg.good(f"Indexed {names} names in {seconds:.1f}s ({names / seconds:.0f} names/s); pipeline saved to {output_dir}")
+
+
+# The linker's settings that name data initialize() reads, and their unset values.
+DATA_SETTINGS = {"dictionary": None, "routes": {}, "synonyms": [], "preferred_ids_from": [], "corrections": None}
+
+
+def _without_data_paths(nlp: "Language") -> None:
+    """Once indexed, the pipeline holds its names, routes, synonyms and
+    encoder weights: its config.cfg keeps no path of this machine, only the
+    encoder's name (a local folder's last part), so that it loads anywhere
+    and says what it was built from."""
+    config = nlp.get_pipe_config(PIPE_NAME)
+    config.update(DATA_SETTINGS)
+    encoder = config.get("encoder")
+    if isinstance(encoder, dict) and Path(str(encoder.get("name", ""))).is_absolute():
+        encoder["name"] = Path(encoder["name"]).name
 
 
 def _check_output_dir(output_dir: Path) -> None:

@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import spacy
 from spacy.util import load_config
@@ -303,3 +304,28 @@ def test_a_scispacy_style_ner_with_upper_case_labels_feeds_the_routes(tmp_path, 
         ("BRCA1", "GENE", None, ""), ("ovarian cancer", "DISEASE", "D010051", "D010051"),
         ("Cisplatin", "CHEMICAL", "D002945", "D002945"),
     ]
+
+
+def test_a_built_pipeline_keeps_no_path_of_this_machine_and_links_as_before(tmp_path, tiny_encoder, disease_dictionary):
+    synonyms = tmp_path / "domain.txt"
+    synonyms.write_text("D006816||st vitus dance\n")
+    chemicals = tmp_path / "chemicals.txt"
+    chemicals.write_text("D002945||cisplatin\n")
+    train = tmp_path / "train"
+    train.mkdir()
+    (train / "1.concept").write_text("1||0|13||Disease||breast cancer||D001943\n")
+    pipeline = tmp_path / "p"
+    args = ["build", str(pipeline), "--encoder", tiny_encoder, "--dictionary", disease_dictionary,
+            "--sparse-weight", "10", "--synonyms", str(synonyms), "--preferred-ids-from", str(train),
+            "--route", f"Chemical={chemicals}"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    config = (pipeline / "config.cfg").read_text()
+    assert str(tmp_path) not in config and str(Path(tiny_encoder).parent) not in config
+    moved = tmp_path / "elsewhere" / "p"
+    moved.parent.mkdir()
+    pipeline.rename(moved)
+    nlp = spacy.load(moved)
+    doc = nlp.make_doc("St. Vitus' dance and cisplatin")
+    doc.ents = [doc.char_span(0, 16, label="Disease"), doc.char_span(21, 30, label="Chemical")]
+    assert [e._.cui for e in nlp(doc).ents] == ["D006816", "D002945"]
