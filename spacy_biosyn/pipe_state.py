@@ -14,12 +14,18 @@ from typing import Callable, Dict, Iterable, Optional, Protocol, Union
 
 import srsly
 
+from . import __version__
 from .checks import is_weight
 from .errors import MismatchError, SavedStateError
 from .linker import Linker
 from .preprocessing import MentionPreprocessor
 from .reranker import CrossEncoderReranker
 from .storage import read_consistently, read_saved_json, replaced_atomically
+
+
+# The layout of what the component saves; pipelines saved before it was
+# written down (no "format" in cfg) have this layout too.
+SAVE_FORMAT = 1
 
 
 class SavedPipe(Protocol):
@@ -47,6 +53,8 @@ def _writers(pipe: SavedPipe) -> Dict[str, Callable[[Path], None]]:
         "routes": write_routes,
         # lambda is learned by training, so it is state, not just config.
         "cfg": lambda path: srsly.write_json(path / "cfg", {
+            "format": SAVE_FORMAT,
+            "saved_by": f"spacy-biosyn {__version__}",
             "sparse_weight": pipe.linker.sparse_weight,
             "routes": list(pipe.routes),
             "has_dictionary": pipe.linker.is_ready,
@@ -152,6 +160,12 @@ def unpack_state(pipe: SavedPipe, data: bytes, exclude: Iterable[str]) -> None:
 
 def _checked_cfg(path: Path) -> dict:
     cfg = read_saved_json(path)
+    if isinstance(cfg, dict) and cfg.get("format", 1) != SAVE_FORMAT:
+        raise SavedStateError(
+            f"{path}: saved in format {cfg.get('format')!r} by {cfg.get('saved_by', 'another version')}; "
+            f"spacy-biosyn {__version__} reads format {SAVE_FORMAT}: install the version that saved it, "
+            "or build the pipeline again"
+        )
     if not isinstance(cfg, dict) or not is_weight(cfg.get("sparse_weight")):
         raise SavedStateError(f"{path}: sparse_weight must be a finite number >= 0, found {cfg!r:.80}")
     routes = cfg.get("routes")

@@ -169,3 +169,18 @@ def test_a_deleted_file_fails_the_load_naming_it(saved, file):
     path.unlink()
     with pytest.raises((BiosynError, FileNotFoundError), match=str(path)):
         spacy.load(saved)
+
+
+def test_a_save_without_a_format_loads_as_the_first_and_a_newer_format_is_refused_naming_its_version(nlp, saved):
+    import srsly
+
+    expected = links(nlp)
+    cfg_path = saved / "biosyn_linker" / "cfg"
+    cfg = srsly.read_json(cfg_path)
+    assert cfg["format"] == 1 and cfg["saved_by"].startswith("spacy-biosyn ")
+    # What versions before the format field wrote.
+    srsly.write_json(cfg_path, {k: v for k, v in cfg.items() if k not in ("format", "saved_by")})
+    assert links(spacy.load(saved)) == expected
+    srsly.write_json(cfg_path, {**cfg, "format": 2, "saved_by": "spacy-biosyn 9.0.0"})
+    with pytest.raises(SavedStateError, match=r"saved in format 2 by spacy-biosyn 9\.0\.0; spacy-biosyn \S+ reads format 1"):
+        spacy.load(saved)
