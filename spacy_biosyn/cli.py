@@ -153,7 +153,7 @@ def evaluate(
             if texts is None:
                 msg.warn("The pipeline re-ranks with context: give --texts ABSTRACTS.PubTator, or it reads each mention alone")
             else:
-                from .reranker import query_contexts
+                from .training.reranking import query_contexts
 
                 contexts = query_contexts(concept_queries, read_pubtator(texts), linker.reranker.context_chars)
         metrics = evaluate_queries(linker.rank, concept_queries, max_k=MAX_K, contexts=contexts)

@@ -20,13 +20,12 @@ whose best name is its own text keeps the first stage's order
 (`keep_exact_matches`): training never offers a mention its own text.
 """
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, Iterable, List, NamedTuple, Optional, Sequence, Union
+from typing import TYPE_CHECKING, List, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 from spacy.util import registry
 
 from .checks import is_number, is_whole_number
-from .corpus import PubTatorDocument, Query
 from .encoders import DEFAULT_ENCODER_NAME, offline_copy
 from .linker import Candidate
 
@@ -78,18 +77,6 @@ def combined_scores(first_stage, logits, first_stage_weight: float):
     """What a candidate scores after re-ranking (numpy or torch alike): the
     training loss and `rerank` both use this, so they cannot disagree."""
     return first_stage_weight * first_stage + logits
-
-
-def query_contexts(queries: Sequence[Query], documents: Iterable[PubTatorDocument], window: int) -> List[MentionInContext]:
-    """Each `.concept` query in its abstract (matched by PMID, at the query's
-    offsets); a query whose abstract is not given is read alone."""
-    texts: Dict[str, str] = {doc.doc_id: doc.text for doc in documents}
-    return [
-        MentionInContext.in_text(texts[q.doc_id], q.start, q.end, q.mention, window)
-        if q.doc_id in texts and 0 <= q.start < q.end <= len(texts[q.doc_id])
-        else MentionInContext(q.mention)
-        for q in queries
-    ]
 
 
 @registry.misc("spacy_biosyn.CrossEncoderReranker.v1")

@@ -19,7 +19,7 @@ import math
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, Iterable, List, Sequence
 
 import numpy as np
 import spacy
@@ -31,12 +31,12 @@ from thinc.api import Config
 from tqdm import tqdm
 from wasabi import msg
 
-from ..corpus import Query, read_concept_queries, read_pubtator
+from ..corpus import PubTatorDocument, Query, read_concept_queries, read_pubtator
 from ..dictionary import Dictionary, bare_id, split_cuis
 from ..evaluation import evaluate
 from ..linker import Candidate
 from ..names import PIPE_NAME
-from ..reranker import CrossEncoderReranker, MentionInContext, combined_scores, query_contexts
+from ..reranker import CrossEncoderReranker, MentionInContext, combined_scores
 from ..storage import save_pipeline
 from .common import RunLog, required_path, start_output
 from .objectives import marginal_nll
@@ -138,6 +138,18 @@ def train_reranker(config: Config, output_dir: Path) -> Dict[str, Any]:
         save_pipeline(nlp, target)
         msg.good(f"Trained in {seconds:.0f}s; best dev check at step {log.best['step']}; saved {target} and model-last")
     return {**log.best, "train_seconds": round(seconds, 1)}
+
+
+def query_contexts(queries: Sequence[Query], documents: Iterable[PubTatorDocument], window: int) -> List[MentionInContext]:
+    """Each `.concept` query in its abstract (matched by PMID, at the query's
+    offsets); a query whose abstract is not given is read alone."""
+    texts: Dict[str, str] = {doc.doc_id: doc.text for doc in documents}
+    return [
+        MentionInContext.in_text(texts[q.doc_id], q.start, q.end, q.mention, window)
+        if q.doc_id in texts and 0 <= q.start < q.end <= len(texts[q.doc_id])
+        else MentionInContext(q.mention)
+        for q in queries
+    ]
 
 
 def with_reranker(nlp: Language, reranker: CrossEncoderReranker) -> Language:
