@@ -226,10 +226,7 @@ class BiosynLinker(Pipe):
             encoder, index, sparse_weight, concept_scorer=concept_scorer, sieve=sieve
         )
         # One encoder for all; each route its own dictionary, tf-idf and index.
-        # NER models differ in case (scispaCy's emit DISEASE, the corpora Disease).
-        self.route_paths = {label.casefold(): source for label, source in (routes or {}).items()}
-        if len(self.route_paths) != len(routes or {}):
-            raise ValueError(f"{name}: routes names a label twice in different cases: {sorted(routes)}")
+        self.route_paths = _casefolded_routes(name, routes or {})
         self._unbuilt_index = copy.deepcopy(index)
         self.routes = {label: self.new_route_linker() for label in self.route_paths}
         self.abbreviation_detector = abbreviations
@@ -242,12 +239,18 @@ class BiosynLinker(Pipe):
         *,
         nlp: Optional[Language] = None,
         dictionary: Optional[Union[VocabularySource, Path]] = None,
+        routes: Optional[Dict[str, Union[VocabularySource, Path]]] = None,
+        synonyms: Optional[Sequence[Union[str, Path]]] = None,
+        preferred_ids_from: Optional[Sequence[Union[str, Path]]] = None,
+        corrections: Optional[Union[str, Path]] = None,
     ) -> None:
-        """Load the encoder and index the dictionary, given here or in the
-        component's config (a BioSyn file's path or a vocabulary reader),
-        and the dictionary of each route."""
+        """Load the encoder and index the dictionary and each route's
+        vocabulary. The data come from `[initialize.components.<name>]`
+        (spaCy's place for what building reads), each setting given there
+        replacing the component's own of the same name."""
         path = dictionary or self.dictionary_path
-        if path is None and not self.routes:
+        route_sources = self.route_paths if routes is None else _casefolded_routes(self.name, routes)
+        if path is None and not route_sources:
             raise ValueError(
                 f"{self.name}: no dictionary to index. Set it in the component's config "
                 "(add_pipe(..., config={'dictionary': PATH})) or in "
@@ -257,15 +260,18 @@ class BiosynLinker(Pipe):
             self.linker.encoder.load()
         if self.reranker is not None and not self.reranker.is_loaded:
             self.reranker.load()
-        self.learn_preferred_ids(self.id_usage_paths)
+        self.learn_preferred_ids(self.id_usage_paths if preferred_ids_from is None else preferred_ids_from)
         if path is not None:
             self.linker.build(self._with_preferred_ids(read_vocabulary(path)))
-            for synonyms in self.synonym_paths:
-                self.add_synonyms(synonyms)
-        for label, route_source in self.route_paths.items():
+            for source in self.synonym_paths if synonyms is None else synonyms:
+                self.add_synonyms(source)
+        # Routes the config named but initialize() replaced would stay empty.
+        self.routes = {label: linker for label, linker in self.routes.items() if linker.is_ready}
+        for label, route_source in route_sources.items():
             self.add_route(label, route_source)
-        if self.corrections_path is not None:
-            self.preprocessor.corrections = read_corrections(self.corrections_path)
+        corrections = corrections or self.corrections_path
+        if corrections is not None:
+            self.preprocessor.corrections = read_corrections(corrections)
 
     def set_dictionary(self, dictionary: Union[Dictionary, VocabularySource, Path]) -> None:
         """Re-index against another dictionary, keeping encoder and tf-idf:
@@ -508,6 +514,14 @@ def _best_reading(readings: List[Reading], ranked: Dict[str, List[Candidate]]) -
         if score(reading) > best_score + TIE_TOLERANCE:
             best, best_score = reading, score(reading)
     return [LinkedPart(part, ranked[part]) for part in best]
+
+
+def _casefolded_routes(name: str, routes: Dict[str, Union[VocabularySource, Path]]) -> Dict[str, Union[VocabularySource, Path]]:
+    # NER models differ in case (scispaCy's emit DISEASE, the corpora Disease).
+    folded = {label.casefold(): source for label, source in routes.items()}
+    if len(folded) != len(routes):
+        raise ValueError(f"{name}: routes names a label twice in different cases: {sorted(routes)}")
+    return folded
 
 
 def _concepts(candidates: List[Candidate], limit: int) -> List[Tuple[Concept, float]]:

@@ -343,3 +343,40 @@ def test_readings_equal_but_for_float_noise_keep_the_first():
 
 def test_ranking_text_with_a_lone_surrogate(nlp):
     assert nlp.get_pipe("biosyn_linker").rank(["breast\ud800cancer"])[0][0].name == "breast cancer"
+
+
+def test_the_data_can_come_from_the_initialize_block_as_spacy_components_take_it(tmp_path, tiny_encoder, disease_dictionary):
+    (tmp_path / "synonyms.txt").write_text("D006816||st vitus dance\n")
+    (tmp_path / "chemicals.txt").write_text("D002945||cisplatin\n")
+    (tmp_path / "train").mkdir()
+    (tmp_path / "train" / "1.concept").write_text("1||0|25||Disease||tooth agenesis selective 6||613097\n")
+    config = spacy.util.load_config_from_str(f"""
+[nlp]
+lang = "en"
+pipeline = ["biosyn_linker"]
+
+[components]
+
+[components.biosyn_linker]
+factory = "biosyn_linker"
+encoder = "{tiny_encoder}"
+sparse_weight = 10.0
+
+[initialize]
+
+[initialize.components]
+
+[initialize.components.biosyn_linker]
+dictionary = "{disease_dictionary}"
+synonyms = ["{tmp_path / 'synonyms.txt'}"]
+preferred_ids_from = ["{tmp_path / 'train'}"]
+
+[initialize.components.biosyn_linker.routes]
+Chemical = "{tmp_path / 'chemicals.txt'}"
+""")
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True)
+    nlp.initialize()
+    text = "St. Vitus' dance, tooth agenesis selective 6 and cisplatin"
+    doc = doc_with_ents(nlp, text, "St. Vitus' dance", "tooth agenesis selective 6")
+    doc.ents = list(doc.ents) + [doc.char_span(text.index("cisplatin"), len(text), label="CHEMICAL")]
+    assert [e._.cui for e in nlp(doc).ents] == ["D006816", "613097", "D002945"]
