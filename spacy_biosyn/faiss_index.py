@@ -74,6 +74,13 @@ class FaissIndex(SearchIndex):
         ids = np.asarray(ids, dtype=np.int64)
         return self._dense.reconstruct_batch(ids.ravel()).reshape(*ids.shape, self.dim)
 
+    @property
+    def holds_exact_vectors(self) -> bool:
+        # float32 storage ("Flat", "HNSW32"); SQ and PQ codes decode to approximations
+        index = faiss.downcast_index(self._dense)
+        storage = faiss.downcast_index(index.storage) if isinstance(index, faiss.IndexHNSW) else index
+        return isinstance(storage, faiss.IndexFlat)
+
     def build(self, vectors: np.ndarray, sparse_vectors: sparse.csr_matrix) -> "FaissIndex":
         super().build(vectors, sparse_vectors)
         if self.sparse_dims:

@@ -59,6 +59,12 @@ class SearchIndex:
         """The stored vectors of names `ids` (any shape), as the index holds them."""
         raise NotImplementedError
 
+    @property
+    def holds_exact_vectors(self) -> bool:
+        """Whether reconstruct() gives the vectors as they were built, not
+        compressed ones: then a mention that is a name can take its vector."""
+        raise NotImplementedError
+
     def build(self, vectors: np.ndarray, sparse_vectors: sparse.csr_matrix):
         _check_rows(vectors, sparse_vectors)
         self._build_dense(np.ascontiguousarray(vectors, dtype=np.float32))
@@ -149,6 +155,10 @@ class ExactIndex(SearchIndex):
 
     def reconstruct(self, ids: np.ndarray) -> np.ndarray:
         return self._vectors[np.asarray(ids, dtype=np.int64)]
+
+    @property
+    def holds_exact_vectors(self) -> bool:
+        return True
 
     def _build_dense(self, vectors: np.ndarray) -> None:
         self._vectors = vectors

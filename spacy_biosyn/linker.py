@@ -149,7 +149,7 @@ class Linker:
         unique = list(dict.fromkeys(t for t in texts if t))
         ranked: Dict[str, List[Candidate]] = {"": []}
         if unique:
-            dense_q, sparse_q = self.encoder.encode(unique), self.sparse.transform(unique)
+            dense_q, sparse_q = self._dense_queries(unique), self.sparse.transform(unique)
             scorer = self.concept_scorer
             pool = k if scorer is None else max(k, scorer.pool_size)
             found = self._search(self.index, self.dictionary, dense_q, sparse_q, pool)
@@ -160,6 +160,24 @@ class Linker:
                 found = [self.sieve(t, n[0], c) for t, n, c in zip(unique, nearest, found)]
             ranked.update(zip(unique, found))
         return [ranked[t] for t in texts]
+
+    def _dense_queries(self, texts: List[str]) -> np.ndarray:
+        """The dense vectors of normalized texts. A text that is one of the
+        names already has its vector in the index (a string encodes to the
+        same vector whoever asks, up to batch noise of about 1e-6, far below
+        the tie tolerance), so only the others are encoded."""
+        if not self.index.holds_exact_vectors:
+            return self.encoder.encode(texts)
+        rows = [self.dictionary.row(text) for text in texts]
+        new = [i for i, row in enumerate(rows) if row is None]
+        if len(new) == len(texts):
+            return self.encoder.encode(texts)
+        known = [i for i, row in enumerate(rows) if row is not None]
+        vectors = np.empty((len(texts), self.index.dim), dtype=np.float32)
+        vectors[known] = self.index.reconstruct(np.array([rows[i] for i in known], dtype=np.int64))
+        if new:
+            vectors[new] = self.encoder.encode([texts[i] for i in new])
+        return vectors
 
     def _search(self, index: SearchIndex, dictionary: Dictionary, dense_q, sparse_q, k: int):
         scores, ids = index.search(dense_q, sparse_q, self.sparse_weight, k)

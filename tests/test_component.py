@@ -380,3 +380,19 @@ Chemical = "{tmp_path / 'chemicals.txt'}"
     doc = doc_with_ents(nlp, text, "St. Vitus' dance", "tooth agenesis selective 6")
     doc.ents = list(doc.ents) + [doc.char_span(text.index("cisplatin"), len(text), label="CHEMICAL")]
     assert [e._.cui for e in nlp(doc).ents] == ["D006816", "613097", "D002945"]
+
+
+def test_a_mention_that_is_a_name_takes_its_stored_vector_and_ranks_as_if_encoded(tiny_encoder, disease_dictionary, monkeypatch):
+    linker = make_nlp(tiny_encoder, disease_dictionary, sparse_weight=0.125).get_pipe("biosyn_linker").linker
+    texts = ["breast cancer", "ovarian tumour", "type 2 diabetes", "breast cancer"]
+    encoded = []
+    encode = linker.encoder.encode
+    monkeypatch.setattr(linker.encoder, "encode", lambda batch: encoded.append(list(batch)) or encode(batch))
+    reused = linker.rank(texts, 5)
+    assert encoded == [["ovarian tumour"]]
+    monkeypatch.setattr(type(linker.index), "holds_exact_vectors", property(lambda self: False))
+    every_text_encoded = linker.rank(texts, 5)
+    assert encoded[-1] == ["breast cancer", "ovarian tumour", "type 2 diabetes"]
+    for a, b in zip(reused, every_text_encoded):
+        assert [c.name for c in a] == [c.name for c in b]
+        assert [c.score for c in a] == pytest.approx([c.score for c in b], abs=1e-5)
