@@ -35,6 +35,11 @@ from spacy_biosyn.text import normalize
 REPEATS = 3
 
 
+def clear_cache(component) -> None:
+    for linker in (component.linker, *component.routes.values()):
+        linker.cache.clear()
+
+
 def best_of(fn, repeats=REPEATS) -> float:
     times = []
     for _ in range(repeats):
@@ -110,19 +115,25 @@ def main() -> None:
         docs = [pubtator_to_doc(nlp, d, DISEASE_LABELS[dataset]) for d in documents]
         strings = [normalize(span.text) for doc in docs for span in doc.ents]
         encoder.encode(strings[:64])  # warm-up
-        pipe_s = best_of(lambda: list(component.pipe(docs)))
+        # Each pass starts with an empty cache: hits are mentions repeated within the corpus.
+        pipe_s = best_of(lambda: clear_cache(component) or list(component.pipe(docs)))
+        cache = component.linker.cache
+        hit_rate = cache.hits / cache.lookups if cache.lookups else 0.0
         raw_s = best_of(lambda: encoder.encode(strings))
         distinct = list(dict.fromkeys(strings))
         raw_distinct_s = best_of(lambda: encoder.encode(distinct))
         n = len(strings)
         rows += [
             (f"{corpus}: component pipe", f"{n / pipe_s:.0f} mentions/s", f"{n} mentions in {len(docs)} docs"),
+            (f"{corpus}: cache hits in one pass", f"{100 * hit_rate:.1f}%",
+             f"{cache.lookups} distinct strings of batches looked up, cache_size {cache.size}"),
             (f"{corpus}: raw encoder, same strings", f"{n / raw_s:.0f} names/s",
              f"ratio component/raw = {raw_s / pipe_s:.2f}"),
             (f"{corpus}: raw encoder, distinct strings", f"{len(distinct) / raw_distinct_s:.0f} names/s",
              f"{len(distinct)} distinct; ratio = {raw_distinct_s / pipe_s:.2f}"),
         ]
         latencies = []
+        clear_cache(component)
         for doc in docs:
             start = time.perf_counter()
             component(doc)

@@ -104,6 +104,9 @@ class DocLinks(NamedTuple):
         "reranker": None,
         # Below this score span._.cui is None (NIL); kb_ents keeps the candidates.
         "nil_threshold": None,
+        # Ranked strings remembered per linker across batches and docs (a
+        # corpus repeats its mentions); 0 turns it off.
+        "cache_size": 10000,
         # span.kb_id_ mirrors span._.cui, for displaCy and spaCy's scorers.
         "set_kb_id": True,
     },
@@ -138,6 +141,7 @@ def make_biosyn_linker(
     concept_scorer: Optional[ConceptScorer],
     reranker: Optional[CrossEncoderReranker],
     nil_threshold: Optional[float],
+    cache_size: int,
     set_kb_id: bool,
 ) -> "BiosynLinker":
     if isinstance(encoder, str):
@@ -163,6 +167,7 @@ def make_biosyn_linker(
         concept_scorer=concept_scorer,
         reranker=reranker,
         nil_threshold=nil_threshold,
+        cache_size=cache_size,
         set_kb_id=set_kb_id,
     )
 
@@ -189,6 +194,7 @@ class BiosynLinker(Pipe):
         concept_scorer: Optional[ConceptScorer] = None,
         reranker: Optional[CrossEncoderReranker] = None,
         nil_threshold: Optional[float] = None,
+        cache_size: int = 0,
         set_kb_id: bool = True,
     ):
         # spaCy's config validation lets "5" through as top_k: settings are checked here.
@@ -223,7 +229,7 @@ class BiosynLinker(Pipe):
         self.nil_threshold = nil_threshold
         self.set_kb_id = set_kb_id
         self.linker = Linker(
-            encoder, index, sparse_weight, concept_scorer=concept_scorer, sieve=sieve
+            encoder, index, sparse_weight, concept_scorer=concept_scorer, sieve=sieve, cache_size=cache_size
         )
         # One encoder for all; each route its own dictionary, tf-idf and index.
         self.route_paths = _casefolded_routes(name, routes or {})
@@ -313,6 +319,7 @@ class BiosynLinker(Pipe):
             self.linker.sparse_weight,
             concept_scorer=self.linker.concept_scorer,
             sieve=self.linker.sieve,
+            cache_size=self.linker.cache.size,
         )
 
     def learn_preferred_ids(self, corpora: Iterable[Union[str, Path]]) -> None:

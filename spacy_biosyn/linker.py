@@ -9,12 +9,14 @@ time join the index, an optional concept scorer (concepts.py) re-ranks each
 mention's pool of names by concept, and an optional sieve (sieve.py) puts an
 accepted synonym first.
 """
+from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import srsly
 
+from .checks import is_whole_number
 from .dictionary import Concept, Dictionary
 from .encoders import Encoder
 from .errors import DictionaryError, MismatchError
@@ -51,6 +53,47 @@ class LinkedPart(NamedTuple):
     candidates: List[Candidate]
 
 
+class RankCache:
+    """The ranked candidates of the last `size` (text, k) asked for, the
+    least recently used dropped first; 0 keeps nothing. Entries hold while
+    the linker's parts are the objects they were ranked with: a new
+    dictionary, synonyms, encoder, index, tf-idf or lambda empties it."""
+
+    def __init__(self, size: int):
+        if not is_whole_number(size, 0):
+            raise ValueError(f"cache_size must be a whole number >= 0, got {size!r}")
+        self.size = size
+        self.lookups = self.hits = 0
+        self._entries: "OrderedDict[tuple, Tuple[Candidate, ...]]" = OrderedDict()
+        self._parts: tuple = ()
+
+    def check(self, parts: tuple) -> None:
+        if len(parts) != len(self._parts) or any(a is not b and a != b for a, b in zip(parts, self._parts)):
+            self._entries.clear()
+            self._parts = parts
+
+    def clear(self) -> None:
+        """Forget every entry and the hit count."""
+        self._entries.clear()
+        self.lookups = self.hits = 0
+
+    def get(self, key: tuple) -> Optional[Tuple[Candidate, ...]]:
+        if not self.size:
+            return None
+        self.lookups += 1
+        found = self._entries.get(key)
+        if found is not None:
+            self.hits += 1
+            self._entries.move_to_end(key)
+        return found
+
+    def put(self, key: tuple, candidates: List[Candidate]) -> None:
+        if self.size:
+            self._entries[key] = tuple(candidates)
+            if len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+
+
 class Linker:
     def __init__(
         self,
@@ -60,6 +103,7 @@ class Linker:
         *,
         concept_scorer: Optional[Callable] = None,
         sieve: Optional[Callable] = None,
+        cache_size: int = 0,
     ):
         self.encoder = encoder
         self.index = index
@@ -71,6 +115,7 @@ class Linker:
         # The names add_synonyms() merged in, searched alone by the sieve.
         self.synonyms: Optional[Dictionary] = None
         self._synonym_index = ExactIndex()
+        self.cache = RankCache(cache_size)
 
     @property
     def is_ready(self) -> bool:
@@ -146,8 +191,15 @@ class Linker:
         distinct text is encoded once; an empty text gets no candidates."""
         if not self.is_ready:
             raise RuntimeError("the linker has no dictionary: call nlp.initialize() first")
-        unique = list(dict.fromkeys(t for t in texts if t))
+        self.cache.check((self.encoder, self.index, self.sparse, self.dictionary, self.synonyms, self.sparse_weight))
         ranked: Dict[str, List[Candidate]] = {"": []}
+        unique = []
+        for text in dict.fromkeys(t for t in texts if t):
+            found = self.cache.get((text, k))
+            if found is None:
+                unique.append(text)
+            else:
+                ranked[text] = found
         if unique:
             dense_q, sparse_q = self._dense_queries(unique), self.sparse.transform(unique)
             scorer = self.concept_scorer
@@ -159,7 +211,9 @@ class Linker:
                 nearest = self._search(self._synonym_index, self.synonyms, dense_q, sparse_q, 1)
                 found = [self.sieve(t, n[0], c) for t, n, c in zip(unique, nearest, found)]
             ranked.update(zip(unique, found))
-        return [ranked[t] for t in texts]
+            for text, candidates in zip(unique, found):
+                self.cache.put((text, k), candidates)
+        return [list(ranked[t]) for t in texts]
 
     def _dense_queries(self, texts: List[str]) -> np.ndarray:
         """The dense vectors of normalized texts. A text that is one of the

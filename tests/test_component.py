@@ -6,7 +6,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc, Span
 
-from spacy_biosyn import Candidate, MismatchError
+from spacy_biosyn import Candidate, Dictionary, MismatchError
 
 
 def make_nlp(encoder, dictionary, **config):
@@ -383,7 +383,8 @@ Chemical = "{tmp_path / 'chemicals.txt'}"
 
 
 def test_a_mention_that_is_a_name_takes_its_stored_vector_and_ranks_as_if_encoded(tiny_encoder, disease_dictionary, monkeypatch):
-    linker = make_nlp(tiny_encoder, disease_dictionary, sparse_weight=0.125).get_pipe("biosyn_linker").linker
+    pipe = make_nlp(tiny_encoder, disease_dictionary, sparse_weight=0.125, cache_size=0).get_pipe("biosyn_linker")
+    linker = pipe.linker
     texts = ["breast cancer", "ovarian tumour", "type 2 diabetes", "breast cancer"]
     encoded = []
     encode = linker.encoder.encode
@@ -396,3 +397,27 @@ def test_a_mention_that_is_a_name_takes_its_stored_vector_and_ranks_as_if_encode
     for a, b in zip(reused, every_text_encoded):
         assert [c.name for c in a] == [c.name for c in b]
         assert [c.score for c in a] == pytest.approx([c.score for c in b], abs=1e-5)
+
+
+def test_the_cache_ranks_a_repeated_mention_once_and_forgets_when_the_names_change(tiny_encoder, disease_dictionary, monkeypatch):
+    pipe = make_nlp(tiny_encoder, disease_dictionary, cache_size=2).get_pipe("biosyn_linker")
+    linker = pipe.linker
+    searched = []
+    search = linker._search
+    monkeypatch.setattr(linker, "_search", lambda index, d, dq, sq, k: searched.append(len(dq)) or search(index, d, dq, sq, k))
+    first = pipe.rank(["St. Vitus dance", "breast tumour"])
+    assert pipe.rank(["breast tumour", "St. Vitus dance"]) == first[::-1]
+    assert searched == [2] and (linker.cache.hits, linker.cache.lookups) == (2, 4)
+    pipe.rank(["ovarian tumour"])  # a third string: the least recently used one goes
+    pipe.rank(["St. Vitus dance"])
+    assert searched == [2, 1]
+    pipe.rank(["breast tumour"])
+    assert searched == [2, 1, 1]
+    pipe.add_synonyms(Dictionary.from_pairs([("D006816", "st vitus dance")]))
+    assert pipe.rank(["St. Vitus dance"])[0][0].cuis == ("D006816",)
+    assert searched == [2, 1, 1, 1]
+
+
+def test_a_cache_size_that_is_not_a_whole_number_is_refused(tiny_encoder, disease_dictionary):
+    with pytest.raises(ValueError, match="cache_size must be a whole number >= 0, got -1"):
+        make_nlp(tiny_encoder, disease_dictionary, cache_size=-1)
