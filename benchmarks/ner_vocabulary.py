@@ -1,0 +1,140 @@
+"""Does the vocabulary help the NER? Two uses of exact name matches around
+a text pipeline's NER, scored on a dataset's raw dev abstracts.
+
+    python benchmarks/ner_vocabulary.py DATASET PIPELINE
+
+The names are the dataset's MEDIC (train_dictionary.txt) and its training
+mentions, normalized as the linker normalizes them.
+1. Errors: predicted spans that are not gold, by how they overlap gold
+   spans, and gold spans that no prediction overlaps.
+2. Re-bounding: a span that is not a name moves an edge by one token (in
+   the order given) when the moved span is a name, and overlaps no other
+   entity.
+3. Added matches: training mentions found in the text where no entity is,
+   for mentions annotated in at least RATE of their training occurrences
+   (and at least COUNT times).
+Strict NER P/R/F (exact offsets, any label) for each.
+"""
+from collections import Counter
+
+from common import RAW_ABSTRACTS, parser, print_table
+
+VARIANTS = {"extend left": (-1, 0), "extend right": (0, 1), "trim left": (1, 0), "trim right": (0, -1)}
+ORDERS = (
+    ("extend left", "extend right"),
+    ("trim left", "trim right"),
+    ("extend left", "extend right", "trim left", "trim right"),
+)
+
+
+def prf(documents, predicted) -> tuple:
+    tp = sum(len({(a.start, a.end) for a in d.annotations} & spans) for d, spans in zip(documents, predicted))
+    n_pred, n_gold = sum(map(len, predicted)), sum(len(d.annotations) for d in documents)
+    p, r = tp / n_pred, tp / n_gold
+    return f"{100 * p:.2f}", f"{100 * r:.2f}", f"{200 * p * r / (p + r):.2f}"
+
+
+def error_kinds(documents, docs) -> Counter:
+    kinds = Counter()
+    for d, doc in zip(documents, docs):
+        gold = {(a.start, a.end) for a in d.annotations}
+        pred = {(e.start_char, e.end_char) for e in doc.ents}
+        for p in pred - gold:
+            hits = [g for g in gold if g[0] < p[1] and p[0] < g[1]]
+            if not hits:
+                kinds["predicted, overlaps no gold span"] += 1
+            elif len(hits) > 1:
+                kinds["predicted, covers several gold spans"] += 1
+            elif p[0] <= hits[0][0] and p[1] >= hits[0][1]:
+                kinds["predicted, longer than its gold span"] += 1
+            elif p[0] >= hits[0][0] and p[1] <= hits[0][1]:
+                kinds["predicted, shorter than its gold span"] += 1
+            else:
+                kinds["predicted, crosses its gold span"] += 1
+        kinds["gold, overlapped by no prediction"] += sum(
+            not any(g[0] < p[1] and p[0] < g[1] for p in pred) for g in gold
+        )
+    return kinds
+
+
+def rebounded(docs, names, order, normalize) -> list:
+    out = []
+    for doc in docs:
+        ents = [(e.start, e.end) for e in doc.ents]
+        spans = set()
+        for start, end in ents:
+            chosen = (start, end)
+            if normalize(doc[start:end].text) not in names:
+                for variant in order:
+                    ds, de = VARIANTS[variant]
+                    s, t = start + ds, end + de
+                    if not (0 <= s < t <= len(doc)) or doc[s].is_punct or doc[t - 1].is_punct:
+                        continue
+                    free = not any((a, b) != (start, end) and a < t and s < b for a, b in ents)
+                    if free and normalize(doc[s:t].text) in names:
+                        chosen = (s, t)
+                        break
+            spans.add((doc[chosen[0]:chosen[1]].start_char, doc[chosen[0]:chosen[1]].end_char))
+        out.append(spans)
+    return out
+
+
+def with_matches(docs, matcher, kept) -> tuple:
+    out, added = [], 0
+    for doc in docs:
+        spans = {(e.start_char, e.end_char) for e in doc.ents}
+        taken = [(e.start, e.end) for e in doc.ents]
+        for _, s, t in sorted(matcher(doc), key=lambda m: m[1] - m[2]):  # longest first
+            if doc[s:t].text.lower() in kept and not any(a < t and s < b for a, b in taken):
+                taken.append((s, t))
+                spans.add((doc[s:t].start_char, doc[s:t].end_char))
+                added += 1
+        out.append(spans)
+    return out, added
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("dataset", choices=sorted(RAW_ABSTRACTS))
+    p.add_argument("pipeline")
+    args = p.parse_args()
+
+    import spacy
+    from spacy.matcher import PhraseMatcher
+
+    from spacy_biosyn.corpus import read_pubtator
+    from spacy_biosyn.text import normalize
+
+    splits = RAW_ABSTRACTS[args.dataset]
+    train, dev = read_pubtator(args.data / splits["train"]), read_pubtator(args.data / splits["dev"])
+    medic = args.data / args.dataset / "train_dictionary.txt"
+    names = {line.split("||", 1)[1].strip() for line in medic.open() if "||" in line}
+    mentions = Counter(d.text[a.start:a.end].lower() for d in train for a in d.annotations)
+    names |= {normalize(m) for m in mentions}
+
+    nlp = spacy.load(args.pipeline, exclude=["biosyn_linker"])
+    docs = list(nlp.pipe(d.text for d in dev))
+    print(f"{args.dataset} dev, {len(dev)} abstracts, NER of {args.pipeline}\n")
+    print_table(("error", "count"), sorted(error_kinds(dev, docs).items()))
+
+    rows = [("the NER alone", "", *prf(dev, [{(e.start_char, e.end_char) for e in doc.ents} for doc in docs]))]
+    for order in ORDERS:
+        rows.append(("re-bounding to names", ", then ".join(order), *prf(dev, rebounded(docs, names, order, normalize))))
+
+    matcher = PhraseMatcher(nlp.vocab, attr="LOWER")
+    matcher.add("MENTION", list(nlp.tokenizer.pipe(mentions)))
+    occurrences = Counter()
+    for doc in nlp.tokenizer.pipe(d.text for d in train):
+        occurrences.update(doc[s:t].text.lower() for _, s, t in matcher(doc))
+    for least in (1, 3):
+        for rate in (0.5, 0.8, 1.0):
+            kept = {m for m, n in mentions.items() if occurrences[m] and n / occurrences[m] >= rate and n >= least}
+            spans, added = with_matches(docs, matcher, kept)
+            rows.append(("added training mentions", f"annotated >= {rate:.0%} of {least}+ times: {added} added",
+                         *prf(dev, spans)))
+    print()
+    print_table(("lever", "setting", "NER P", "NER R", "NER F"), rows)
+
+
+if __name__ == "__main__":
+    main()
