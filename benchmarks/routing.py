@@ -43,9 +43,8 @@ def main() -> None:
           f"holding a gold CUI of {covered} of {len(gold)} scored dev chemical spans "
           f"({100 * covered / len(gold):.1f}%)\n")
     rows = []
-    routes = linker.routes
-    for setting, active_routes in (("routed by label", routes), ("MEDIC for every span", {})):
-        linker.routes = active_routes  # the same linkers; without routes every span uses MEDIC
+    for setting, labels in (("routed by label", linker.routes.labels), ("MEDIC for every span", [])):
+        linker.routes.use_labels(labels)  # the same MEDIC linker; without routes every span uses it
         list(linker.pipe(eg.predicted for eg in examples))  # links in place, scored per label below
         for labels in (["Disease"], ["Chemical"], ["Disease", "Chemical"]):
             m = link_scores(examples, K, labels)

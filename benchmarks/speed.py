@@ -40,8 +40,7 @@ REPEATS = 3
 
 
 def clear_cache(component) -> None:
-    for linker in (component.linker, *component.routes.values()):
-        linker.cache.clear()
+    component.routes.clear_caches()
 
 
 def best_of(fn, repeats=REPEATS) -> float:

@@ -18,9 +18,8 @@ Heavy state (encoder weights, name vectors, tf-idf) is built by
 `spacy.load` of a packaged pipeline must not need the original dictionary
 path or a model hub.
 """
-import copy
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Union
 
 from spacy.language import Language
 from spacy.pipeline import Pipe
@@ -29,10 +28,11 @@ from spacy.training import Example
 from spacy.util import minibatch
 
 from .abbreviations import Abbreviation, AbbreviationDetector
+from .annotate import annotate_span, best_reading
 from .checks import is_number, is_weight, is_whole_number
-from .concepts import ConceptScorer, by_concept
+from .concepts import ConceptScorer
 from .corpus import read_id_usage, read_synonyms
-from .dictionary import Concept, Dictionary
+from .dictionary import Dictionary
 from .encoders import DEFAULT_ENCODER_NAME, Encoder
 from .evaluation import link_scores
 from .extensions import register_extensions
@@ -40,8 +40,9 @@ from .index import SearchIndex
 from .linker import Candidate, LinkedPart, Linker
 from .names import PIPE_NAME
 from .pipe_state import pack_state, read_state, unpack_state, write_state
-from .preprocessing import MentionPreprocessor, Reading, long_forms_by_short_form
+from .preprocessing import MentionPreprocessor, long_forms_by_short_form
 from .reranker import CrossEncoderReranker, MentionInContext
+from .routes import Routes, casefolded_routes
 from .sieve import Sieve
 from .text import read_corrections
 from .vocabularies import VocabularyReader, read_vocabulary
@@ -212,6 +213,7 @@ class BiosynLinker(Pipe):
             or not all(isinstance(label, str) and label.strip() for label in dictionary_labels)
         ):
             raise ValueError(f"{name}: dictionary_labels must be a list of entity labels or null, got {dictionary_labels!r}")
+        route_sources = casefolded_routes(name, routes or {})
         if reranker is not None and reranker.candidates < top_k:
             raise ValueError(
                 f"{name}: the re-ranker re-scores {reranker.candidates} candidates but top_k is {top_k}: "
@@ -219,8 +221,8 @@ class BiosynLinker(Pipe):
             )
         self.vocab = vocab
         self.name = name
-        self.dictionary_labels = None if dictionary_labels is None else {label.casefold() for label in dictionary_labels}
         self.dictionary_path = dictionary
+        self.route_paths = route_sources
         self.corrections_path = corrections
         self.synonym_paths = list(synonyms)
         self.id_usage_paths = list(preferred_ids_from)
@@ -228,13 +230,10 @@ class BiosynLinker(Pipe):
         self.top_k = top_k
         self.nil_threshold = nil_threshold
         self.set_kb_id = set_kb_id
-        self.linker = Linker(
-            encoder, index, sparse_weight, concept_scorer=concept_scorer, sieve=sieve, cache_size=cache_size
+        self.routes = Routes(
+            encoder, index, sparse_weight, labels=route_sources, dictionary_labels=dictionary_labels,
+            concept_scorer=concept_scorer, sieve=sieve, cache_size=cache_size,
         )
-        # One encoder for all; each route its own dictionary, tf-idf and index.
-        self.route_paths = _casefolded_routes(name, routes or {})
-        self._unbuilt_index = copy.deepcopy(index)
-        self.routes = {label: self.new_route_linker() for label in self.route_paths}
         self.abbreviation_detector = abbreviations
         self.preprocessor = MentionPreprocessor(split_composites)
         self.reranker = reranker
@@ -255,15 +254,15 @@ class BiosynLinker(Pipe):
         (spaCy's place for what building reads), each setting given there
         replacing the component's own of the same name."""
         path = dictionary or self.dictionary_path
-        route_sources = self.route_paths if routes is None else _casefolded_routes(self.name, routes)
+        route_sources = self.route_paths if routes is None else casefolded_routes(self.name, routes)
         if path is None and not route_sources:
             raise ValueError(
                 f"{self.name}: no dictionary to index. Set it in the component's config "
                 "(add_pipe(..., config={'dictionary': PATH})) or in "
                 f"[initialize.components.{self.name}] dictionary = PATH"
             )
-        if not self.linker.encoder.is_loaded:
-            self.linker.encoder.load()
+        if not self.routes.encoder.is_loaded:
+            self.routes.encoder.load()
         if self.reranker is not None and not self.reranker.is_loaded:
             self.reranker.load()
         self.learn_preferred_ids(self.id_usage_paths if preferred_ids_from is None else preferred_ids_from)
@@ -272,7 +271,7 @@ class BiosynLinker(Pipe):
             for source in self.synonym_paths if synonyms is None else synonyms:
                 self.add_synonyms(source)
         # Routes the config named but initialize() replaced would stay empty.
-        self.routes = {label: linker for label, linker in self.routes.items() if linker.is_ready}
+        self.routes.use_labels(label for label in self.routes.labels if self.routes.linkers[label].is_ready)
         for label, route_source in route_sources.items():
             self.add_route(label, route_source)
         corrections = corrections or self.corrections_path
@@ -300,27 +299,19 @@ class BiosynLinker(Pipe):
             vocabulary = read_synonyms(vocabulary)
         if not len(vocabulary):
             raise ValueError(f"{self.name}: the vocabulary for the route {label!r} has no names")
-        route = self.new_route_linker()
+        route = self.routes.new_linker()
         route.build(self._with_preferred_ids(vocabulary))
-        self.routes[label.casefold()] = route
+        self.routes.set(label, route)
+
+    @property
+    def linker(self) -> Linker:
+        """The `dictionary`'s linker: the one that ranks labels without a route."""
+        return self.routes.default
 
     def set_encoder(self, encoder: Encoder, reencode: bool) -> None:
         """Give every linker (the dictionary's and each route's) another
         encoder; `reencode` encodes their names with it (Linker.set_encoder)."""
-        for linker in (self.linker, *self.routes.values()):
-            linker.set_encoder(encoder, reencode)
-
-    def new_route_linker(self) -> Linker:
-        """An empty linker for a route: this pipe's encoder, lambda, index
-        back-end and scorers, its own names."""
-        return Linker(
-            self.linker.encoder,
-            copy.deepcopy(self._unbuilt_index),
-            self.linker.sparse_weight,
-            concept_scorer=self.linker.concept_scorer,
-            sieve=self.linker.sieve,
-            cache_size=self.linker.cache.size,
-        )
+        self.routes.set_encoder(encoder, reencode)
 
     def learn_preferred_ids(self, corpora: Iterable[Union[str, Path]]) -> None:
         """Count the gold IDs of annotated corpora (folders of .concept
@@ -340,12 +331,13 @@ class BiosynLinker(Pipe):
         `CUI||name` file or a folder of training `.concept` files, for the
         default dictionary or the route of `label`. They are saved with the
         pipeline, and searched first when the sieve is on."""
-        if label is not None and label.casefold() not in self.routes:
-            raise ValueError(f"{self.name}: no route for the label {label!r}; routes: {sorted(self.routes)}")
+        try:
+            key = self.routes.key_for(label)
+        except ValueError as e:
+            raise ValueError(f"{self.name}: {e}") from None
         if not isinstance(synonyms, Dictionary):
             synonyms = read_synonyms(synonyms)
-        synonyms = self._with_preferred_ids(synonyms)
-        (self.linker if label is None else self.routes[label.casefold()]).add_synonyms(synonyms)
+        self.routes.linkers[key].add_synonyms(self._with_preferred_ids(synonyms))
 
     @property
     def pool_size(self) -> int:
@@ -383,10 +375,10 @@ class BiosynLinker(Pipe):
     def predict(self, docs: Sequence[Doc]) -> List[DocLinks]:
         """Abbreviations and the linked parts of every entity, per doc. The
         strings of all readings of all docs are ranked in one call per
-        linker (the default one, or the route of the entity's label)."""
-        if not self.linker.is_ready and not self.routes:
+        route (the default one, or the route of the entity's label)."""
+        if not self.routes.is_ready:
             raise RuntimeError(f"{self.name} has no dictionary: call nlp.initialize() first")
-        found, linkers, readings = [], [], []
+        found, route_keys, readings = [], [], []
         for doc in docs:
             abbreviations = []
             # Ab3P is only worth its time on docs that have entities to link.
@@ -394,29 +386,28 @@ class BiosynLinker(Pipe):
                 abbreviations = self.abbreviation_detector(doc.text)
             long_forms = long_forms_by_short_form(abbreviations)
             found.append(abbreviations)
-            doc_linkers = [self._linker_for(span.label_) for span in doc.ents]
-            linkers.append(doc_linkers)
+            doc_routes = [self.routes.route_of(span.label_) for span in doc.ents]
+            route_keys.append(doc_routes)
             readings.append([
-                None if linker is None
-                else self.preprocessor.readings(span.text, long_forms, linker.dictionary.__contains__)
-                for span, linker in zip(doc.ents, doc_linkers)
+                None if route is None
+                else self.preprocessor.readings(span.text, long_forms, self.routes.linkers[route].dictionary.__contains__)
+                for span, route in zip(doc.ents, doc_routes)
             ])
-        wanted: Dict[int, Tuple[Linker, Dict[str, None]]] = {}
-        for doc_linkers, doc_readings in zip(linkers, readings):
-            for linker, span_readings in zip(doc_linkers, doc_readings):
-                if linker is not None:
-                    _, texts = wanted.setdefault(id(linker), (linker, {}))
-                    texts.update(dict.fromkeys(p for reading in span_readings for p in reading))
+        wanted: Dict[str, Dict[str, None]] = {}
+        for doc_routes, doc_readings in zip(route_keys, readings):
+            for route, span_readings in zip(doc_routes, doc_readings):
+                if route is not None:
+                    wanted.setdefault(route, {}).update(dict.fromkeys(p for reading in span_readings for p in reading))
         ranked = {
-            key: dict(zip(texts, linker.rank(list(texts), self.pool_size)))
-            for key, (linker, texts) in wanted.items()
+            route: dict(zip(texts, self.routes.linkers[route].rank(list(texts), self.pool_size)))
+            for route, texts in wanted.items()
         }
         links = [
             DocLinks(abbreviations, [
-                _best_reading(span_readings, ranked[id(linker)]) if linker is not None else None
-                for linker, span_readings in zip(doc_linkers, doc_readings)
+                best_reading(span_readings, ranked[route]) if route is not None else None
+                for route, span_readings in zip(doc_routes, doc_readings)
             ])
-            for abbreviations, doc_linkers, doc_readings in zip(found, linkers, readings)
+            for abbreviations, doc_routes, doc_readings in zip(found, route_keys, readings)
         ]
         self._rerank_in_context(docs, links)
         return links
@@ -441,16 +432,6 @@ class BiosynLinker(Pipe):
         for (_, _, entity, i), candidates in zip(parts, reranked):
             entity[i] = entity[i]._replace(candidates=candidates[: self.top_k])
 
-    def _linker_for(self, label: str) -> Optional[Linker]:
-        """The route of an entity label, else the default linker if it has a
-        dictionary and serves the label; None leaves the span unlinked."""
-        label = label.casefold()
-        if label in self.routes:
-            return self.routes[label]
-        if self.dictionary_labels is not None and label not in self.dictionary_labels:
-            return None
-        return self.linker if self.linker.is_ready else None
-
     def set_annotations(self, docs: Sequence[Doc], links: List[DocLinks]) -> None:
         for doc, doc_links in zip(docs, links):
             doc._.biosyn_abbreviations = doc_links.abbreviations
@@ -458,13 +439,7 @@ class BiosynLinker(Pipe):
             for i, (span, parts) in enumerate(zip(ents, doc_links.entities)):
                 if parts is None:  # no linker for its label: left as it came
                     continue
-                span._.parts = parts
-                span._.candidates = [c for part in parts for c in part.candidates]
-                kb_ents, concept_ids = _joined_concepts(parts, self.top_k)
-                span._.kb_ents = kb_ents
-                linked = bool(kb_ents) and (self.nil_threshold is None or kb_ents[0][1] >= self.nil_threshold)
-                span._.cui = kb_ents[0][0] if linked else None
-                span._.concept_ids = concept_ids if linked else None
+                annotate_span(span, parts, self.top_k, self.nil_threshold)
                 if self.set_kb_id:
                     # Extension values are keyed by offsets, so the new span keeps them.
                     ents[i] = Span(doc, span.start, span.end, label=span.label, kb_id=span._.cui or "")
@@ -499,54 +474,3 @@ class BiosynLinker(Pipe):
     def from_bytes(self, data: bytes, *, exclude: Iterable[str] = ()) -> "BiosynLinker":
         unpack_state(self, data, exclude)
         return self
-
-
-# The encoder's float32 results depend on the batch a string is encoded in
-# (by about 1e-6), so scores that are equal in exact arithmetic, such as two
-# readings that are both dictionary names (1 + lambda), differ in their last
-# bits from batch to batch. A later reading must win by more than this.
-TIE_TOLERANCE = 1e-4
-
-
-def _best_reading(readings: List[Reading], ranked: Dict[str, List[Candidate]]) -> List[LinkedPart]:
-    """The reading whose parts' best names score highest on average; of
-    readings equal within TIE_TOLERANCE, the first (the likeliest)."""
-
-    def score(reading: Reading) -> float:
-        tops = [ranked[part][0].score for part in reading if ranked[part]]
-        return sum(tops) / len(reading) if tops else float("-inf")
-
-    best, best_score = readings[0], score(readings[0])
-    for reading in readings[1:]:
-        if score(reading) > best_score + TIE_TOLERANCE:
-            best, best_score = reading, score(reading)
-    return [LinkedPart(part, ranked[part]) for part in best]
-
-
-def _casefolded_routes(name: str, routes: Dict[str, Union[VocabularySource, Path]]) -> Dict[str, Union[VocabularySource, Path]]:
-    # NER models differ in case (scispaCy's emit DISEASE, the corpora Disease).
-    folded = {label.casefold(): source for label, source in routes.items()}
-    if len(folded) != len(routes):
-        raise ValueError(f"{name}: routes names a label twice in different cases: {sorted(routes)}")
-    return folded
-
-
-def _concepts(candidates: List[Candidate], limit: int) -> List[Tuple[Concept, float]]:
-    """Distinct concepts in rank order, each with its best name's score."""
-    return [(concept, names[0].score) for concept, names in by_concept(candidates).items()][:limit]
-
-
-def _joined_concepts(parts: List[LinkedPart], limit: int) -> Tuple[List[tuple], List[Concept]]:
-    """kb_ents and the IDs of its first entry. kb_ents: a simple mention's
-    concepts by preferred ID; for a composite, the parts' concepts of equal
-    rank joined with "|" (the corpus convention; parts naming one concept,
-    "Duarte and Los Angeles variant galactosemia", give it once), scored by
-    their mean, so the first entry is the parts' best concepts. The IDs:
-    the first entry's concept of each part, all its IDs."""
-    per_part = [_concepts(part.candidates, limit) for part in parts]
-    depth = min((len(concepts) for concepts in per_part), default=0)  # no parts: only punctuation
-    kb_ents = [
-        ("|".join(dict.fromkeys(c[rank][0][0] for c in per_part)), sum(c[rank][1] for c in per_part) / len(per_part))
-        for rank in range(depth)
-    ]
-    return kb_ents, [c[0][0] for c in per_part] if depth else []

@@ -17,9 +17,9 @@ import srsly
 from . import __version__
 from .checks import is_weight
 from .errors import MismatchError, SavedStateError
-from .linker import Linker
 from .preprocessing import MentionPreprocessor
 from .reranker import CrossEncoderReranker
+from .routes import Routes
 from .storage import read_consistently, read_saved_json, replaced_atomically
 
 
@@ -33,31 +33,30 @@ class SavedPipe(Protocol):
     that this module need not import the component."""
 
     name: str
-    linker: Linker
-    routes: Dict[str, Linker]
+    routes: Routes
     preprocessor: MentionPreprocessor
     id_usage: Dict[str, int]
     reranker: Optional[CrossEncoderReranker]
 
-    def new_route_linker(self) -> Linker: ...
-
 
 def _writers(pipe: SavedPipe) -> Dict[str, Callable[[Path], None]]:
+    routes = pipe.routes
+
     def write_routes(path: Path) -> None:
-        for i, linker in enumerate(pipe.routes.values()):
-            linker.to_disk(path / "routes" / str(i), exclude=["encoder"])
+        for i, label in enumerate(routes.labels):
+            routes.linkers[label].to_disk(path / "routes" / str(i), exclude=["encoder"])
 
     return {
-        "encoder": lambda path: pipe.linker.encoder.to_disk(path / "encoder"),
-        "linker": lambda path: pipe.linker.to_disk(path, exclude=["encoder"]) if pipe.linker.is_ready else None,
+        "encoder": lambda path: routes.encoder.to_disk(path / "encoder"),
+        "linker": lambda path: routes.default.to_disk(path, exclude=["encoder"]) if routes.default.is_ready else None,
         "routes": write_routes,
         # lambda is learned by training, so it is state, not just config.
         "cfg": lambda path: srsly.write_json(path / "cfg", {
             "format": SAVE_FORMAT,
             "saved_by": f"spacy-biosyn {__version__}",
-            "sparse_weight": pipe.linker.sparse_weight,
-            "routes": list(pipe.routes),
-            "has_dictionary": pipe.linker.is_ready,
+            "sparse_weight": routes.sparse_weight,
+            "routes": routes.labels,
+            "has_dictionary": routes.default.is_ready,
         }),
         "corrections": lambda path: srsly.write_json(path / "corrections.json", pipe.preprocessor.corrections),
         "id_usage": lambda path: srsly.write_json(path / "id_usage.json", pipe.id_usage),
@@ -66,11 +65,12 @@ def _writers(pipe: SavedPipe) -> Dict[str, Callable[[Path], None]]:
 
 
 def _readers(pipe: SavedPipe) -> Dict[str, Callable[[Path], None]]:
+    routes = pipe.routes
     cfg = {}
 
     def read_cfg(path: Path) -> None:
         cfg.update(_checked_cfg(path / "cfg"))
-        unsaved = [label for label in pipe.routes if label not in cfg["routes"]]
+        unsaved = [label for label in routes.labels if label not in cfg["routes"]]
         if unsaved:
             raise MismatchError(
                 f"{path} holds no route for {unsaved}, which the config names (it holds "
@@ -78,19 +78,16 @@ def _readers(pipe: SavedPipe) -> Dict[str, Callable[[Path], None]]:
             )
         # Routes added by add_route() after initialize() are in the saved
         # state only, like the synonyms add_synonyms() adds.
-        pipe.routes = {
-            label: pipe.routes[label] if label in pipe.routes else pipe.new_route_linker() for label in cfg["routes"]
-        }
-        for linker in (pipe.linker, *pipe.routes.values()):
-            linker.sparse_weight = cfg["sparse_weight"]
+        routes.use_labels(cfg["routes"])
+        routes.sparse_weight = cfg["sparse_weight"]
 
     def read_linker(path: Path) -> None:
         if cfg.get("has_dictionary", True):  # else a pipeline of routes only
-            pipe.linker.from_disk(path, exclude=["encoder"])
+            routes.default.from_disk(path, exclude=["encoder"])
 
     def read_routes(path: Path) -> None:
-        for i, linker in enumerate(pipe.routes.values()):
-            linker.from_disk(path / "routes" / str(i), exclude=["encoder"])
+        for i, label in enumerate(routes.labels):
+            routes.linkers[label].from_disk(path / "routes" / str(i), exclude=["encoder"])
 
     def read_corrections(path: Path) -> None:
         pipe.preprocessor.corrections = _checked_mapping(path / "corrections.json", str)
@@ -110,7 +107,7 @@ def _readers(pipe: SavedPipe) -> Dict[str, Callable[[Path], None]]:
 
     return {
         "cfg": read_cfg,
-        "encoder": lambda path: pipe.linker.encoder.from_disk(path / "encoder"),
+        "encoder": lambda path: routes.encoder.from_disk(path / "encoder"),
         "linker": read_linker,
         "routes": read_routes,
         "corrections": read_corrections,

@@ -326,7 +326,7 @@ def test_an_ambiguous_name_links_to_the_concept_the_annotated_corpus_uses(tiny_e
 
 
 def test_readings_equal_but_for_float_noise_keep_the_first():
-    from spacy_biosyn.component import _best_reading
+    from spacy_biosyn.annotate import best_reading
 
     # "CMC" defined as "cystic mastitis chronic", and also a dictionary name: both
     # readings score 1 + lambda, give or take the last bits of a batch's arithmetic.
@@ -335,9 +335,9 @@ def test_readings_equal_but_for_float_noise_keep_the_first():
         "cmc": [Candidate("cmc", (("163000",),), 1.1250001)],
         "gout": [Candidate("gout", (("D006073",),), 0.9)],
     }
-    best = _best_reading([("cystic mastitis chronic",), ("cmc",)], ranked)
+    best = best_reading([("cystic mastitis chronic",), ("cmc",)], ranked)
     assert [part.text for part in best] == ["cystic mastitis chronic"]
-    better = _best_reading([("gout",), ("cmc",)], ranked)  # a real difference still wins
+    better = best_reading([("gout",), ("cmc",)], ranked)  # a real difference still wins
     assert [part.text for part in better] == ["cmc"]
 
 

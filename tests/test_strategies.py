@@ -262,6 +262,18 @@ def test_routes_alone_leave_other_labels_unlinked_and_round_trip(
     assert [(e.label_, e._.cui, e._.kb_ents) for e in routed_doc(loaded).ents] == linked
 
 
+def test_every_route_shares_the_encoder_and_the_saved_lambda(
+    tiny_encoder, disease_dictionary, chemical_dictionary, tmp_path
+):
+    nlp = make_nlp(tiny_encoder, disease_dictionary, routes={"Chemical": chemical_dictionary})
+    nlp.get_pipe("biosyn_linker").routes.sparse_weight = 2.5  # a trained lambda
+    nlp.to_disk(tmp_path / "pipeline")
+    routes = spacy.load(tmp_path / "pipeline").get_pipe("biosyn_linker").routes
+    assert routes.labels == ["chemical"]
+    assert [linker.sparse_weight for linker in routes.linkers.values()] == [2.5, 2.5]
+    assert routes.linkers["chemical"].encoder is routes.default.encoder
+
+
 def test_saved_routes_must_match_the_config(tiny_encoder, disease_dictionary, chemical_dictionary, tmp_path):
     nlp = make_nlp(tiny_encoder, disease_dictionary, routes={"Chemical": chemical_dictionary})
     nlp.to_disk(tmp_path / "pipeline")
@@ -289,7 +301,7 @@ def test_a_route_added_from_training_mentions_links_and_survives_a_reload(
     linker.add_route("Chemical", mentions)
     linked = [(e.label_, e._.cui) for e in routed_doc(nlp).ents]
     assert linked == [("Chemical", "D007980"), ("Disease", "D010300"), ("Chemical", "D002945"), ("Disease", "D010051")]
-    assert list(linker.routes["chemical"].dictionary.names) == ["l dopa", "cisplatin"]  # the CUI-less one is not a name
+    assert list(linker.routes.linkers["chemical"].dictionary.names) == ["l dopa", "cisplatin"]  # the CUI-less one is not a name
     nlp.to_disk(tmp_path / "pipeline")
     assert [(e.label_, e._.cui) for e in routed_doc(spacy.load(tmp_path / "pipeline")).ents] == linked
     (mentions / "1.concept").write_text("1||30|36||Chemical||unnamed||-1\n")

@@ -1,0 +1,129 @@
+"""Which linker ranks an entity's mentions: routes as data.
+
+`Routes.linkers` maps a key to a Linker (its own names, tf-idf and index):
+DEFAULT for the `dictionary`'s, an entity label (casefolded: NER models
+differ in case, scispaCy's emit DISEASE, the corpora Disease) for a route
+of its own, such as BC5CDR's Chemical spans against a chemical vocabulary.
+Every linker is made by `new_linker`, so all share one encoder, lambda,
+search back-end and scorers, and a setting changed here changes them all.
+"""
+import copy
+from typing import Dict, Iterable, List, Optional, TypeVar
+
+from .concepts import ConceptScorer
+from .encoders import Encoder
+from .index import SearchIndex
+from .linker import Linker
+from .sieve import Sieve
+
+# The key of the `dictionary`'s linker; an entity label is never empty.
+DEFAULT = ""
+
+Source = TypeVar("Source")
+
+
+def casefolded_routes(name: str, routes: Dict[str, Source]) -> Dict[str, Source]:
+    """The routes setting keyed by casefolded label; `name` (the pipe's)
+    leads the error when two labels differ only in case."""
+    folded = {label.casefold(): source for label, source in routes.items()}
+    if len(folded) != len(routes):
+        raise ValueError(f"{name}: routes names a label twice in different cases: {sorted(routes)}")
+    return folded
+
+
+class Routes:
+    def __init__(
+        self,
+        encoder: Encoder,
+        index: SearchIndex,
+        sparse_weight: float,
+        *,
+        labels: Iterable[str] = (),
+        dictionary_labels: Optional[Iterable[str]] = None,
+        concept_scorer: Optional[ConceptScorer] = None,
+        sieve: Optional[Sieve] = None,
+        cache_size: int = 0,
+    ):
+        self.encoder = encoder
+        self._sparse_weight = sparse_weight
+        self.concept_scorer = concept_scorer
+        self.sieve = sieve
+        self.cache_size = cache_size
+        self._unbuilt_index = copy.deepcopy(index)
+        # The labels linked against the default linker; None: every label without a route.
+        self.dictionary_labels = None if dictionary_labels is None else {label.casefold() for label in dictionary_labels}
+        self.linkers: Dict[str, Linker] = {DEFAULT: self.new_linker()}
+        self.use_labels(labels)
+
+    def new_linker(self) -> Linker:
+        """An empty linker with the shared encoder, lambda, back-end and scorers."""
+        return Linker(
+            self.encoder,
+            copy.deepcopy(self._unbuilt_index),
+            self._sparse_weight,
+            concept_scorer=self.concept_scorer,
+            sieve=self.sieve,
+            cache_size=self.cache_size,
+        )
+
+    @property
+    def default(self) -> Linker:
+        return self.linkers[DEFAULT]
+
+    @property
+    def labels(self) -> List[str]:
+        """The labels with a route of their own, in the order they were added."""
+        return [key for key in self.linkers if key != DEFAULT]
+
+    def use_labels(self, labels: Iterable[str]) -> None:
+        """Routes for exactly these labels: the linkers of those already
+        routed are kept, the others start empty."""
+        folded = [label.casefold() for label in labels]
+        self.linkers = {key: self.linkers.get(key) or self.new_linker() for key in (DEFAULT, *folded)}
+
+    def set(self, label: Optional[str], linker: Linker) -> None:
+        """`label`'s spans (None: the default's) are ranked by `linker` from now on."""
+        self.linkers[DEFAULT if label is None else label.casefold()] = linker
+
+    def key_for(self, label: Optional[str]) -> str:
+        """The key of `label`'s route (None: the default), which must exist."""
+        key = DEFAULT if label is None else label.casefold()
+        if key not in self.linkers:
+            raise ValueError(f"no route for the label {label!r}; routes: {self.labels}")
+        return key
+
+    def route_of(self, label: str) -> Optional[str]:
+        """The key of the linker that ranks spans of `label`: its route, else
+        the default if that has names and serves the label; None leaves the
+        span unlinked."""
+        key = label.casefold()
+        if key in self.linkers and key != DEFAULT:
+            return key
+        if self.dictionary_labels is not None and key not in self.dictionary_labels:
+            return None
+        return DEFAULT if self.default.is_ready else None
+
+    @property
+    def is_ready(self) -> bool:
+        """Whether any linker has names to rank."""
+        return any(linker.is_ready for linker in self.linkers.values())
+
+    @property
+    def sparse_weight(self) -> float:
+        return self._sparse_weight
+
+    @sparse_weight.setter
+    def sparse_weight(self, weight: float) -> None:
+        self._sparse_weight = weight
+        for linker in self.linkers.values():
+            linker.sparse_weight = weight
+
+    def set_encoder(self, encoder: Encoder, reencode: bool) -> None:
+        """Every linker gets `encoder`; `reencode` encodes their names with it (Linker.set_encoder)."""
+        self.encoder = encoder
+        for linker in self.linkers.values():
+            linker.set_encoder(encoder, reencode)
+
+    def clear_caches(self) -> None:
+        for linker in self.linkers.values():
+            linker.cache.clear()
