@@ -7,7 +7,7 @@ benchmarks/preprocessing.py.
 import time
 
 from common import RAW_ABSTRACTS, parser, print_table
-from spacy_biosyn.abbreviations import Ab3PDetector, SchwartzHearstDetector
+from spacy_biosyn.preprocess.abbreviations import Ab3PDetector, SchwartzHearstDetector
 from spacy_biosyn.corpus import read_pubtator
 
 

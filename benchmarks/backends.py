@@ -20,8 +20,8 @@ import spacy
 from common import parser, print_table
 from spacy_biosyn.corpus import read_concept_queries
 from spacy_biosyn.evaluation import evaluate
-from spacy_biosyn.faiss_index import FaissIndex
-from spacy_biosyn.index import ExactIndex
+from spacy_biosyn.kb.faiss_index import FaissIndex
+from spacy_biosyn.kb.index import ExactIndex
 
 K = 5
 FACTORIES = ["HNSW32", "HNSW32,SQfp16", "HNSW32,SQ8", "IVF1024,SQ8", "IVF1024,PQ48"]

@@ -17,12 +17,12 @@ from common import parser, print_table
 
 # (label, file suffix, function name) of the stages read from the profile.
 STAGES = [
-    ("encoder weights", "spacy_biosyn/dense.py", "load"),
-    ("ONNX encoder", "spacy_biosyn/onnx_encoder.py", "load"),
-    ("dictionary", "spacy_biosyn/dictionary.py", "from_saved"),
-    ("tf-idf", "spacy_biosyn/sparse.py", "from_disk"),
-    ("index", "spacy_biosyn/index.py", "from_disk"),
-    ("encoder probe", "spacy_biosyn/linker.py", "_check_saved_state"),
+    ("encoder weights", "spacy_biosyn/encoders/transformer.py", "load"),
+    ("ONNX encoder", "spacy_biosyn/encoders/onnx.py", "load"),
+    ("dictionary", "spacy_biosyn/kb/dictionary.py", "from_saved"),
+    ("tf-idf", "spacy_biosyn/kb/sparse.py", "from_disk"),
+    ("index", "spacy_biosyn/kb/index.py", "from_disk"),
+    ("encoder probe", "spacy_biosyn/kb/linker.py", "_check_saved_state"),
 ]
 
 CHILD = """

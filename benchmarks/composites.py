@@ -15,11 +15,11 @@ gave several CUIs, since Acc@k scores both the same way.
 from collections import Counter
 
 from common import RAW_ABSTRACTS, parser, print_table
-from spacy_biosyn.abbreviations import Ab3PDetector
-from spacy_biosyn.composites import is_coordinated
+from spacy_biosyn.preprocess.abbreviations import Ab3PDetector
+from spacy_biosyn.preprocess.composites import is_coordinated
 from spacy_biosyn.corpus import read_concept_queries, read_pubtator
-from spacy_biosyn.dictionary import Dictionary, split_cuis
-from spacy_biosyn.preprocessing import MentionPreprocessor, long_forms_by_short_form
+from spacy_biosyn.kb.dictionary import Dictionary, split_cuis
+from spacy_biosyn.preprocess.readings import MentionPreprocessor, long_forms_by_short_form
 
 def main() -> None:
     p = parser(__doc__)

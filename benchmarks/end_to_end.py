@@ -28,7 +28,7 @@ def main() -> None:
     from spacy.training import Example
 
     from spacy_biosyn.corpus import NCBI_LABELS, pubtator_to_doc, read_pubtator
-    from spacy_biosyn.dictionary import bare_id
+    from spacy_biosyn.kb.dictionary import bare_id
     from spacy_biosyn.evaluation import END_TO_END_TASKS, end_to_end_scores
 
     documents = read_pubtator(args.data / RAW_ABSTRACTS[args.dataset]["dev"])

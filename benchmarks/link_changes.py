@@ -28,7 +28,7 @@ def main() -> None:
 
     from spacy_biosyn.corpus import read_concept_queries, read_pubtator
     from spacy_biosyn.evaluation import UNSCORED_CUIS, evaluate, hit_rank
-    from spacy_biosyn.reranker import query_contexts
+    from spacy_biosyn.pipeline.reranker import query_contexts
 
     after = spacy.load(args.pipeline).get_pipe("biosyn_linker")
     if args.before:

@@ -103,7 +103,7 @@ def main() -> None:
     from spacy.matcher import PhraseMatcher
 
     from spacy_biosyn.corpus import read_pubtator
-    from spacy_biosyn.text import normalize
+    from spacy_biosyn.preprocess.text import normalize
 
     splits = RAW_ABSTRACTS[args.dataset]
     train, dev = read_pubtator(args.data / splits["train"]), read_pubtator(args.data / splits["dev"])

@@ -13,8 +13,8 @@ import numpy as np
 import torch
 
 from common import offline_minilm, parser, print_table
-from spacy_biosyn.dense import TransformerEncoder
-from spacy_biosyn.dictionary import Dictionary
+from spacy_biosyn.encoders.transformer import TransformerEncoder
+from spacy_biosyn.kb.dictionary import Dictionary
 
 
 def main() -> None:

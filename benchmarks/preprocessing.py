@@ -19,10 +19,10 @@ import time
 import spacy
 
 from common import RAW_ABSTRACTS, parser, print_table
-from spacy_biosyn.abbreviations import Ab3PDetector, SchwartzHearstDetector
+from spacy_biosyn.preprocess.abbreviations import Ab3PDetector, SchwartzHearstDetector
 from spacy_biosyn.corpus import pubtator_to_examples, read_concept_queries, read_pubtator
 from spacy_biosyn.evaluation import evaluate, evaluate_examples
-from spacy_biosyn.text import read_corrections
+from spacy_biosyn.preprocess.text import read_corrections
 
 K = 5
 # BioSyn applied spelling corrections to NCBI only.

@@ -17,7 +17,7 @@ import spacy
 
 from common import RAW_ABSTRACTS, offline_minilm, parser, print_table
 from spacy_biosyn.corpus import pubtator_to_examples, read_pubtator, read_synonyms
-from spacy_biosyn.dictionary import split_cuis
+from spacy_biosyn.kb.dictionary import split_cuis
 from spacy_biosyn.evaluation import UNSCORED_CUIS, link_scores
 
 K = 5

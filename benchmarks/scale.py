@@ -98,7 +98,7 @@ def prepare(pipeline: Path, work: Path, n_names: int, seed: int, data: Path) -> 
     """The dictionary file, the name vectors (.npy) and tf-idf rows of
     MEDIC plus distractors, made once per size and reused by every back-end."""
     import spacy
-    from spacy_biosyn.dictionary import Dictionary
+    from spacy_biosyn.kb.dictionary import Dictionary
 
     work.mkdir(parents=True, exist_ok=True)
     linker = spacy.load(pipeline).get_pipe("biosyn_linker").linker
@@ -192,7 +192,7 @@ def _cheap_vectors(real_vectors, sources, donors, calibration, rng):
 
 def _dev_texts(data: Path):
     from spacy_biosyn.corpus import read_concept_queries
-    from spacy_biosyn.text import normalize
+    from spacy_biosyn.preprocess.text import normalize
 
     queries = read_concept_queries(data / "ncbi-disease" / "processed_dev")
     parts = (p for q in queries for p in q.mention.replace("+", "|").split("|"))
@@ -223,8 +223,8 @@ def _stage_main() -> None:
 
 def _linker(work: Path, backend: str):
     from spacy.util import registry
-    from spacy_biosyn.linker import Linker
-    from spacy_biosyn.onnx_encoder import MODEL_FILE, OnnxEncoder
+    from spacy_biosyn.kb.linker import Linker
+    from spacy_biosyn.encoders.onnx import MODEL_FILE, OnnxEncoder
 
     class SyntheticVectorsLinker(Linker):
         def _check_saved_state(self, path, dictionary, meta):
@@ -236,14 +236,14 @@ def _linker(work: Path, backend: str):
     if (work / "encoder" / MODEL_FILE).exists():
         encoder = OnnxEncoder(str(work / "encoder"))
     else:
-        from spacy_biosyn.dense import TransformerEncoder
+        from spacy_biosyn.encoders.transformer import TransformerEncoder
 
         encoder = TransformerEncoder(str(work / "encoder"))
     return SyntheticVectorsLinker(encoder, index, sparse_weight)
 
 
 def _build(work: Path, backend: str) -> dict:
-    from spacy_biosyn.dictionary import Dictionary
+    from spacy_biosyn.kb.dictionary import Dictionary
 
     linker = _linker(work, backend)
     linker.dictionary = Dictionary.from_file(work / "dictionary.txt")
@@ -260,7 +260,7 @@ def _build(work: Path, backend: str) -> dict:
 
 def _rank(work: Path, backend: str, data: Path) -> dict:
     from spacy_biosyn.evaluation import evaluate
-    from spacy_biosyn.text import normalize
+    from spacy_biosyn.preprocess.text import normalize
 
     start = time.perf_counter()
     linker = _linker(work, backend).from_disk(work / backend)

@@ -36,7 +36,7 @@ def main() -> None:
     from common import parser, print_table
     from spacy_biosyn.corpus import read_concept_queries
     from spacy_biosyn.evaluation import accuracy
-    from spacy_biosyn.linker import Candidate
+    from spacy_biosyn.kb.linker import Candidate
 
     p = parser(__doc__)
     p.add_argument("pipelines", type=Path, nargs="+", help="spacy-biosyn pipelines, each measured")
@@ -116,7 +116,7 @@ def link_with_scispacy(dictionary: Path, texts, index_dir: Path) -> dict:
 
 def link_with_biosyn(pipeline: Path, dictionary: Path, texts) -> dict:
     import spacy
-    from spacy_biosyn.dictionary import Dictionary
+    from spacy_biosyn.kb.dictionary import Dictionary
 
     nlp = spacy.load(pipeline, config={"components.biosyn_linker.split_composites": False})
     component = nlp.get_pipe("biosyn_linker")

@@ -34,7 +34,7 @@ import spacy
 
 from common import RAW_ABSTRACTS, cpu_description, offline_minilm, parser, print_table
 from spacy_biosyn.corpus import pubtator_to_doc, read_pubtator
-from spacy_biosyn.text import normalize
+from spacy_biosyn.preprocess.text import normalize
 
 REPEATS = 3
 

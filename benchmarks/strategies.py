@@ -28,7 +28,7 @@ from common import parser, print_table
 from spacy_biosyn import AliasCountReranker, ConceptCentroids, Dictionary, Sieve
 from spacy_biosyn.corpus import read_concept_queries, read_synonyms
 from spacy_biosyn.evaluation import evaluate
-from spacy_biosyn.text import normalize
+from spacy_biosyn.preprocess.text import normalize
 
 K = 5
 

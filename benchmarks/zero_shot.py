@@ -13,13 +13,13 @@ import numpy as np
 
 from common import offline_minilm, parser, print_table
 from spacy_biosyn.corpus import read_concept_queries
-from spacy_biosyn.dense import TransformerEncoder
-from spacy_biosyn.dictionary import Dictionary
+from spacy_biosyn.encoders.transformer import TransformerEncoder
+from spacy_biosyn.kb.dictionary import Dictionary
 from spacy_biosyn.evaluation import evaluate
-from spacy_biosyn.index import ExactIndex
-from spacy_biosyn.linker import Candidate, Linker
-from spacy_biosyn.sparse import SparseEncoder
-from spacy_biosyn.text import normalize
+from spacy_biosyn.kb.index import ExactIndex
+from spacy_biosyn.kb.linker import Candidate, Linker
+from spacy_biosyn.kb.sparse import SparseEncoder
+from spacy_biosyn.preprocess.text import normalize
 
 K = 5
 

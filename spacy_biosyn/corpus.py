@@ -10,9 +10,9 @@ from spacy.tokens import Doc, DocBin, Span
 from spacy.training import Example
 from spacy.util import filter_spans
 
-from .dictionary import Dictionary, IdPreference, bare_id, split_cuis
+from .kb.dictionary import Dictionary, IdPreference, bare_id, split_cuis
 from .errors import CorpusError
-from .text import numbered_lines, text_lines
+from .preprocess.text import numbered_lines, text_lines
 
 
 class Query(NamedTuple):

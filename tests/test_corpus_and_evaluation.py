@@ -14,7 +14,7 @@ from spacy_biosyn.corpus import (
     read_pubtator,
 )
 from spacy_biosyn.evaluation import evaluate, link_scores
-from spacy_biosyn.linker import Candidate, LinkedPart
+from spacy_biosyn.kb.linker import Candidate, LinkedPart
 
 
 def test_reads_concept_folders_in_name_order(tmp_path):

@@ -5,8 +5,8 @@ import pytest
 from scipy import sparse
 from spacy.util import registry
 
-from spacy_biosyn.faiss_index import FaissIndex
-from spacy_biosyn.index import ExactIndex
+from spacy_biosyn.kb.faiss_index import FaissIndex
+from spacy_biosyn.kb.index import ExactIndex
 from spacy_biosyn.scoring import pooled_sparse_scores, sparse_scores, top_k
 from spacy_biosyn.training.candidates import dense_top_k
 

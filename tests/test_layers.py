@@ -1,6 +1,8 @@
-"""The package's modules import one another without a circle, counting
-imports made only for type checking and those inside functions: each
-module can be read, tested and replaced from the ones below it."""
+"""The package's modules import one another without a circle and only
+from their own layer or those below it (text -> entities -> preprocessing
+-> candidates -> scores -> span attributes), counting imports made only for
+type checking and those inside functions: each module can be read, tested
+and replaced from the ones below it."""
 import ast
 from pathlib import Path
 
@@ -76,3 +78,35 @@ def test_leaf_modules_import_nothing_of_the_package():
     graph = import_graph()
     for leaf in ("spacy_biosyn.errors", "spacy_biosyn.checks", "spacy_biosyn.scoring", "spacy_biosyn.names"):
         assert graph[leaf] == set(), leaf
+
+
+# Lowest first; a module may import from its own layer and those below it.
+LAYERS = [
+    {"spacy_biosyn", "errors", "checks", "names", "scoring", "storage", "tokenizer"},
+    {"preprocess"},
+    {"encoders"},
+    {"kb", "corpus"},
+    # the pipe's score() is evaluation's, which reads the pipe's extensions
+    {"pipeline", "evaluation"},
+    {"training", "corpus_linking"},
+    {"cli", "__main__"},
+]
+
+
+def layer_of(module: str) -> int:
+    top = module.split(".")[1] if "." in module else module
+    return next((i for i, layer in enumerate(LAYERS) if top in layer), -1)
+
+
+def test_no_module_imports_from_a_layer_above_it():
+    upward = [
+        f"{module} -> {imported}"
+        for module, imports in import_graph().items()
+        for imported in imports
+        if layer_of(imported) > layer_of(module)
+    ]
+    assert upward == []
+
+
+def test_every_module_has_a_layer():
+    assert [module for module in import_graph() if layer_of(module) < 0] == []

@@ -8,12 +8,12 @@ import textwrap
 from spacy.tokens import DocBin
 
 from spacy_biosyn import Candidate, LinkedPart
-from spacy_biosyn.abbreviations import Abbreviation
+from spacy_biosyn.preprocess.abbreviations import Abbreviation
 from test_component import TEXT, doc_with_ents, make_nlp
 
 FORK_AFTER_TORCH = textwrap.dedent("""
     import os, torch
-    import spacy_biosyn.dense  # noqa: F401 (the encoder's module registers the fork handler)
+    import spacy_biosyn.encoders.transformer  # noqa: F401 (the encoder's module registers the fork handler)
     torch.ones(1500, 1500) @ torch.ones(1500, 1500)  # starts torch's thread pool, as spacy.load does
     pid = os.fork()
     if pid == 0:

@@ -15,8 +15,8 @@ import spacy
 pytest.importorskip("onnxruntime")
 
 from spacy_biosyn.cli import app  # noqa: E402
-from spacy_biosyn.dense import TransformerEncoder  # noqa: E402
-from spacy_biosyn.onnx_encoder import OnnxEncoder  # noqa: E402
+from spacy_biosyn.encoders.transformer import TransformerEncoder  # noqa: E402
+from spacy_biosyn.encoders.onnx import OnnxEncoder  # noqa: E402
 from test_component import TEXT, doc_with_ents, make_nlp  # noqa: E402
 
 TEXTS = [

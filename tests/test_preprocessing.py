@@ -3,10 +3,10 @@ and inside the biosyn_linker."""
 import pytest
 import spacy
 
-from spacy_biosyn.abbreviations import Abbreviation
-from spacy_biosyn.composites import MAX_PARTS, split_composite
-from spacy_biosyn.preprocessing import MentionPreprocessor, long_forms_by_short_form
-from spacy_biosyn.text import correct, read_corrections
+from spacy_biosyn.preprocess.abbreviations import Abbreviation
+from spacy_biosyn.preprocess.composites import MAX_PARTS, split_composite
+from spacy_biosyn.preprocess.readings import MentionPreprocessor, long_forms_by_short_form
+from spacy_biosyn.preprocess.text import correct, read_corrections
 from test_component import doc_with_ents, make_nlp
 
 

@@ -15,8 +15,8 @@ from spacy.tokens import Span
 from spacy.util import load_config
 
 from spacy_biosyn.errors import MismatchError
-from spacy_biosyn.linker import Candidate
-from spacy_biosyn.reranker import CrossEncoderReranker, MentionInContext, combined_scores
+from spacy_biosyn.kb.linker import Candidate
+from spacy_biosyn.pipeline.reranker import CrossEncoderReranker, MentionInContext, combined_scores
 from spacy_biosyn.training import marginal_nll
 from spacy_biosyn.training.reranking import train_reranker, with_reranker
 

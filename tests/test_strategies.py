@@ -7,8 +7,8 @@ from spacy.tokens import Span
 
 from spacy_biosyn import AliasCountReranker, Candidate, ConceptCentroids, Dictionary, MismatchError
 from spacy_biosyn.corpus import CorpusError
-from spacy_biosyn.dictionary import DictionaryError
-from spacy_biosyn.index import ExactIndex
+from spacy_biosyn.kb.dictionary import DictionaryError
+from spacy_biosyn.kb.index import ExactIndex
 from test_component import doc_with_ents, make_nlp
 
 SIEVE = {"@misc": "spacy_biosyn.Sieve.v1", "exact_match": True}

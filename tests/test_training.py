@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from spacy_biosyn.cli import app
 from spacy_biosyn.corpus import read_concept_queries
-from spacy_biosyn.dictionary import Dictionary
-from spacy_biosyn.sparse import SparseEncoder
+from spacy_biosyn.kb.dictionary import Dictionary
+from spacy_biosyn.kb.sparse import SparseEncoder
 from spacy_biosyn.training import hard_em, marginal_nll, pairwise_bce, train
 from spacy_biosyn.training.candidates import (
     dense_top_k,

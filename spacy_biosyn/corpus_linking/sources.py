@@ -14,7 +14,7 @@ from typing import Iterator, List, NamedTuple, Optional
 
 from ..corpus import Annotation, iter_pubtator
 from ..errors import CorpusError
-from ..text import numbered_lines
+from ..preprocess.text import numbered_lines
 
 FORMATS = ("pubtator", "bioc-xml", "bioc-json", "jsonl", "parquet")
 _BY_SUFFIX = {".jsonl": "jsonl", ".parquet": "parquet", ".xml": "bioc-xml", ".json": "bioc-json"}

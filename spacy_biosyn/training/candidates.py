@@ -11,9 +11,9 @@ import numpy as np
 from scipy import sparse
 
 from ..corpus import Query
-from ..dictionary import Dictionary, split_cuis
+from ..kb.dictionary import Dictionary, split_cuis
 from ..scoring import sparse_scores, top_k
-from ..text import normalize
+from ..preprocess.text import normalize
 
 _CHUNK = 256  # queries scored at once: a (chunk x names) float32 block
 

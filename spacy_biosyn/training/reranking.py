@@ -32,11 +32,11 @@ from tqdm import tqdm
 from wasabi import msg
 
 from ..corpus import PubTatorDocument, Query, read_concept_queries, read_pubtator
-from ..dictionary import Dictionary, bare_id, split_cuis
+from ..kb.dictionary import Dictionary, bare_id, split_cuis
 from ..evaluation import evaluate
-from ..linker import Candidate
+from ..kb.linker import Candidate
 from ..names import PIPE_NAME
-from ..reranker import CrossEncoderReranker, MentionInContext, combined_scores
+from ..pipeline.reranker import CrossEncoderReranker, MentionInContext, combined_scores
 from ..storage import save_pipeline
 from .common import RunLog, required_path, start_output
 from .objectives import marginal_nll

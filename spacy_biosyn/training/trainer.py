@@ -30,15 +30,15 @@ from tqdm import tqdm
 from wasabi import msg
 
 from ..corpus import read_concept_queries
-from ..dense import TransformerEncoder
-from ..dictionary import Dictionary
+from ..encoders.transformer import TransformerEncoder
+from ..kb.dictionary import Dictionary
 from ..evaluation import evaluate
-from ..index import ExactIndex
-from ..linker import Candidate, Linker
+from ..kb.index import ExactIndex
+from ..kb.linker import Candidate, Linker
 from ..names import PIPE_NAME
 from ..scoring import biosyn_scores, pooled_sparse_scores
-from ..sparse import SparseEncoder
-from ..text import normalize
+from ..kb.sparse import SparseEncoder
+from ..preprocess.text import normalize
 from .candidates import (
     dense_top_k,
     mix_candidates,

@@ -14,13 +14,13 @@ from typing import Callable, Dict, Iterable, Optional, Protocol, Union
 
 import srsly
 
-from . import __version__
-from .checks import is_weight
-from .errors import MismatchError, SavedStateError
-from .preprocessing import MentionPreprocessor
+from .. import __version__
+from ..checks import is_weight
+from ..errors import MismatchError, SavedStateError
+from ..preprocess.readings import MentionPreprocessor
 from .reranker import CrossEncoderReranker
 from .routes import Routes
-from .storage import read_consistently, read_saved_json, replaced_atomically
+from ..storage import read_consistently, read_saved_json, replaced_atomically
 
 
 # The layout of what the component saves; pipelines saved before it was

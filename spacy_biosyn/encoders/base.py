@@ -1,8 +1,8 @@
 """What the two encoders share: their settings, where an offline copy of a
 hub model lies, and encoding in length-sorted batches.
 
-`TransformerEncoder` (dense.py) runs a Hugging Face model in PyTorch and is
-the one that trains; `OnnxEncoder` (onnx_encoder.py) runs the same model
+`TransformerEncoder` (transformer.py) runs a Hugging Face model in PyTorch and is
+the one that trains; `OnnxEncoder` (onnx.py) runs the same model
 exported to ONNX, for pipelines that only link. This module imports neither
 runtime, so a pipeline loads only the one its config names.
 """
@@ -13,7 +13,7 @@ from typing import Callable, List, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from .checks import is_whole_number
+from ..checks import is_whole_number
 
 POOLINGS = ("cls", "mean")
 SIMILARITIES = ("cosine", "dot")

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, List, NamedTuple, Optional, Sequence, Union
 import numpy as np
 from spacy.util import registry
 
-from .checks import is_number, is_whole_number
-from .encoders import DEFAULT_ENCODER_NAME, offline_copy
-from .linker import Candidate
+from ..checks import is_number, is_whole_number
+from ..encoders.base import DEFAULT_ENCODER_NAME, offline_copy
+from ..kb.linker import Candidate
 
 if TYPE_CHECKING:
     import torch
@@ -139,7 +139,7 @@ class CrossEncoderReranker:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
         from transformers.utils import logging as hf_logging
 
-        from . import dense  # noqa: F401  (its fork hook: one torch thread per forked child)
+        from ..encoders import transformer  # noqa: F401  (its fork hook: one torch thread per forked child)
 
         self.device = torch.device(
             ("cuda" if torch.cuda.is_available() else "cpu") if self.device_setting == "auto" else self.device_setting

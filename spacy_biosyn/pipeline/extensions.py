@@ -10,8 +10,8 @@ from typing import Any, Callable, List, Optional
 
 from spacy.tokens import Doc, Span
 
-from .abbreviations import Abbreviation
-from .linker import Candidate, LinkedPart
+from ..preprocess.abbreviations import Abbreviation
+from ..kb.linker import Candidate, LinkedPart
 
 
 def _candidates(raw) -> List[Candidate]:

@@ -10,11 +10,11 @@ search back-end and scorers, and a setting changed here changes them all.
 import copy
 from typing import Dict, Iterable, List, Optional, TypeVar
 
-from .concepts import ConceptScorer
-from .encoders import Encoder
-from .index import SearchIndex
-from .linker import Linker
-from .sieve import Sieve
+from ..kb.concepts import ConceptScorer
+from ..encoders.base import Encoder
+from ..kb.index import SearchIndex
+from ..kb.linker import Linker
+from ..kb.sieve import Sieve
 
 # The key of the `dictionary`'s linker; an entity label is never empty.
 DEFAULT = ""

@@ -10,7 +10,7 @@ import string
 from pathlib import Path
 from typing import Dict, Iterator, Tuple, Union
 
-from .errors import BiosynError
+from ..errors import BiosynError
 
 _PUNCTUATION = re.compile("[" + re.escape(string.punctuation) + "]")
 _WHITESPACE = re.compile(r"\s+")

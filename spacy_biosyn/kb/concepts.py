@@ -16,7 +16,7 @@ from spacy.util import registry
 
 from .dictionary import Concept
 from .linker import Candidate
-from .scoring import biosyn_scores
+from ..scoring import biosyn_scores
 
 if TYPE_CHECKING:
     from .linker import Linker

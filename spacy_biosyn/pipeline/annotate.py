@@ -5,10 +5,10 @@ from typing import Dict, List, Optional, Tuple
 
 from spacy.tokens import Span
 
-from .concepts import by_concept
-from .dictionary import Concept
-from .linker import Candidate, LinkedPart
-from .preprocessing import Reading
+from ..kb.concepts import by_concept
+from ..kb.dictionary import Concept
+from ..kb.linker import Candidate, LinkedPart
+from ..preprocess.readings import Reading
 
 # The encoder's float32 results depend on the batch a string is encoded in
 # (by about 1e-6), so scores that are equal in exact arithmetic, such as two

@@ -13,7 +13,7 @@ import srsly
 from scipy import sparse
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from .storage import read_saved_json
+from ..storage import read_saved_json
 
 NGRAM_RANGE = (1, 2)
 

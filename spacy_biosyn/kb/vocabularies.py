@@ -19,7 +19,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 from spacy.util import registry
 
 from .dictionary import DEFAULT_ID_PREFERENCE, Concept, Dictionary, DictionaryError, IdPreference
-from .text import numbered_lines
+from ..preprocess.text import numbered_lines
 
 PathLike = Union[str, Path]
 Entries = Iterator[Tuple[Concept, str]]

@@ -22,8 +22,8 @@ from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, 
 
 import numpy as np
 
-from .errors import DictionaryError
-from .text import normalize, numbered_lines
+from ..errors import DictionaryError
+from ..preprocess.text import normalize, numbered_lines
 
 # One concept's IDs, preferred first.
 Concept = Tuple[str, ...]

@@ -18,8 +18,8 @@ from typing import List, Optional, Sequence, Union
 import numpy as np
 from spacy.util import registry
 
-from .checks import is_whole_number
-from .encoders import Encoder, encode_in_batches, offline_copy, unit_rows
+from ..checks import is_whole_number
+from .base import Encoder, encode_in_batches, offline_copy, unit_rows
 
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
@@ -71,7 +71,7 @@ class OnnxEncoder(Encoder):
         source = Path(offline_copy(str(name_or_path or self.name)))
         if (source / MODEL_FILE).is_file():
             return self._start((source / MODEL_FILE).read_bytes(), (source / TOKENIZER_FILE).read_text(encoding="utf8"))
-        from .dense import TransformerEncoder
+        from .transformer import TransformerEncoder
 
         encoder = TransformerEncoder(**self.settings, device="cpu")
         return self.export(encoder.load(source))

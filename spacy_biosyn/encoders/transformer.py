@@ -17,7 +17,7 @@ from spacy.util import registry
 from transformers import AutoModel, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
-from .encoders import Encoder, encode_in_batches, offline_copy
+from .base import Encoder, encode_in_batches, offline_copy
 
 # A process forked after torch has started its OpenMP thread pool (by
 # spacy.load's probe encoding, or any nlp(text)) waits forever in that

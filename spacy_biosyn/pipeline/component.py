@@ -3,8 +3,8 @@
 Per doc: abbreviations are detected over the whole text
 (`doc._.biosyn_abbreviations`: scispaCy's AbbreviationDetector owns
 `doc._.abbreviations`); per entity: the mention is preprocessed into readings
-(preprocessing.py), every reading's parts are ranked by the linker of the
-entity's label (`routes`, matched case-insensitively, else the
+(preprocess/readings.py), every reading's parts are ranked by the linker of the
+entity's label (routes.py: its route, matched case-insensitively, else the
 `dictionary`'s), and the best-scoring reading is kept (`span._.parts`).
 With a `reranker`, each part's candidates are then re-scored by a
 cross-encoder that reads the span in its context (reranker.py).
@@ -27,25 +27,25 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.util import minibatch
 
-from .abbreviations import Abbreviation, AbbreviationDetector
+from ..preprocess.abbreviations import Abbreviation, AbbreviationDetector
 from .annotate import annotate_span, best_reading
-from .checks import is_number, is_weight, is_whole_number
-from .concepts import ConceptScorer
-from .corpus import read_id_usage, read_synonyms
-from .dictionary import Dictionary
-from .encoders import DEFAULT_ENCODER_NAME, Encoder
-from .evaluation import link_scores
+from ..checks import is_number, is_weight, is_whole_number
+from ..kb.concepts import ConceptScorer
+from ..corpus import read_id_usage, read_synonyms
+from ..kb.dictionary import Dictionary
+from ..encoders.base import DEFAULT_ENCODER_NAME, Encoder
+from ..evaluation import link_scores
 from .extensions import register_extensions
-from .index import SearchIndex
-from .linker import Candidate, LinkedPart, Linker
-from .names import PIPE_NAME
-from .pipe_state import pack_state, read_state, unpack_state, write_state
-from .preprocessing import MentionPreprocessor, long_forms_by_short_form
+from ..kb.index import SearchIndex
+from ..kb.linker import Candidate, LinkedPart, Linker
+from ..names import PIPE_NAME
+from .state import pack_state, read_state, unpack_state, write_state
+from ..preprocess.readings import MentionPreprocessor, long_forms_by_short_form
 from .reranker import CrossEncoderReranker, MentionInContext
 from .routes import Routes, casefolded_routes
-from .sieve import Sieve
-from .text import read_corrections
-from .vocabularies import VocabularyReader, read_vocabulary
+from ..kb.sieve import Sieve
+from ..preprocess.text import read_corrections
+from ..kb.vocabularies import VocabularyReader, read_vocabulary
 
 register_extensions()
 
@@ -146,7 +146,7 @@ def make_biosyn_linker(
     set_kb_id: bool,
 ) -> "BiosynLinker":
     if isinstance(encoder, str):
-        from .dense import TransformerEncoder
+        from ..encoders.transformer import TransformerEncoder
 
         encoder = TransformerEncoder(encoder)
     return BiosynLinker(

@@ -22,10 +22,10 @@ import numpy as np
 from scipy import sparse
 from spacy.util import registry
 
-from .checks import is_whole_number
-from .errors import SavedStateError
-from .scoring import biosyn_scores, top_k
-from .storage import mapped_npz
+from ..checks import is_whole_number
+from ..errors import SavedStateError
+from ..scoring import biosyn_scores, top_k
+from ..storage import mapped_npz
 
 # Float rounding between two ways of computing one score: near-ties are
 # scored in full instead of being ruled out.

@@ -1,0 +1,1 @@
+"""Dense encoders: strings to vectors (PyTorch transformers, ONNX Runtime)."""
