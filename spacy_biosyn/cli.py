@@ -274,8 +274,8 @@ def onnx(
     The pipeline then links but does not train."""
     import spacy
 
-    from .encoders.transformer import TransformerEncoder
     from .encoders.onnx import OnnxEncoder
+    from .encoders.transformer import TransformerEncoder
     from .storage import save_pipeline
 
     _check_output_dir(output_dir)

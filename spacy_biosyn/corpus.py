@@ -10,8 +10,8 @@ from spacy.tokens import Doc, DocBin, Span
 from spacy.training import Example
 from spacy.util import filter_spans
 
-from .kb.dictionary import Dictionary, IdPreference, bare_id, split_cuis
 from .errors import CorpusError
+from .kb.dictionary import Dictionary, IdPreference, bare_id, split_cuis
 from .preprocess.text import numbered_lines, text_lines
 
 

@@ -16,8 +16,8 @@ from spacy.training import Example
 
 from .corpus import Query
 from .kb.dictionary import bare_id, split_cuis
-from .pipeline.extensions import register_extensions
 from .kb.linker import Candidate
+from .pipeline.extensions import register_extensions
 
 register_extensions()  # scores read span._.cui, set by the linker or by hand
 

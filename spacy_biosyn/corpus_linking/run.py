@@ -13,7 +13,13 @@ from tqdm import tqdm
 from ..errors import CorpusError
 from .engines import run_engine
 from .output import (
-    OUTPUT_FORMATS, check_settings, count_rows, finished_shards, read_manifest, remove_partial_shards, write_manifest,
+    OUTPUT_FORMATS,
+    check_settings,
+    count_rows,
+    finished_shards,
+    read_manifest,
+    remove_partial_shards,
+    write_manifest,
 )
 from .sources import check_annotated, file_format, input_files, shards
 from .worker import RunSettings, check_pipeline

@@ -14,9 +14,9 @@ import numpy as np
 from scipy import sparse
 from spacy.util import registry
 
+from ..scoring import biosyn_scores
 from .dictionary import Concept
 from .linker import Candidate
-from ..scoring import biosyn_scores
 
 if TYPE_CHECKING:
     from .linker import Linker

@@ -15,8 +15,8 @@ from scipy import sparse
 from sklearn.decomposition import TruncatedSVD
 from spacy.util import registry
 
-from .index import FAISS_FILE, SearchIndex
 from ..scoring import biosyn_scores, pooled_sparse_scores, sparse_scores, top_k
+from .index import FAISS_FILE, SearchIndex
 
 
 @registry.misc("spacy_biosyn.FaissIndex.v1")

@@ -17,13 +17,13 @@ import numpy as np
 import srsly
 
 from ..checks import is_whole_number
-from .dictionary import Concept, Dictionary
 from ..encoders.base import Encoder
 from ..errors import DictionaryError, MismatchError
+from ..storage import file_sha256, read_saved_json
+from .dictionary import Concept, Dictionary
 from .index import SPARSE_FILE as _SPARSE_FILE
 from .index import ExactIndex, SearchIndex
 from .sparse import SparseEncoder
-from ..storage import file_sha256, read_saved_json
 
 # Names re-encoded at load time to prove the saved vectors came from this encoder.
 _N_PROBES = 8

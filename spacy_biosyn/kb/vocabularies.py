@@ -18,8 +18,8 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 
 from spacy.util import registry
 
-from .dictionary import DEFAULT_ID_PREFERENCE, Concept, Dictionary, DictionaryError, IdPreference
 from ..preprocess.text import numbered_lines
+from .dictionary import DEFAULT_ID_PREFERENCE, Concept, Dictionary, DictionaryError, IdPreference
 
 PathLike = Union[str, Path]
 Entries = Iterator[Tuple[Concept, str]]

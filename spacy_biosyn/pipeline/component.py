@@ -19,7 +19,7 @@ Heavy state (encoder weights, name vectors, tf-idf) is built by
 path or a model hub.
 """
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Union
+from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from spacy.language import Language
 from spacy.pipeline import Pipe
@@ -27,25 +27,25 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.util import minibatch
 
-from ..preprocess.abbreviations import Abbreviation, AbbreviationDetector
-from .annotate import annotate_span, best_reading
 from ..checks import is_number, is_weight, is_whole_number
-from ..kb.concepts import ConceptScorer
 from ..corpus import read_id_usage, read_synonyms
-from ..kb.dictionary import Dictionary
 from ..encoders.base import DEFAULT_ENCODER_NAME, Encoder
 from ..evaluation import link_scores
-from .extensions import register_extensions
+from ..kb.concepts import ConceptScorer
+from ..kb.dictionary import Dictionary
 from ..kb.index import SearchIndex
 from ..kb.linker import Candidate, LinkedPart, Linker
+from ..kb.sieve import Sieve
+from ..kb.vocabularies import VocabularyReader, read_vocabulary
 from ..names import PIPE_NAME
-from .state import pack_state, read_state, unpack_state, write_state
+from ..preprocess.abbreviations import Abbreviation, AbbreviationDetector
 from ..preprocess.readings import MentionPreprocessor, long_forms_by_short_form
+from ..preprocess.text import read_corrections
+from .annotate import annotate_span, best_reading
+from .extensions import register_extensions
 from .reranker import CrossEncoderReranker, MentionInContext
 from .routes import Routes, casefolded_routes
-from ..kb.sieve import Sieve
-from ..preprocess.text import read_corrections
-from ..kb.vocabularies import VocabularyReader, read_vocabulary
+from .state import pack_state, read_state, unpack_state, write_state
 
 register_extensions()
 
@@ -344,15 +344,21 @@ class BiosynLinker(Pipe):
         """How many names the first stage ranks: the re-ranker's candidates, else top_k."""
         return self.top_k if self.reranker is None else self.reranker.candidates
 
+    def first_stage(self, texts: Sequence[str], k: Optional[int] = None) -> Tuple[List[str], List[List[Candidate]]]:
+        """Mention strings normalized and spell-corrected like the parts of
+        a Doc's spans (no abbreviations or splitting: those need the doc),
+        and the `k` best names of each by S (default: the pool the re-ranker
+        re-scores, else top_k), before any re-ranking."""
+        cleaned = [self.preprocessor.clean(t) for t in texts]
+        return cleaned, self.linker.rank(cleaned, self.pool_size if k is None else k)
+
     def rank(
         self, texts: Sequence[str], contexts: Optional[Sequence[MentionInContext]] = None
     ) -> List[List[Candidate]]:
-        """The top_k names for mention strings, normalized and spell-corrected
-        like the parts of a Doc's spans (no abbreviations or splitting: those
-        need the doc). With a re-ranker, `contexts` (one per text) are what
-        it reads; without them it reads the mention alone."""
-        cleaned = [self.preprocessor.clean(t) for t in texts]
-        ranked = self.linker.rank(cleaned, self.pool_size)
+        """The top_k names for mention strings (`first_stage`). With a
+        re-ranker, `contexts` (one per text) are what it reads; without them
+        it reads the mention alone."""
+        cleaned, ranked = self.first_stage(texts)
         if self.reranker is not None:
             if contexts is None:
                 contexts = [MentionInContext(t) for t in cleaned]

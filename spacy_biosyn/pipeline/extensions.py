@@ -10,8 +10,8 @@ from typing import Any, Callable, List, Optional
 
 from spacy.tokens import Doc, Span
 
-from ..preprocess.abbreviations import Abbreviation
 from ..kb.linker import Candidate, LinkedPart
+from ..preprocess.abbreviations import Abbreviation
 
 
 def _candidates(raw) -> List[Candidate]:

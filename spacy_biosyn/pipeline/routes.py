@@ -10,8 +10,8 @@ search back-end and scorers, and a setting changed here changes them all.
 import copy
 from typing import Dict, Iterable, List, Optional, TypeVar
 
-from ..kb.concepts import ConceptScorer
 from ..encoders.base import Encoder
+from ..kb.concepts import ConceptScorer
 from ..kb.index import SearchIndex
 from ..kb.linker import Linker
 from ..kb.sieve import Sieve

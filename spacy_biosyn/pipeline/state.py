@@ -18,10 +18,9 @@ from .. import __version__
 from ..checks import is_weight
 from ..errors import MismatchError, SavedStateError
 from ..preprocess.readings import MentionPreprocessor
+from ..storage import read_consistently, read_saved_json, replaced_atomically
 from .reranker import CrossEncoderReranker
 from .routes import Routes
-from ..storage import read_consistently, read_saved_json, replaced_atomically
-
 
 # The layout of what the component saves; pipelines saved before it was
 # written down (no "format" in cfg) have this layout too.

@@ -12,8 +12,8 @@ from scipy import sparse
 
 from ..corpus import Query
 from ..kb.dictionary import Dictionary, split_cuis
-from ..scoring import sparse_scores, top_k
 from ..preprocess.text import normalize
+from ..scoring import sparse_scores, top_k
 
 _CHUNK = 256  # queries scored at once: a (chunk x names) float32 block
 

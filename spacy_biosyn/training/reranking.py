@@ -19,7 +19,7 @@ import math
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Sequence
+from typing import Any, Dict, Iterable, List, Sequence, Tuple
 
 import numpy as np
 import spacy
@@ -32,15 +32,14 @@ from tqdm import tqdm
 from wasabi import msg
 
 from ..corpus import PubTatorDocument, Query, read_concept_queries, read_pubtator
-from ..kb.dictionary import Dictionary, bare_id, split_cuis
 from ..evaluation import evaluate
+from ..kb.dictionary import Dictionary, bare_id, split_cuis
 from ..kb.linker import Candidate
 from ..names import PIPE_NAME
 from ..pipeline.reranker import CrossEncoderReranker, MentionInContext, combined_scores
 from ..storage import save_pipeline
 from .common import RunLog, required_path, start_output
 from .objectives import marginal_nll
-
 
 
 class RerankerTrainingSettings(BaseModel):
@@ -176,8 +175,7 @@ class _TrainingSet:
             if len(split_cuis(q.cui)) == 1 and q.cui != "-1" and "|" not in q.mention and "+" not in q.mention
         ]
         contexts = query_contexts(queries, read_pubtator(paths["train_text"]), reranker.context_chars)
-        texts = [pipe.preprocessor.clean(q.mention) for q in queries]
-        ranked = pipe.linker.rank(texts, reranker.candidates + 1)
+        texts, ranked = pipe.first_stage([q.mention for q in queries], reranker.candidates + 1)
         base_ids = dict(zip(base.names, base.cuis))
         kept = []
         for query, context, text, candidates in zip(queries, contexts, texts, ranked):
@@ -228,7 +226,7 @@ class _DevSet:
         self.pipe, self.reranker = pipe, reranker
         self.queries = read_concept_queries(paths["dev"])
         self.contexts = query_contexts(self.queries, read_pubtator(paths["dev_text"]), reranker.context_chars)
-        self._first_stage: Dict[tuple, List[List[Candidate]]] = {}
+        self._first_stage: Dict[tuple, Tuple[List[str], List[List[Candidate]]]] = {}
         self.first_stage_metrics = evaluate(self._ranker(rerank=False), self.queries, contexts=self.contexts)
 
     def metrics(self) -> Dict[str, float]:
@@ -240,11 +238,10 @@ class _DevSet:
         """rank(texts, contexts) for `evaluate`: the cached first stage, re-ranked or not."""
 
         def rank(texts: List[str], contexts: List[MentionInContext]) -> List[List[Candidate]]:
-            cleaned = [self.pipe.preprocessor.clean(t) for t in texts]
-            key = tuple(cleaned)
+            key = tuple(texts)
             if key not in self._first_stage:
-                self._first_stage[key] = self.pipe.linker.rank(cleaned, self.reranker.candidates)
-            ranked = self._first_stage[key]
+                self._first_stage[key] = self.pipe.first_stage(texts, self.reranker.candidates)
+            cleaned, ranked = self._first_stage[key]
             if rerank:
                 mentions = [c._replace(mention=t) for c, t in zip(contexts, cleaned)]
                 ranked = self.reranker.rerank(mentions, ranked)

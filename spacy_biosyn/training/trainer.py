@@ -24,6 +24,7 @@ import numpy as np
 import spacy
 import torch
 from pydantic import BaseModel, ConfigDict, Field
+from spacy.language import Language
 from spacy.util import fix_random_seed, registry
 from thinc.api import Config
 from tqdm import tqdm
@@ -31,14 +32,13 @@ from wasabi import msg
 
 from ..corpus import read_concept_queries
 from ..encoders.transformer import TransformerEncoder
-from ..kb.dictionary import Dictionary
 from ..evaluation import evaluate
-from ..kb.index import ExactIndex
+from ..kb.dictionary import Dictionary
 from ..kb.linker import Candidate, Linker
-from ..names import PIPE_NAME
-from ..scoring import biosyn_scores, pooled_sparse_scores
 from ..kb.sparse import SparseEncoder
+from ..names import PIPE_NAME
 from ..preprocess.text import normalize
+from ..scoring import biosyn_scores, pooled_sparse_scores
 from .candidates import (
     dense_top_k,
     mix_candidates,
@@ -214,12 +214,12 @@ class Trainer:
         row = {name: i for i, name in enumerate(names)}
         train_vectors = vectors[[row[n] for n in self.dictionary.names]]
         dev_vectors = vectors[[row[n] for n in self.dev_dictionary.names]]
-        linker = Linker(self.encoder, ExactIndex(), self.sparse_weight.item())
-        linker.build(self.dev_dictionary, vectors=dev_vectors, sparse=self.sparse)
+        # Dev is ranked by the pipe that would be saved now, as users would rank.
+        pipe = self._pipeline(self.sparse_weight.item(), dev_vectors).get_pipe(PIPE_NAME)
         with self._autocast():
-            accuracy = evaluate(lambda texts: linker.rank([normalize(t) for t in texts], 5), self.dev_queries)
+            accuracy = evaluate(pipe.rank, self.dev_queries)
             recall = evaluate(
-                lambda texts: self._candidates(linker, dev_vectors, texts), self.dev_queries, max_k=self.settings.k
+                lambda texts: self._candidates(pipe.linker, dev_vectors, texts), self.dev_queries, max_k=self.settings.k
             )
         dev = {"acc@1": accuracy["acc@1"], "acc@5": accuracy["acc@5"], "recall": recall[f"acc@{self.settings.k}"]}
         return Snapshot(train_vectors, dev)
@@ -280,15 +280,20 @@ class Trainer:
             self._save_pipeline(target, self.best_state["sparse_weight"], best)
         msg.good(f"Saved {target} (epoch {best['epoch']}, step {best['step']}) and {last}")
 
-    def _save_pipeline(self, path: Path, sparse_weight: float, record: Dict[str, Any]) -> None:
-        """The encoder as it is now, with this lambda, as a spaCy pipeline."""
+    def _pipeline(self, sparse_weight: float, dev_vectors: Optional[np.ndarray] = None) -> Language:
+        """The encoder as it is now, with this lambda, indexing the dev
+        dictionary (with its names' `dev_vectors` when known), as a spaCy pipeline."""
         nlp = spacy.blank(self.config["nlp"]["lang"])
         pipe = nlp.add_pipe(
             PIPE_NAME,
             config={"encoder": dict(self.config["encoder"]), "sparse_weight": sparse_weight},
         )
         pipe.set_encoder(self.encoder, reencode=False)
-        pipe.linker.build(self.dev_dictionary, sparse=self.sparse)
+        pipe.linker.build(self.dev_dictionary, vectors=dev_vectors, sparse=self.sparse)
+        return nlp
+
+    def _save_pipeline(self, path: Path, sparse_weight: float, record: Dict[str, Any]) -> None:
+        nlp = self._pipeline(sparse_weight)
         nlp.meta["spacy_biosyn"] = {
             "epoch": record["epoch"], "step": record["step"], "training": dict(self.config["training"].items())
         }
