@@ -226,7 +226,6 @@ class BiosynLinker(Pipe):
         self.corrections_path = corrections
         self.synonym_paths = list(synonyms)
         self.id_usage_paths = list(preferred_ids_from)
-        self.id_usage: Dict[str, int] = {}
         self.top_k = top_k
         self.nil_threshold = nil_threshold
         self.set_kb_id = set_kb_id
@@ -267,7 +266,7 @@ class BiosynLinker(Pipe):
             self.reranker.load()
         self.learn_preferred_ids(self.id_usage_paths if preferred_ids_from is None else preferred_ids_from)
         if path is not None:
-            self.linker.build(self._with_preferred_ids(read_vocabulary(path)))
+            self.routes.build(None, read_vocabulary(path))
             for source in self.synonym_paths if synonyms is None else synonyms:
                 self.add_synonyms(source)
         # Routes the config named but initialize() replaced would stay empty.
@@ -283,7 +282,7 @@ class BiosynLinker(Pipe):
         BioSyn scores dev against dev_dictionary.txt with the trained model."""
         if not isinstance(dictionary, Dictionary):
             dictionary = read_vocabulary(dictionary)
-        self.linker.build(self._with_preferred_ids(dictionary), refit_sparse=False)
+        self.routes.build(None, dictionary, refit_sparse=False)
 
     def add_route(self, label: str, vocabulary: Union[Dictionary, VocabularySource, Path]) -> None:
         """Link spans of `label` (any case) against their own vocabulary from
@@ -299,9 +298,7 @@ class BiosynLinker(Pipe):
             vocabulary = read_synonyms(vocabulary)
         if not len(vocabulary):
             raise ValueError(f"{self.name}: the vocabulary for the route {label!r} has no names")
-        route = self.routes.new_linker()
-        route.build(self._with_preferred_ids(vocabulary))
-        self.routes.set(label, route)
+        self.routes.build(label, vocabulary)
 
     @property
     def linker(self) -> Linker:
@@ -318,13 +315,11 @@ class BiosynLinker(Pipe):
         files, PubTator files): dictionaries indexed from now on report each
         concept's most used ID as span._.cui. No corpora: the vocabulary's
         order stands."""
-        self.id_usage = {}
+        usage: Dict[str, int] = {}
         for corpus in corpora:
             for cui, count in read_id_usage(corpus).items():
-                self.id_usage[cui] = self.id_usage.get(cui, 0) + count
-
-    def _with_preferred_ids(self, dictionary: Dictionary) -> Dictionary:
-        return dictionary.with_preferred_ids(self.id_usage) if self.id_usage else dictionary
+                usage[cui] = usage.get(cui, 0) + count
+        self.routes.id_usage = usage
 
     def add_synonyms(self, synonyms: Union[Dictionary, str, Path], label: Optional[str] = None) -> None:
         """Teach the linker more names without retraining: a Dictionary, a
@@ -332,12 +327,12 @@ class BiosynLinker(Pipe):
         default dictionary or the route of `label`. They are saved with the
         pipeline, and searched first when the sieve is on."""
         try:
-            key = self.routes.key_for(label)
+            self.routes.key_for(label)  # before reading the file
         except ValueError as e:
             raise ValueError(f"{self.name}: {e}") from None
         if not isinstance(synonyms, Dictionary):
             synonyms = read_synonyms(synonyms)
-        self.routes.linkers[key].add_synonyms(self._with_preferred_ids(synonyms))
+        self.routes.add_synonyms(label, synonyms)
 
     @property
     def pool_size(self) -> int:

@@ -5,13 +5,16 @@ DEFAULT for the `dictionary`'s, an entity label (casefolded: NER models
 differ in case, scispaCy's emit DISEASE, the corpora Disease) for a route
 of its own, such as BC5CDR's Chemical spans against a chemical vocabulary.
 Every linker is made by `new_linker`, so all share one encoder, lambda,
-search back-end and scorers, and a setting changed here changes them all.
+search back-end and scorers, and a setting changed here changes them all;
+and every vocabulary indexed here reports each concept by the ID its
+annotators used most (`id_usage`).
 """
 import copy
 from typing import Dict, Iterable, List, Optional, TypeVar
 
 from ..encoders.base import Encoder
 from ..kb.concepts import ConceptScorer
+from ..kb.dictionary import Dictionary
 from ..kb.index import SearchIndex
 from ..kb.linker import Linker
 from ..kb.sieve import Sieve
@@ -52,6 +55,8 @@ class Routes:
         self._unbuilt_index = copy.deepcopy(index)
         # The labels linked against the default linker; None: every label without a route.
         self.dictionary_labels = None if dictionary_labels is None else {label.casefold() for label in dictionary_labels}
+        # Gold ID -> how often annotated corpora use it; empty: each vocabulary's order stands.
+        self.id_usage: Dict[str, int] = {}
         self.linkers: Dict[str, Linker] = {DEFAULT: self.new_linker()}
         self.use_labels(labels)
 
@@ -81,9 +86,23 @@ class Routes:
         folded = [label.casefold() for label in labels]
         self.linkers = {key: self.linkers.get(key) or self.new_linker() for key in (DEFAULT, *folded)}
 
-    def set(self, label: Optional[str], linker: Linker) -> None:
-        """`label`'s spans (None: the default's) are ranked by `linker` from now on."""
-        self.linkers[DEFAULT if label is None else label.casefold()] = linker
+    def build(self, label: Optional[str], vocabulary: Dictionary, refit_sparse: bool = True) -> None:
+        """Index `vocabulary` for the spans of `label` (None: the default
+        linker, rebuilt in place; `refit_sparse` False keeps its tf-idf)."""
+        vocabulary = self.with_preferred_ids(vocabulary)
+        if label is None:
+            self.default.build(vocabulary, refit_sparse=refit_sparse)
+            return
+        linker = self.new_linker()
+        linker.build(vocabulary)
+        self.linkers[label.casefold()] = linker
+
+    def add_synonyms(self, label: Optional[str], synonyms: Dictionary) -> None:
+        """More names for the route of `label` (None: the default)."""
+        self.linkers[self.key_for(label)].add_synonyms(self.with_preferred_ids(synonyms))
+
+    def with_preferred_ids(self, dictionary: Dictionary) -> Dictionary:
+        return dictionary.with_preferred_ids(self.id_usage) if self.id_usage else dictionary
 
     def key_for(self, label: Optional[str]) -> str:
         """The key of `label`'s route (None: the default), which must exist."""

@@ -34,7 +34,6 @@ class SavedPipe(Protocol):
     name: str
     routes: Routes
     preprocessor: MentionPreprocessor
-    id_usage: Dict[str, int]
     reranker: Optional[CrossEncoderReranker]
 
 
@@ -58,7 +57,7 @@ def _writers(pipe: SavedPipe) -> Dict[str, Callable[[Path], None]]:
             "has_dictionary": routes.default.is_ready,
         }),
         "corrections": lambda path: srsly.write_json(path / "corrections.json", pipe.preprocessor.corrections),
-        "id_usage": lambda path: srsly.write_json(path / "id_usage.json", pipe.id_usage),
+        "id_usage": lambda path: srsly.write_json(path / "id_usage.json", routes.id_usage),
         "reranker": lambda path: pipe.reranker.to_disk(path / "reranker") if pipe.reranker is not None else None,
     }
 
@@ -92,7 +91,7 @@ def _readers(pipe: SavedPipe) -> Dict[str, Callable[[Path], None]]:
         pipe.preprocessor.corrections = _checked_mapping(path / "corrections.json", str)
 
     def read_id_usage(path: Path) -> None:
-        pipe.id_usage = _checked_mapping(path / "id_usage.json", int)
+        routes.id_usage = _checked_mapping(path / "id_usage.json", int)
 
     def read_reranker(path: Path) -> None:
         if pipe.reranker is None:
