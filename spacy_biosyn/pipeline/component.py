@@ -229,10 +229,8 @@ class BiosynLinker(Pipe):
         self.top_k = top_k
         self.nil_threshold = nil_threshold
         self.set_kb_id = set_kb_id
-        self.routes = Routes(
-            encoder, index, sparse_weight, labels=route_sources, dictionary_labels=dictionary_labels,
-            concept_scorer=concept_scorer, sieve=sieve, cache_size=cache_size,
-        )
+        default = Linker(encoder, index, sparse_weight, concept_scorer=concept_scorer, sieve=sieve, cache_size=cache_size)
+        self.routes = Routes(default, labels=route_sources, dictionary_labels=dictionary_labels)
         self.abbreviation_detector = abbreviations
         self.preprocessor = MentionPreprocessor(split_composites)
         self.reranker = reranker

@@ -4,8 +4,9 @@
 DEFAULT for the `dictionary`'s, an entity label (casefolded: NER models
 differ in case, scispaCy's emit DISEASE, the corpora Disease) for a route
 of its own, such as BC5CDR's Chemical spans against a chemical vocabulary.
-Every linker is made by `new_linker`, so all share one encoder, lambda,
-search back-end and scorers, and a setting changed here changes them all;
+Every route's linker is made by `new_linker` from the default one, so all
+share one encoder, lambda, search back-end and scorers, and a setting
+changed here changes them all;
 and every vocabulary indexed here reports each concept by the ID its
 annotators used most (`id_usage`).
 """
@@ -13,11 +14,8 @@ import copy
 from typing import Dict, Iterable, List, Optional, TypeVar
 
 from ..encoders.base import Encoder
-from ..kb.concepts import ConceptScorer
 from ..kb.dictionary import Dictionary
-from ..kb.index import SearchIndex
 from ..kb.linker import Linker
-from ..kb.sieve import Sieve
 
 # The key of the `dictionary`'s linker; an entity label is never empty.
 DEFAULT = ""
@@ -36,40 +34,32 @@ def casefolded_routes(name: str, routes: Dict[str, Source]) -> Dict[str, Source]
 
 class Routes:
     def __init__(
-        self,
-        encoder: Encoder,
-        index: SearchIndex,
-        sparse_weight: float,
-        *,
-        labels: Iterable[str] = (),
-        dictionary_labels: Optional[Iterable[str]] = None,
-        concept_scorer: Optional[ConceptScorer] = None,
-        sieve: Optional[Sieve] = None,
-        cache_size: int = 0,
+        self, default: Linker, *, labels: Iterable[str] = (), dictionary_labels: Optional[Iterable[str]] = None
     ):
-        self.encoder = encoder
-        self._sparse_weight = sparse_weight
-        self.concept_scorer = concept_scorer
-        self.sieve = sieve
-        self.cache_size = cache_size
-        self._unbuilt_index = copy.deepcopy(index)
+        """`default`: the dictionary's linker, not yet built, whose settings every route shares."""
+        self._unbuilt_index = copy.deepcopy(default.index)
         # The labels linked against the default linker; None: every label without a route.
         self.dictionary_labels = None if dictionary_labels is None else {label.casefold() for label in dictionary_labels}
         # Gold ID -> how often annotated corpora use it; empty: each vocabulary's order stands.
         self.id_usage: Dict[str, int] = {}
-        self.linkers: Dict[str, Linker] = {DEFAULT: self.new_linker()}
+        self.linkers: Dict[str, Linker] = {DEFAULT: default}
         self.use_labels(labels)
 
     def new_linker(self) -> Linker:
-        """An empty linker with the shared encoder, lambda, back-end and scorers."""
+        """An empty linker with the default's encoder, lambda, back-end and scorers."""
+        default = self.default
         return Linker(
-            self.encoder,
+            default.encoder,
             copy.deepcopy(self._unbuilt_index),
-            self._sparse_weight,
-            concept_scorer=self.concept_scorer,
-            sieve=self.sieve,
-            cache_size=self.cache_size,
+            default.sparse_weight,
+            concept_scorer=default.concept_scorer,
+            sieve=default.sieve,
+            cache_size=default.cache.size,
         )
+
+    @property
+    def encoder(self) -> Encoder:
+        return self.default.encoder
 
     @property
     def default(self) -> Linker:
@@ -129,17 +119,15 @@ class Routes:
 
     @property
     def sparse_weight(self) -> float:
-        return self._sparse_weight
+        return self.default.sparse_weight
 
     @sparse_weight.setter
     def sparse_weight(self, weight: float) -> None:
-        self._sparse_weight = weight
         for linker in self.linkers.values():
             linker.sparse_weight = weight
 
     def set_encoder(self, encoder: Encoder, reencode: bool) -> None:
         """Every linker gets `encoder`; `reencode` encodes their names with it (Linker.set_encoder)."""
-        self.encoder = encoder
         for linker in self.linkers.values():
             linker.set_encoder(encoder, reencode)
 
