@@ -44,7 +44,7 @@ def main() -> None:
     contexts = query_contexts(queries, read_pubtator(args.data / RAW_ABSTRACTS[args.dataset]["dev"]), window)
     runs = {}
     for setting, pipe, reranker in settings:
-        pipe.reranker = reranker
+        pipe.set_reranker(reranker)
         ranked = []
 
         def rank(texts, parts_contexts):

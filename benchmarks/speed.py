@@ -106,10 +106,10 @@ def main() -> None:
             },
             "sparse_weight": source.sparse_weight,
         })
-        component.linker.encoder, component.linker.sparse = source.encoder, source.sparse
+        component.set_encoder(source.encoder, reencode=False)
         vectors = source.index.reconstruct(np.arange(len(source.index)))
         start = time.perf_counter()
-        component.linker.build(source.dictionary, refit_sparse=False, vectors=vectors)
+        component.linker.build(source.dictionary, vectors=vectors, sparse=source.sparse)
         rows.append((f"FaissIndex {args.index}, sparse_dims {args.sparse_dims}: build", f"{time.perf_counter() - start:.1f} s",
                      f"{len(vectors)} stored vectors, no re-encoding"))
 

@@ -186,6 +186,9 @@ def test_two_processes_rerank_as_one(tiny_encoder, disease_dictionary, tmp_path)
 def test_a_reranker_pool_smaller_than_top_k_is_refused(tiny_encoder, disease_dictionary):
     with pytest.raises(ValueError, match="re-scores 2 candidates but top_k is 3"):
         _pipeline(tiny_encoder, disease_dictionary, candidates=2)
+    pipe = _pipeline(tiny_encoder, disease_dictionary).get_pipe("biosyn_linker")
+    with pytest.raises(ValueError, match="re-scores 2 candidates but top_k is 3"):
+        pipe.set_reranker(CrossEncoderReranker(tiny_encoder, candidates=2, device="cpu"))
 
 
 def test_a_config_naming_a_reranker_the_save_lacks_is_refused(tiny_encoder, disease_dictionary, tmp_path):

@@ -214,11 +214,6 @@ class BiosynLinker(Pipe):
         ):
             raise ValueError(f"{name}: dictionary_labels must be a list of entity labels or null, got {dictionary_labels!r}")
         route_sources = casefolded_routes(name, routes or {})
-        if reranker is not None and reranker.candidates < top_k:
-            raise ValueError(
-                f"{name}: the re-ranker re-scores {reranker.candidates} candidates but top_k is {top_k}: "
-                "set reranker.candidates >= top_k"
-            )
         self.vocab = vocab
         self.name = name
         self.dictionary_path = dictionary
@@ -233,7 +228,7 @@ class BiosynLinker(Pipe):
         self.routes = Routes(default, labels=route_sources, dictionary_labels=dictionary_labels)
         self.abbreviation_detector = abbreviations
         self.preprocessor = MentionPreprocessor(split_composites)
-        self.reranker = reranker
+        self.set_reranker(reranker)
 
     def initialize(
         self,
@@ -297,6 +292,16 @@ class BiosynLinker(Pipe):
         if not len(vocabulary):
             raise ValueError(f"{self.name}: the vocabulary for the route {label!r} has no names")
         self.routes.build(label, vocabulary)
+
+    def set_reranker(self, reranker: Optional[CrossEncoderReranker]) -> None:
+        """Re-score the first stage's candidates with `reranker` from now on
+        (None: the first stage's ranking stands)."""
+        if reranker is not None and reranker.candidates < self.top_k:
+            raise ValueError(
+                f"{self.name}: the re-ranker re-scores {reranker.candidates} candidates but top_k is {self.top_k}: "
+                "set reranker.candidates >= top_k"
+            )
+        self.reranker = reranker
 
     @property
     def linker(self) -> Linker:

@@ -161,7 +161,7 @@ def with_reranker(nlp: Language, reranker: CrossEncoderReranker) -> Language:
         old.to_disk(Path(tmp) / PIPE_NAME, exclude=["reranker"])
         new = nlp.replace_pipe(PIPE_NAME, PIPE_NAME, config=config)
         new.from_disk(Path(tmp) / PIPE_NAME, exclude=["reranker"])
-    new.reranker = reranker
+    new.set_reranker(reranker)
     return nlp
 
 
