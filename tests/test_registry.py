@@ -4,6 +4,7 @@ imported yet: spaCy finds it through the entry point of its registry's
 group in setup.cfg."""
 import ast
 import configparser
+import inspect
 import json
 import subprocess
 import sys
@@ -69,3 +70,60 @@ def test_every_registered_name_resolves_in_a_fresh_process():
     )
     resolved = json.loads(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout)
     assert resolved == {name: target for (_, name), target in registered_in_source().items()}
+
+
+# A registered name is a contract with every config that names it, so its
+# arguments never change: a new signature gets a new version (X.v2) and the
+# old name stays as a function that maps its arguments onto the new one, as
+# ExactIndex.v1 does. This snapshot is that contract; edit it only by adding.
+SIGNATURES = {
+    "spacy_biosyn.BiomedicalTokenizer.v1": (),
+    "spacy_biosyn.HardEM.v1": (),
+    "spacy_biosyn.MarginalNLL.v1": (),
+    "spacy_biosyn.PairwiseBCE.v1": (),
+    "spacy_biosyn.Ab3P.v1": (),
+    "spacy_biosyn.SchwartzHearst.v1": (),
+    "spacy_biosyn.AliasCountReranker.v1": (
+        ("pool_size", 20), ("name_weight", 1.0), ("mean_weight", 0.002), ("count_weight", 0.001)
+    ),
+    "spacy_biosyn.ConceptCentroids.v1": (("pool_size", 20),),
+    "spacy_biosyn.CrossEncoderReranker.v1": (
+        ("name", "sentence-transformers/all-MiniLM-L6-v2"), ("candidates", 8), ("context_chars", 100),
+        ("first_stage_weight", 20.0), ("max_length", 96), ("batch_size", 64), ("device", "auto"),
+        ("keep_exact_matches", True),
+    ),
+    "spacy_biosyn.ExactIndex.v1": (("pool_size", 64), ("chunk_size", 128)),
+    "spacy_biosyn.ExactIndex.v2": (("chunk_scores", 2**23),),
+    "spacy_biosyn.FaissIndex.v1": (
+        ("factory", "HNSW32,SQfp16"), ("pool_size", 64), ("ef_search", 128), ("nprobe", 32), ("sparse_dims", 0),
+        ("sparse_factory", "HNSW32"), ("max_training_names", 200000), ("chunk_size", 16), ("seed", 0),
+    ),
+    "spacy_biosyn.OnnxEncoder.v1": (
+        ("name", None), ("pooling", "cls"), ("similarity", "cosine"), ("max_length", 25), ("batch_size", 128),
+        ("quantize", False), ("threads", 0),
+    ),
+    "spacy_biosyn.TransformerEncoder.v1": (
+        ("name", None), ("pooling", "cls"), ("similarity", "cosine"), ("max_length", 25), ("batch_size", 128),
+        ("device", "auto"),
+    ),
+    "spacy_biosyn.Sieve.v1": (("exact_match", True), ("threshold", None)),
+    "spacy_biosyn.BiosynDictionary.v1": (("path", None), ("preferred_ids", [r"(MESH:)?[CD]\d+", r"(OMIM:)?\d+"])),
+    "spacy_biosyn.MedicVocabulary.v1": (("path", None), ("preferred_ids", [r"(MESH:)?[CD]\d+", r"(OMIM:)?\d+"])),
+    "spacy_biosyn.OboVocabulary.v1": (("path", None), ("synonym_scopes", ["EXACT", "RELATED"]), ("xref_prefixes", [])),
+    "spacy_biosyn.ScispacyKb.v1": (("path", None), ("types", None)),
+    "spacy_biosyn.UmlsVocabulary.v1": (
+        ("mrconso", None), ("languages", ["ENG"]), ("suppress", ["N"]), ("sources", None),
+        ("alt_id_sources", ["MSH", "OMIM"]), ("mrsty", None), ("semantic_types", None),
+    ),
+}
+
+
+def test_registered_names_keep_their_arguments_and_defaults():
+    """None stands for a required argument."""
+    assert set(SIGNATURES) == {name for _, name in registered_in_source()}, "a name was added or removed"
+    for (kind, name) in registered_in_source():
+        parameters = inspect.signature(getattr(registry, kind).get(name)).parameters.values()
+        found = tuple(
+            (p.name, None if p.default is inspect.Parameter.empty else p.default) for p in parameters
+        )
+        assert found == SIGNATURES[name], f"{name} changed its arguments: register a new version instead"
