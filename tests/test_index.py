@@ -96,6 +96,20 @@ def test_loaded_vectors_and_tfidf_rows_are_memory_mapped_and_still_take_new_name
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
 
 
+def test_vectors_are_saved_column_major_and_row_major_files_of_earlier_versions_rank_alike(tmp_path):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=8, n_names=3000)
+    index = ExactIndex().build(names_dense, names_sparse)
+    index.to_disk(tmp_path / "index")
+    assert np.load(tmp_path / "index" / "vectors.npy", mmap_mode="r").flags.f_contiguous
+    np.save(tmp_path / "index" / "vectors.npy", np.ascontiguousarray(names_dense))  # as saved before
+    old = ExactIndex().from_disk(tmp_path / "index")
+    assert old.vectors.flags.c_contiguous
+    expected = brute_force(names_dense, names_sparse, q_dense, q_sparse, 0.5, 10)
+    for searched in (index, old):
+        for a, b in zip(searched.search(q_dense, q_sparse, 0.5, 10), expected):
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
+
+
 def test_an_index_saved_before_v2_loads_with_identical_results(tmp_path):
     # ExactIndex.v1 saved a flat faiss index; configs saved then name v1.
     names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=8)

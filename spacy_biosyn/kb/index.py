@@ -5,9 +5,11 @@ every name is one matrix product with the name vectors (BLAS), over chunks
 of mentions sized to bound memory, and the tf-idf score is added for the
 names that a bound leaves able to reach the top k. On MEDIC's 72k names
 that is about four times faster than faiss's flat search of a candidate
-pool, which spent its time keeping heaps. The vectors are saved as a .npy
-file and memory-mapped at load, so loading reads no vector until a search
-needs it.
+pool, which spent its time keeping heaps. The vectors are held column-major
+(each dimension's values for all names side by side), which halves the
+product's time for the few mentions of one doc (benchmarks/name_product.py),
+and saved so as a .npy file that is memory-mapped at load: loading reads no
+vector until a search needs it.
 
 The tf-idf rows are saved uncompressed and memory-mapped too: a search
 reads only the rows it scores.
@@ -161,10 +163,10 @@ class ExactIndex(SearchIndex):
         return True
 
     def _build_dense(self, vectors: np.ndarray) -> None:
-        self._vectors = vectors
+        self._vectors = np.asfortranarray(vectors)
 
     def _add_dense(self, vectors: np.ndarray) -> None:
-        self._vectors = np.concatenate([self._vectors, vectors])
+        self._vectors = np.asfortranarray(np.concatenate([self._vectors, vectors]))
 
     def _chunk_size(self) -> int:
         return max(1, self.chunk_scores // max(1, len(self)))
@@ -193,7 +195,8 @@ class ExactIndex(SearchIndex):
 
     def to_disk(self, path: Union[str, Path]) -> None:
         super().to_disk(path)
-        np.save(Path(path) / VECTORS_FILE, self._vectors, allow_pickle=False)
+        # Column-major in the file too, so the memory map is the search layout.
+        np.save(Path(path) / VECTORS_FILE, np.asfortranarray(self._vectors), allow_pickle=False)
 
     def from_disk(self, path: Union[str, Path]) -> "ExactIndex":
         path = Path(path)
