@@ -2,11 +2,13 @@
 configs never crash the process, hang, fail unclearly or link wrongly.
 Cases run in a child process (fuzzing.Worker), so a crash in native code
 fails its case, not the run. benchmarks/fuzz.py runs thousands of them."""
+import random
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuzzing import CATEGORIES, Worker
+from fuzzing import CATEGORIES, Worker, span_text
 
 EXAMPLES = {"documents": 40, "spans": 30, "dictionaries": 60, "corpora": 60, "configs": 20}
 
@@ -27,3 +29,10 @@ def test_random_cases_are_handled(worker, category):
         assert worker.run(category, seed) == "ok", f"python benchmarks/fuzz.py --replay {category}:{seed}"
 
     case()
+
+
+def test_a_megabyte_composite_mention_is_linked_within_the_workers_time_bound(worker):
+    # A composite splitter that rescanned the rest of the text at every space
+    # took over 3 minutes on this case: the worker reported a hang.
+    seed = next(s for s in range(1000) if len(span_text(random.Random(s))) > 900_000)
+    assert worker.run("spans", seed) == "ok"
