@@ -1,3 +1,5 @@
+import logging
+import os
 import subprocess
 import sys
 
@@ -97,3 +99,31 @@ assert len(detect("breast cancer (BC) " * 20_000)) == 20_000
 """
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_a_definition_cut_by_the_edge_of_a_piece_is_found_once():
+    # No sentence end in the first 10,000 characters: the piece given to Ab3P
+    # is cut at a space, between "atrophy" and "(SMA)".
+    padding = ("patients were studied " * 454)[:9_984] + " "
+    text = padding + "spinal muscular atrophy (SMA) is frequent. We saw SMA in 3 cases."
+    found = Ab3PDetector()(text)
+    assert [(a.short_form, a.long_form) for a in found] == [("SMA", "spinal muscular atrophy")]
+    assert text[found[0].long_start : found[0].long_end] == "spinal muscular atrophy"
+
+
+def test_what_ab3p_writes_to_stderr_is_caught_and_counted_in_a_debug_line(capfd, caplog):
+    class Noisy:
+        def get_abbrs(self, text):  # writes as Ab3P's C++ code does, below Python's sys.stderr
+            os.write(2, b"Failed to find sentence: x\nin text: " + text.encode() + b"\n")
+            return []
+
+    detector = Ab3PDetector()
+    detector._ab3p = Noisy()
+    with caplog.at_level(logging.DEBUG, logger="spacy_biosyn"):
+        assert detector("Breast cancer (BC) is common.") == []
+        assert detector("Ovarian cancer (OC) is rarer.") == []
+    assert capfd.readouterr().err == ""
+    assert [r.getMessage() for r in caplog.records] == [
+        "Ab3P could not find 1 sentence(s) of a 29-character text; offsets were checked",
+        "Ab3P could not find 1 sentence(s) of a 29-character text; offsets were checked",
+    ]

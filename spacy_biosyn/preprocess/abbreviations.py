@@ -8,20 +8,39 @@ Python's character offsets after the first non-ASCII character ("café",
 Ab3P's native code kills the process (SIGSEGV, SIGABRT) when one call holds
 a word of 100,000 bytes, a sentence of a few hundred thousand, or 25,000
 nested parentheses. It is therefore given pieces of at most
-`_MAX_PIECE_CHARS` characters, cut at sentence ends: a definition never
-crosses a sentence, so ordinary text finds the same pairs.
+`_MAX_PIECE_CHARS` characters, cut at sentence ends where the piece has
+one, each seen with `_OVERLAP_CHARS` of its neighbours' text: a definition
+cut by a piece's edge is whole in the piece that holds its short form.
+
+When Ab3P cannot find one of its sentences in the text (it rewrites "_"
+and "`" before looking), it writes "Failed to find sentence" and the whole
+text to the process's stderr. Those two characters are given to it already
+rewritten, and whatever else it writes is caught and counted in a debug
+line of the "spacy_biosyn" logger instead of filling a user's console.
 """
+import logging
+import os
 import re
+import sys
+import tempfile
 from typing import Callable, Iterator, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 from spacy.util import registry
 
+logger = logging.getLogger("spacy_biosyn")
+
 _WHITESPACE_RUN = re.compile(r"\s+")
-# 10,000 characters are at most 40 kB of UTF-8; measured here, Ab3P survives
-# a 99,000-byte word and 12,000 nested parentheses in one call.
+# 10,000 characters (11,000 with the overlaps on both sides) are at most
+# 44 kB of UTF-8; measured here, Ab3P survives a 99,000-byte word and 12,000
+# nested parentheses in one call.
 _MAX_PIECE_CHARS = 10_000
+# More than Ab3P's longest long form (2 words per short-form character, 10 at most).
+_OVERLAP_CHARS = 500
 _SENTENCE_END = re.compile(r"[.!?]\s+|\n")
+# What Ab3P rewrites in its copy of a sentence; one ASCII byte for another
+# keeps every offset.
+_AB3P_REWRITES = str.maketrans("_`", "-'")
 
 
 class Abbreviation(NamedTuple):
@@ -49,10 +68,11 @@ class Ab3PDetector:
 
     def __init__(self):
         self._ab3p = None  # built on first use: loading its word lists takes a moment
+        self._native_output = None  # a file that catches what Ab3P writes to stderr
 
     def __getstate__(self) -> dict:
         # The native Ab3p object cannot be pickled; a copy builds its own.
-        return {**self.__dict__, "_ab3p": None}
+        return {**self.__dict__, "_ab3p": None, "_native_output": None}
 
     def __call__(self, text: str) -> List[Abbreviation]:
         if not text.strip():
@@ -62,20 +82,46 @@ class Ab3PDetector:
 
             self._ab3p = pyab3p.Ab3p()
         found = []
-        for start, end in _pieces(text, _MAX_PIECE_CHARS):
+        for own_start, own_end in _pieces(text, _MAX_PIECE_CHARS):
+            start = max(0, own_start - _OVERLAP_CHARS)
+            end = own_end + _OVERLAP_CHARS
             # Ab3P collapses whitespace runs inside its sentences and then cannot
             # find them in the text ("Failed to find sentence"), so it is given
             # a collapsed copy, mapped byte by byte back to the original.
-            collapsed, origin = _collapse_whitespace(text[start:end])
+            collapsed, origin = _collapse_whitespace(text[start:end].translate(_AB3P_REWRITES))
             encoded = collapsed.encode("utf-8")
-            for pair in self._ab3p.get_abbrs(collapsed):
+            for pair in self._abbreviations(collapsed):
                 offsets = _checked_offsets(encoded, pair)
                 if offsets is None:
                     continue
                 short = _original_span(origin, offsets[0], pair.short_form, start)
                 long = _original_span(origin, offsets[1], pair.long_form, start)
-                found.append(Abbreviation(text[short], text[long], short.start, long.start))
+                # A pair is its short form's piece's: overlaps do not repeat it.
+                if own_start <= short.start < own_end:
+                    found.append(Abbreviation(text[short], text[long], short.start, long.start))
         return found
+
+    def _abbreviations(self, text: str) -> list:
+        """Ab3P's pairs, with what it writes to stderr caught and counted."""
+        if self._native_output is None:
+            self._native_output = tempfile.TemporaryFile()
+        sink = self._native_output
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(sink.fileno(), 2)
+        try:
+            pairs = self._ab3p.get_abbrs(text)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        if sink.tell():
+            sink.seek(0)
+            lost = sink.read().count(b"Failed to find sentence")
+            sink.seek(0)
+            sink.truncate()
+            logger.debug("Ab3P could not find %d sentence(s) of a %d-character text; offsets were checked",
+                         lost, len(text))
+        return pairs
 
 
 def _checked_offsets(encoded: bytes, pair) -> Optional[Tuple[int, int]]:
