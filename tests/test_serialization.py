@@ -9,6 +9,7 @@ import sys
 import textwrap
 import time
 
+import numpy as np
 import pytest
 import spacy
 
@@ -128,11 +129,30 @@ def sibling(tiny_encoder, tmp_path):
     return tmp_path / "sibling" / "biosyn_linker"
 
 
-@pytest.mark.parametrize("file", ["tfidf.json", "index/sparse.npz"])
+@pytest.mark.parametrize("file", ["tfidf.json", "index/sparse.npz", "index/vectors.npy"])
 def test_a_file_from_another_save_is_refused_naming_it(saved, sibling, file):
     (saved / "biosyn_linker" / file).write_bytes((sibling / file).read_bytes())
     with pytest.raises(MismatchError, match=f"{saved / 'biosyn_linker' / file} is not the file saved with"):
         spacy.load(saved)
+
+
+def test_one_replaced_name_vector_is_refused_naming_the_file(saved):
+    # The load's probe re-encodes a few names only; this row is not one of them.
+    path = saved / "biosyn_linker" / "index" / "vectors.npy"
+    vectors = np.load(path)
+    vectors[3] = vectors[1]
+    np.save(path, vectors)
+    with pytest.raises(MismatchError, match=f"{path} is not the file saved with"):
+        spacy.load(saved)
+
+
+def test_a_save_that_checksummed_only_the_tfidf_rows_still_loads(nlp, saved):
+    import srsly
+
+    meta_path = saved / "biosyn_linker" / "index.json"
+    meta = srsly.read_json(meta_path)
+    srsly.write_json(meta_path, {k: v for k, v in meta.items() if k != "index_sha256"})
+    assert links(spacy.load(saved)) == links(nlp)
 
 
 def test_an_encoder_setting_edited_into_the_config_is_refused(tiny_encoder, disease_dictionary, tmp_path):

@@ -252,11 +252,18 @@ class Linker:
             self.encoder.to_disk(path / "encoder")
         self.index.to_disk(path / "index")
         # What a load checks the other files against: each belongs to this save.
+        # Every file of the index is checksummed: a probe re-encodes a few
+        # names only, so one replaced vector would pass it.
+        index_files = {
+            file.relative_to(path).as_posix(): file_sha256(file)
+            for file in sorted((path / "index").rglob("*")) if file.is_file()
+        }
         srsly.write_json(path / "index.json", {
             "n_names": len(self.index),
             "dictionary_sha256": self.dictionary.fingerprint(),
             "tfidf_sha256": file_sha256(path / "tfidf.json"),
-            "sparse_sha256": file_sha256(path / "index" / _SPARSE_FILE),
+            "sparse_sha256": index_files[f"index/{_SPARSE_FILE}"],  # what earlier versions read
+            "index_sha256": index_files,
             "similarity": self.encoder.similarity,
             "pooling": self.encoder.pooling,
         })
@@ -268,8 +275,12 @@ class Linker:
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "Linker":
         path = Path(path)
         meta = read_saved_json(path / "index.json")
-        for key, file in (("tfidf_sha256", path / "tfidf.json"), ("sparse_sha256", path / "index" / _SPARSE_FILE)):
-            if not file.is_file() or file_sha256(file) != meta.get(key):
+        # Saves before the index's files were all checksummed list its tf-idf rows alone.
+        checksums = {"tfidf.json": meta.get("tfidf_sha256")}
+        checksums.update(meta.get("index_sha256") or {f"index/{_SPARSE_FILE}": meta.get("sparse_sha256")})
+        for name, checksum in checksums.items():
+            file = path / name
+            if not file.is_file() or file_sha256(file) != checksum:
                 raise MismatchError(
                     f"{file} is not the file saved with {path / 'index.json'} (missing, or its checksum "
                     "differs): the pipeline's files come from different saves; save or build it again"
