@@ -5,7 +5,11 @@ load whole and link as before.
 
 `to_disk`: a process loads PIPELINE's copy and saves it over itself in a
 loop (the component's `to_disk` and `save_pipeline`, in turn); it is killed
-(SIGKILL) at a random point of a save. `build`: `python -m spacy_biosyn
+(SIGKILL) at a random point of a save. `nlp.to_disk`: the bare spaCy save,
+of two versions in turn (top_k 5 and lambda as built, top_k 3 and half the
+lambda), so that a kill between config.cfg and the component's folder
+leaves one version's settings over the other's state: each load after a
+kill links as one of the two, is refused naming config.cfg, or is mixed. `build`: `python -m spacy_biosyn
 build` over an existing pipeline, with the first `--build-names` names of
 the shared MEDIC so that encoding does not dominate, killed at a random
 point of its run. Each kill is followed by spacy.load and the linking of
@@ -20,6 +24,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections import Counter
 from pathlib import Path
 
 import spacy
@@ -40,6 +45,28 @@ SAVING = textwrap.dedent("""
             component.to_disk(sys.argv[1] + "/biosyn_linker")
         print(time.perf_counter() - start, flush=True)
 """)
+
+
+# The two versions a bare nlp.to_disk saves in turn; argv[2] = "once:N" saves version N once.
+TWO_VERSIONS = textwrap.dedent("""
+    import sys, spacy
+    nlp = spacy.load(sys.argv[1])
+    pipe = nlp.get_pipe("biosyn_linker")
+    versions = [(pipe.top_k, pipe.routes.sparse_weight), (3, pipe.routes.sparse_weight / 2)]
+    once = sys.argv[2].startswith("once:")
+    for i in [int(sys.argv[2][5:])] if once else range(10**6):
+        pipe.top_k, pipe.routes.sparse_weight = versions[i % 2]
+        nlp.get_pipe_config("biosyn_linker")["top_k"] = pipe.top_k
+        nlp.to_disk(sys.argv[1])
+""")
+
+
+def outcome(pipeline: Path, document, versions) -> str:
+    try:
+        found = linked(pipeline, document)
+    except Exception as error:  # noqa: BLE001: what a load after a kill says is the measure
+        return "refused naming config.cfg" if "config.cfg" in str(error) else f"refused: {error}"[:120]
+    return next((name for name, links in versions.items() if links == found), "loaded mixed")
 
 
 def linked(pipeline: Path, document):
@@ -81,7 +108,23 @@ def main() -> None:
             kill_during([sys.executable, "-c", SAVING, str(target)], load_s + rng.uniform(0, sum(durations)))
             ok += linked(target, document) == expected
             print(f"to_disk kill {i + 1}: {ok} loads linking as before", flush=True)
-        rows.append(("to_disk / save_pipeline over PIPELINE", args.kills, ok))
+        rows.append(("to_disk / save_pipeline over PIPELINE", args.kills, f"{ok} loaded and linked as before"))
+
+        versions = {}
+        for version in (1, 0):  # ends on version 0, the pipeline as given
+            subprocess.run([sys.executable, "-c", TWO_VERSIONS, str(target), f"once:{version}"], check=True,
+                           capture_output=True)
+            versions[f"version {version}"] = linked(target, document)
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", TWO_VERSIONS, str(target), "once:0"], check=True, capture_output=True)
+        cycle_s = time.perf_counter() - start
+        seen = Counter()
+        for i in range(args.kills):
+            kill_during([sys.executable, "-c", TWO_VERSIONS, str(target), "loop"], rng.uniform(load_s, load_s + 2 * cycle_s))
+            seen[outcome(target, document, versions)] += 1
+            print(f"nlp.to_disk kill {i + 1}: {dict(seen)}", flush=True)
+        rows.append(("bare nlp.to_disk of two versions in turn", args.kills,
+                     ", ".join(f"{n} {what}" for what, n in seen.most_common())))
 
         names = Path(tmp) / "medic-part.txt"
         lines = (args.data / "ncbi-disease" / "train_dictionary.txt").read_text().splitlines()[: args.build_names]
@@ -98,9 +141,9 @@ def main() -> None:
             kill_during(build, rng.uniform(0, build_s))
             ok += linked(built, document) == expected
             print(f"build kill {i + 1}: {ok} loads linking as before", flush=True)
-        rows.append((f"build over a pipeline ({args.build_names} names, {build_s:.0f}s a run)", args.kills, ok))
+        rows.append((f"build over a pipeline ({args.build_names} names, {build_s:.0f}s a run)", args.kills, f"{ok} loaded and linked as before"))
     print()
-    print_table(("killed", "kills", "loaded and linked as before"), rows)
+    print_table(("killed", "kills", "after each kill"), rows)
 
 
 if __name__ == "__main__":

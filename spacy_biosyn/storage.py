@@ -11,10 +11,16 @@ aside first, which leaves a moment without one.
 before and after the components' folders, so only `save_pipeline` makes a
 whole pipeline's save atomic; the biosyn_linker's folder, which holds
 nearly all of a save's bytes, is atomic either way.
+
+A save holds a lock on its staging folder (flock, released by the kernel
+when the process dies), so the staging folders of killed saves are told
+from those of running ones and removed by the next save or load beside them.
 """
 import ctypes
 import ctypes.util
 import hashlib
+import logging
+import glob
 import os
 import shutil
 import struct
@@ -22,14 +28,21 @@ import uuid
 import zipfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, TypeVar, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, Optional, TypeVar, Union
 
 import numpy as np
 import srsly
 
 from .errors import SavedStateError
 
+try:
+    import fcntl
+except ImportError:  # Windows: no flock, and leftovers stay
+    fcntl = None
+
 T = TypeVar("T")
+logger = logging.getLogger("spacy_biosyn")
+_STAGING = ".saving-"
 # Smaller members of an .npz are read whole: a map costs a file handle and a page.
 _MAP_AT_LEAST = 1 << 16
 _AT_FDCWD = -100
@@ -50,8 +63,10 @@ def replaced_atomically(path: Union[str, Path]) -> Iterator[Path]:
     without error it takes the place of `path`, and otherwise it is removed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    staging = path.parent / f".{path.name}.saving-{uuid.uuid4().hex[:8]}"
+    staging = path.parent / f".{path.name}{_STAGING}{uuid.uuid4().hex[:8]}"
     staging.mkdir()
+    lock = _locked(staging, wait=True)
+    remove_stale_staging(path)
     try:
         yield staging
         if path.exists():
@@ -62,6 +77,48 @@ def replaced_atomically(path: Union[str, Path]) -> Iterator[Path]:
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
+        if lock is not None:
+            os.close(lock)
+
+
+def remove_stale_staging(path: Union[str, Path]) -> None:
+    """Remove the staging folders that killed saves of `path` left beside
+    it (about a pipeline's size each); those of running saves are locked."""
+    path = Path(path)
+    if fcntl is None:
+        return
+    try:
+        leftovers = list(path.parent.glob(f".{glob.escape(path.name)}{_STAGING}*"))
+    except OSError:
+        return
+    for folder in leftovers:
+        lock = _locked(folder, wait=False)
+        if lock is None:
+            continue
+        try:
+            shutil.rmtree(folder)
+            logger.info("removed %s, left by a save that was killed", folder)
+        except OSError:
+            pass  # read-only, or removed by another process meanwhile
+        finally:
+            os.close(lock)
+
+
+def _locked(folder: Path, wait: bool) -> Optional[int]:
+    """An open descriptor of `folder` holding its exclusive lock, or None
+    where another process holds it (without `wait`) or locks are unsupported."""
+    if fcntl is None:
+        return None
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
 
 
 def save_pipeline(nlp, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import spacy
 
-from spacy_biosyn import BiosynError, MismatchError, SavedStateError
+from spacy_biosyn import BiosynError, MismatchError, SavedStateError, save_pipeline
 from test_component import TEXT, doc_with_ents, make_nlp
 
 MENTIONS = ("Breast-Cancer", "Ovarian Cancer", "Type 2 Diabetes")
@@ -72,6 +72,32 @@ def test_a_save_that_fails_midway_leaves_the_previous_one(nlp, tmp_path, monkeyp
         nlp.to_disk(tmp_path / "p")
     assert links(spacy.load(tmp_path / "p")) == before
     assert not [p.name for p in (tmp_path / "p").iterdir() if p.name.startswith(".")]  # no staging folder left
+
+
+def test_staging_folders_of_killed_saves_are_removed_by_the_next_save_or_load_but_not_those_of_running_ones(
+    nlp, tmp_path
+):
+    import fcntl
+
+    nlp.to_disk(tmp_path / "p")
+    stale = [tmp_path / "p" / ".biosyn_linker.saving-0badf00d", tmp_path / ".p.saving-0badf00d"]
+    running = tmp_path / "p" / ".biosyn_linker.saving-12345678"
+    for folder in (*stale, running):
+        folder.mkdir()
+        (folder / "vectors.npy").write_bytes(b"half a save")
+    held = os.open(running, os.O_RDONLY)  # a save in progress holds this lock
+    fcntl.flock(held, fcntl.LOCK_EX)
+    try:
+        links(spacy.load(tmp_path / "p"))
+        assert not stale[0].exists() and running.exists()
+        nlp.to_disk(tmp_path / "p")
+        assert running.exists()
+    finally:
+        os.close(held)
+    nlp.to_disk(tmp_path / "p")
+    assert not [p.name for p in (tmp_path / "p").iterdir() if p.name.startswith(".")]
+    save_pipeline(nlp, tmp_path / "p")
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
 SAVING = textwrap.dedent("""
@@ -159,10 +185,19 @@ def test_an_encoder_setting_edited_into_the_config_is_refused(tiny_encoder, dise
     encoder = {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": tiny_encoder}
     make_nlp(encoder, disease_dictionary).to_disk(tmp_path / "p")
     saved = tmp_path / "p"
-    config = saved / "config.cfg"
-    config.write_text(config.read_text().replace('similarity = "cosine"', 'similarity = "dot"'))
     with pytest.raises(MismatchError, match="made with similarity = 'cosine'.*configured with 'dot'"):
+        spacy.load(saved, config={"components": {"biosyn_linker": {"encoder": {"similarity": "dot"}}}})
+
+
+def test_settings_written_over_a_saved_state_are_refused_naming_config_cfg(nlp, saved):
+    # What a bare nlp.to_disk killed between config.cfg and the component
+    # leaves, and what an edit of the file does.
+    config = saved / "config.cfg"
+    config.write_text(config.read_text().replace("top_k = 5", "top_k = 3"))
+    with pytest.raises(MismatchError, match=rf"{config}'s \[components.biosyn_linker\] is not the block"):
         spacy.load(saved)
+    config.write_text(config.read_text().replace("top_k = 3", "top_k = 5"))
+    assert links(spacy.load(saved, config={"components": {"biosyn_linker": {"top_k": 3}}})) != links(nlp)
 
 
 @pytest.mark.parametrize("weight", ["true", "[1]", "-5", "NaN"])

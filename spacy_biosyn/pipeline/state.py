@@ -8,17 +8,19 @@ names them.
 A save goes into a fresh folder swapped in whole (storage.py); bytes are the
 same files packed with msgpack.
 """
+import hashlib
 import tempfile
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Optional, Protocol, Union
 
 import srsly
+from thinc.api import Config
 
 from .. import __version__
 from ..checks import is_weight
 from ..errors import MismatchError, SavedStateError
 from ..preprocess.readings import MentionPreprocessor
-from ..storage import read_consistently, read_saved_json, replaced_atomically
+from ..storage import read_consistently, read_saved_json, remove_stale_staging, replaced_atomically
 from .reranker import CrossEncoderReranker
 from .routes import Routes
 
@@ -68,6 +70,7 @@ def _readers(pipe: SavedPipe) -> Dict[str, Callable[[Path], None]]:
 
     def read_cfg(path: Path) -> None:
         cfg.update(_checked_cfg(path / "cfg"))
+        _check_settings(path, pipe.name, cfg.get("settings_sha256"))
         unsaved = [label for label in routes.labels if label not in cfg["routes"]]
         if unsaved:
             raise MismatchError(
@@ -115,14 +118,21 @@ def _readers(pipe: SavedPipe) -> Dict[str, Callable[[Path], None]]:
 
 
 def write_state(pipe: SavedPipe, path: Union[str, Path], exclude: Iterable[str]) -> None:
+    # nlp.to_disk writes config.cfg before the components: a save killed in
+    # between leaves the new settings over the old state. The state records
+    # the settings it was saved under, and a load refuses any other.
+    settings = _settings_sha256(Path(path).parent / "config.cfg", pipe.name)
     with replaced_atomically(path) as staging:
         for field, write in _writers(pipe).items():
             if field not in exclude:
                 write(staging)
+        if settings is not None and "cfg" not in exclude:
+            srsly.write_json(staging / "cfg", {**srsly.read_json(staging / "cfg"), "settings_sha256": settings})
 
 
 def read_state(pipe: SavedPipe, path: Union[str, Path], exclude: Iterable[str]) -> None:
     path = Path(path)
+    remove_stale_staging(path)
 
     def read() -> None:
         for field, read_field in _readers(pipe).items():
@@ -178,3 +188,29 @@ def _checked_mapping(path: Path, value_type: type) -> dict:
     ):
         raise SavedStateError(f"{path}: expected an object of {value_type.__name__} values, found {mapping!r:.80}")
     return mapping
+
+
+def _settings_sha256(config_file: Path, name: str) -> Optional[str]:
+    """The SHA-256 of the component's block of a pipeline's config.cfg, or
+    None where there is none (a component saved on its own)."""
+    if not config_file.is_file():
+        return None
+    try:
+        block = Config().from_disk(config_file, interpolate=False).get("components", {}).get(name)
+    except Exception:  # noqa: BLE001: not a config this check can read; spaCy's load reports it
+        return None
+    if block is None:
+        return None
+    return hashlib.sha256(srsly.json_dumps(block, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def _check_settings(path: Path, name: str, saved: Optional[str]) -> None:
+    config_file = path.parent / "config.cfg"
+    found = _settings_sha256(config_file, name)
+    if saved is not None and found is not None and found != saved:
+        raise MismatchError(
+            f"{config_file}'s [components.{name}] is not the block {path} was saved under: a save was "
+            "killed after nlp.to_disk wrote config.cfg (spacy_biosyn.save_pipeline saves all or nothing), "
+            "or the file was edited. Load the pipeline as saved and change settings with "
+            "spacy.load(path, config={...}), then save it again"
+        )
