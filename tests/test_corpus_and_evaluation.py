@@ -151,6 +151,7 @@ def test_id_usage_counts_gold_ids_without_namespace(tmp_path):
     [
         (b"\x1f\x8b\x08\x00compressed", None, "is gzip-compressed"),
         ("1|t|Caf\u00e9 au lait\n".encode("utf-16"), None, "is UTF-16"),
+        ("1|t|Gout\n".encode("utf-16-be"), None, "holds NUL bytes (byte 1): it is UTF-16 without a byte-order mark"),
         ("1|t|Gout\n1|a|Caf\u00e9 au lait spots.\n".encode("latin-1"), 2, "not UTF-8 text"),
     ],
 )

@@ -3,6 +3,7 @@ and saves that are all or nothing."""
 import os
 import pickle
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -12,6 +13,8 @@ import time
 import numpy as np
 import pytest
 import spacy
+import srsly
+from scipy import sparse
 
 from spacy_biosyn import BiosynError, MismatchError, SavedStateError, save_pipeline
 from test_component import TEXT, doc_with_ents, make_nlp
@@ -52,6 +55,67 @@ def test_bytes_naming_a_file_outside_the_folder_are_refused(nlp):
 
     with pytest.raises(ValueError, match="leaves its folder"):
         nlp.get_pipe("biosyn_linker").from_bytes(srsly.msgpack_dumps({"../../evil": b"x"}))
+
+
+class _RunsCode:
+    """A pickle that creates a file when it is unpickled."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (str(self.marker), "w"))
+
+
+@pytest.mark.parametrize("damage", ["truncated", "binary tokenizer", "pickled weights"])
+def test_an_encoder_folder_that_cannot_be_read_is_named_and_a_pickle_in_it_never_runs(saved, tmp_path, damage):
+    encoder = saved / "biosyn_linker" / "encoder"
+    marker = tmp_path / "pickle-ran"
+    if damage == "truncated":
+        weights = encoder / "model.safetensors"
+        weights.write_bytes(weights.read_bytes()[:1000])
+        match = f"the encoder saved in {encoder} cannot be read"
+    elif damage == "binary tokenizer":
+        (encoder / "tokenizer.json").write_bytes(bytes(range(256)) * 4)
+        match = f"the encoder saved in {encoder} cannot be read"
+    else:
+        (encoder / "model.safetensors").unlink()
+        (encoder / "pytorch_model.bin").write_bytes(pickle.dumps(_RunsCode(marker)))
+        match = f"{encoder / 'pytorch_model.bin'} is a pickled PyTorch checkpoint"
+    with pytest.raises(SavedStateError, match=re.escape(match)):
+        spacy.load(saved)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("content", ["pickle", "objects", "truncated"])
+def test_name_vectors_that_are_not_a_float_matrix_are_named(tmp_path, content):
+    from spacy_biosyn.kb.index import ExactIndex
+
+    names = np.eye(4, dtype=np.float32)
+    index = tmp_path / "index"
+    ExactIndex().build(names, sparse.csr_matrix(names)).to_disk(index)
+    vectors = index / "vectors.npy"
+    if content == "pickle":
+        vectors.write_bytes(pickle.dumps(names))
+    elif content == "objects":
+        np.save(vectors, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    else:
+        vectors.write_bytes(vectors.read_bytes()[:100])
+    with pytest.raises(SavedStateError, match=re.escape(f"{vectors} is not a saved matrix of name vectors")):
+        ExactIndex().from_disk(index)
+
+
+@pytest.mark.parametrize("data", [b"\x93garbage" * 10, b"", srsly.msgpack_dumps([1, 2])])
+def test_from_bytes_of_anything_else_is_refused_naming_the_component(nlp, data):
+    with pytest.raises(SavedStateError, match="biosyn_linker: from_bytes was given .* bytes that are not a saved"):
+        nlp.get_pipe("biosyn_linker").from_bytes(data)
+
+
+def test_bytes_saved_without_the_encoder_and_loaded_with_it_say_so(nlp):
+    data = nlp.get_pipe("biosyn_linker").to_bytes(exclude=["encoder"])
+    with pytest.raises(SavedStateError, match=re.escape("these bytes hold no encoder")):
+        nlp.get_pipe("biosyn_linker").from_bytes(data)
+    nlp.get_pipe("biosyn_linker").from_bytes(data, exclude=["encoder"])
 
 
 def test_a_pipeline_that_linked_can_be_pickled(nlp):

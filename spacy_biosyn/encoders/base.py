@@ -8,12 +8,15 @@ runtime, so a pipeline loads only the one its config names.
 """
 import importlib
 from pathlib import Path
-from typing import Callable, List, Sequence
+from typing import Callable, List, Sequence, TypeVar
 
 import numpy as np
 from tqdm import tqdm
 
 from ..checks import is_whole_number
+from ..errors import SavedStateError
+
+T = TypeVar("T")
 
 POOLINGS = ("cls", "mean")
 SIMILARITIES = ("cosine", "dot")
@@ -112,3 +115,24 @@ def offline_copy(source: str) -> str:
         return str(importlib.import_module(package).get_model_path())
     except ImportError:
         return source
+
+
+def read_saved(path: Path, read: Callable[[], T]) -> T:
+    """`read()` of the encoder saved in the folder `path`: a missing folder,
+    or files the model library cannot read (cut short, replaced, binary
+    where text belongs), raise SavedStateError naming the folder."""
+    if not path.is_dir():
+        raise SavedStateError(
+            f"{path} is missing: the pipeline was saved without its encoder (exclude=['encoder']) or is "
+            "incomplete; save it again with its encoder"
+        )
+    try:
+        return read()
+    except ImportError:
+        raise  # a missing extra says which to install
+    except Exception as error:  # noqa: BLE001: whatever the model library raises, the folder is at fault
+        reason = (str(error).strip().splitlines() or [""])[0][:200]
+        raise SavedStateError(
+            f"the encoder saved in {path} cannot be read ({type(error).__name__}: {reason}): a save was cut "
+            "short or a file was replaced; save or build the pipeline again"
+        ) from error

@@ -19,7 +19,7 @@ import numpy as np
 from spacy.util import registry
 
 from ..checks import is_whole_number
-from .base import Encoder, encode_in_batches, offline_copy, unit_rows
+from .base import Encoder, encode_in_batches, offline_copy, read_saved, unit_rows
 
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
@@ -110,12 +110,12 @@ class OnnxEncoder(Encoder):
 
     def from_disk(self, path: Union[str, Path]) -> "OnnxEncoder":
         path = Path(path)
-        if not (path / MODEL_FILE).is_file():
+        if path.is_dir() and not (path / MODEL_FILE).is_file():
             raise ValueError(
                 f"{path} holds no {MODEL_FILE}: it was saved with spacy_biosyn.TransformerEncoder; "
                 "configure that encoder, or convert the pipeline with `python -m spacy_biosyn onnx`"
             )
-        return self.load(path)
+        return read_saved(path, lambda: self.load(path))
 
     def _start(self, model: bytes, tokenizer_json: str, threads: Optional[int] = None) -> "OnnxEncoder":
         try:

@@ -17,7 +17,8 @@ from spacy.util import registry
 from transformers import AutoModel, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
-from .base import Encoder, encode_in_batches, offline_copy
+from ..errors import SavedStateError
+from .base import Encoder, encode_in_batches, offline_copy, read_saved
 
 # A process forked after torch has started its OpenMP thread pool (by
 # spacy.load's probe encoding, or any nlp(text)) waits forever in that
@@ -53,12 +54,13 @@ class TransformerEncoder(Encoder):
     def dim(self) -> int:
         return self._require_model().config.hidden_size
 
-    def load(self, name_or_path: Optional[Union[str, Path]] = None) -> "TransformerEncoder":
+    def load(self, name_or_path: Optional[Union[str, Path]] = None, safetensors_only: bool = False) -> "TransformerEncoder":
         """Read tokenizer and weights from a hub name or a local folder."""
         source = offline_copy(str(name_or_path or self.name))
         hf_logging.disable_progress_bar()  # one bar per load is noise inside a pipeline
         self.tokenizer = AutoTokenizer.from_pretrained(source)
-        self.model = AutoModel.from_pretrained(source).to(self.device).eval()
+        weights = {"use_safetensors": True} if safetensors_only else {}
+        self.model = AutoModel.from_pretrained(source, **weights).to(self.device).eval()
         return self
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -113,7 +115,15 @@ class TransformerEncoder(Encoder):
         self.tokenizer.save_pretrained(path)
 
     def from_disk(self, path: Union[str, Path]) -> "TransformerEncoder":
-        return self.load(path)
+        path = Path(path)
+        pickled = path / "pytorch_model.bin"
+        if pickled.exists() and not (path / "model.safetensors").exists():
+            raise SavedStateError(
+                f"{pickled} is a pickled PyTorch checkpoint, which can run code as it loads; spacy-biosyn "
+                "saves and loads model.safetensors only: save the pipeline again with spacy-biosyn"
+            )
+        # What this package saved is safetensors: a pickle put in its place is never read.
+        return read_saved(path, lambda: self.load(path, safetensors_only=True))
 
     def _require_model(self) -> torch.nn.Module:
         if self.model is None:

@@ -202,7 +202,13 @@ class ExactIndex(SearchIndex):
         path = Path(path)
         super().from_disk(path)
         if (path / VECTORS_FILE).exists():
-            vectors = np.asarray(np.load(path / VECTORS_FILE, mmap_mode="r", allow_pickle=False))
+            try:
+                vectors = np.asarray(np.load(path / VECTORS_FILE, mmap_mode="r", allow_pickle=False))
+            except (ValueError, OSError, EOFError) as error:  # pickled, objects, cut short
+                raise SavedStateError(
+                    f"{path / VECTORS_FILE} is not a saved matrix of name vectors ({error}); save or build "
+                    "the pipeline again"
+                ) from None
         elif (path / FAISS_FILE).exists():
             vectors = _flat_vectors(path / FAISS_FILE)
         else:

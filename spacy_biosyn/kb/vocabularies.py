@@ -292,12 +292,13 @@ def _scispacy_entries(path: Path, types: Optional[Set[str]]) -> Entries:
             concept = json.loads(line)
             cui, canonical = concept["concept_id"], concept["canonical_name"]
             aliases, concept_types = concept.get("aliases", []), concept.get("types", [])
-            if not isinstance(cui, str) or not cui or not isinstance(aliases, list):
+            if not (isinstance(cui, str) and cui and isinstance(canonical, str) and isinstance(aliases, list)
+                    and all(isinstance(alias, str) for alias in aliases)):
                 raise TypeError
         except (ValueError, KeyError, TypeError):
             raise DictionaryError(
-                f"{path}, line {number}: expected a JSON object with a string 'concept_id', a "
-                f"'canonical_name' and a list of 'aliases', found {line[:80]!r}"
+                f"{path}, line {number}: expected a JSON object with a string 'concept_id', a string "
+                f"'canonical_name' and a list of string 'aliases', found {line[:80]!r}"
             ) from None
         if types is None or types.intersection(concept_types):
             for name in [canonical, *aliases]:

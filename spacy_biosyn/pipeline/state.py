@@ -151,7 +151,20 @@ def pack_state(pipe: SavedPipe, exclude: Iterable[str]) -> bytes:
 
 
 def unpack_state(pipe: SavedPipe, data: bytes, exclude: Iterable[str]) -> None:
-    files = srsly.msgpack_loads(data)
+    try:
+        files = srsly.msgpack_loads(data)
+    except Exception as error:  # noqa: BLE001: msgpack raises its own types for every malformation
+        files, reason = None, f"{type(error).__name__}: {error}"[:120]
+    else:
+        reason = "not a mapping of file names to bytes"
+    if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, bytes) for k, v in files.items()):
+        raise SavedStateError(f"{pipe.name}: from_bytes was given {len(data)} bytes that are not a saved {pipe.name} "
+                              f"({reason}); pass what its to_bytes() returned")
+    if "encoder" not in exclude and not any(name.startswith("encoder/") for name in files):
+        raise SavedStateError(
+            f"{pipe.name}: these bytes hold no encoder (made with to_bytes(exclude=['encoder'])): pass the "
+            "same exclude to from_bytes, into a pipe whose encoder is loaded"
+        )
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         for name, content in files.items():

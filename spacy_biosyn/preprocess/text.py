@@ -39,9 +39,17 @@ def text_lines(path: Union[str, Path]) -> Iterator[Tuple[int, str]]:
     naming it and the line where decoding failed."""
     path = Path(path)
     with path.open("rb") as f:
-        start = f.read(2)
-    if start in _NOT_UTF8:
-        raise BiosynError(f"{path} {_NOT_UTF8[start]}")
+        head = f.read(4096)
+    if head[:2] in _NOT_UTF8:
+        raise BiosynError(f"{path} {_NOT_UTF8[head[:2]]}")
+    # UTF-16 without a byte-order mark decodes as UTF-8 with a NUL in every
+    # other byte, which no text file holds.
+    nul = head.find(b"\x00")
+    if nul >= 0:
+        raise BiosynError(
+            f"{path} holds NUL bytes (byte {nul + 1}): it is UTF-16 without a byte-order mark, "
+            "or not text; convert it to UTF-8"
+        )
     with path.open("rb") as f:  # decoded line by line, so an error names its line
         for number, raw in enumerate(f, start=1):
             try:
