@@ -149,6 +149,11 @@ def _pubtator_document(path: Path, block: List[Tuple[int, str]]) -> Tuple[str, s
             raise CorpusError(f"{path}, line {number}: not a PubTator line: {line[:80]!r}")
         if title is None:
             raise CorpusError(f"{path}, line {number}: an annotation before its document's title line")
+        if fields[0] != doc_id:
+            raise CorpusError(
+                f"{path}, line {number}: an annotation of PMID {fields[0]} inside the document of PMID {doc_id} "
+                "(a missing blank line between documents?)"
+            )
         # Offsets count in title + " " + abstract; a document may have no abstract.
         text = title if abstract is None else f"{title} {abstract}"
         try:

@@ -28,7 +28,7 @@ import uuid
 import zipfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, Optional, TypeVar, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, TypeVar, Union
 
 import numpy as np
 import srsly
@@ -65,20 +65,18 @@ def replaced_atomically(path: Union[str, Path]) -> Iterator[Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = path.parent / f".{path.name}{_STAGING}{uuid.uuid4().hex[:8]}"
     staging.mkdir()
-    lock = _locked(staging, wait=True)
-    remove_stale_staging(path)
-    try:
-        yield staging
-        if path.exists():
-            _exchange(staging, path)  # staging now holds the old folder
-            shutil.rmtree(staging)
-        else:
-            os.rename(staging, path)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
-        if lock is not None:
-            os.close(lock)
+    with folder_locked(staging, wait=True):
+        remove_stale_staging(path)
+        try:
+            yield staging
+            if path.exists():
+                _exchange(staging, path)  # staging now holds the old folder
+                shutil.rmtree(staging)
+            else:
+                os.rename(staging, path)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
 
 
 def remove_stale_staging(path: Union[str, Path]) -> None:
@@ -92,33 +90,28 @@ def remove_stale_staging(path: Union[str, Path]) -> None:
     except OSError:
         return
     for folder in leftovers:
-        lock = _locked(folder, wait=False)
-        if lock is None:
-            continue
         try:
-            shutil.rmtree(folder)
+            with folder_locked(folder, wait=False):
+                shutil.rmtree(folder)
             logger.info("removed %s, left by a save that was killed", folder)
         except OSError:
-            pass  # read-only, or removed by another process meanwhile
-        finally:
-            os.close(lock)
+            pass  # a running save's (BlockingIOError), read-only, or removed meanwhile
 
 
-def _locked(folder: Path, wait: bool) -> Optional[int]:
-    """An open descriptor of `folder` holding its exclusive lock, or None
-    where another process holds it (without `wait`) or locks are unsupported."""
+@contextmanager
+def folder_locked(folder: Union[str, Path], wait: bool) -> Iterator[None]:
+    """Hold an exclusive lock on `folder` for the block; the kernel releases
+    it when the process dies. Without `wait`, BlockingIOError where another
+    process holds it. Where there is no flock (Windows), nothing is locked."""
     if fcntl is None:
-        return None
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return None
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+        yield
+    finally:
         os.close(fd)
-        return None
-    return fd
 
 
 def save_pipeline(nlp, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:

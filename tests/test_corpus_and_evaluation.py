@@ -170,6 +170,7 @@ def test_a_file_that_is_not_utf8_is_named(tmp_path, content, line, what):
         ("1\t0\t99\tGout\tDisease\tD006073", "outside the 9-character text"),
         ("1\t4\t0\tGout\tDisease\tD006073", "outside the 9-character text"),
         ("1\t0\t4\tgoat\tDisease\tD006073", "the text at 0-4 is 'Gout', not the annotation's 'goat'"),
+        ("2\t0\t4\tGout\tDisease\tD006073", "an annotation of PMID 2 inside the document of PMID 1"),
     ],
 )
 def test_an_annotation_that_does_not_fit_its_text_is_named(tmp_path, annotation, what):

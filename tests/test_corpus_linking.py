@@ -181,6 +181,8 @@ def test_parquet_input_is_read_by_its_id_and_text_columns(corpus, reference, tmp
     ("bad.jsonl", '{"id": 1, "body": "a"}\n', r"bad.jsonl, line 1: expected an 'id' and a 'text'"),
     ("bad.txt", "1|t|Title\n1\t0\t5\tTitle\tDisease\n", r"bad.txt, line 2: not a PubTator line"),
     ("bad.xml", "<collection><document>", r"bad.xml: not BioC XML"),
+    ("twice.jsonl", '{"id": 1, "text": "a"}\n{"id": "2", "text": "b"}\n{"id": "1", "text": "c"}\n',
+     r"twice.jsonl: document 3 has the id '1' of document 1"),
 ])
 def test_malformed_input_is_named_with_its_line(corpus, tmp_path, name, content, error):
     (tmp_path / name).write_text(content)
@@ -223,3 +225,16 @@ def test_the_command_links_and_reports_its_throughput(corpus, reference, tmp_pat
     assert result.exit_code == 0, result.output
     assert "30 documents, 40 mentions" in result.output
     assert row_differences(reference[1], read_rows(tmp_path / "out")) == []
+
+
+def test_a_second_run_into_a_folder_that_a_run_is_writing_is_refused(corpus, reference, tmp_path):
+    from spacy_biosyn.storage import folder_locked
+
+    output = tmp_path / "out"
+    output.mkdir()
+    with folder_locked(output, wait=True):  # as a running link-corpus holds it
+        with pytest.raises(CorpusError, match="another link-corpus run is writing to this folder"):
+            run(corpus, output)
+        assert not list(output.iterdir())
+    run(corpus, output)
+    assert row_differences(reference[1], read_rows(output)) == []

@@ -5,12 +5,14 @@ import importlib.util
 import os
 import time
 import warnings
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import List, Optional, Union
+from typing import Iterator, List, Optional, Union
 
 from tqdm import tqdm
 
 from ..errors import CorpusError
+from ..storage import folder_locked
 from .engines import run_engine
 from .output import (
     OUTPUT_FORMATS,
@@ -71,55 +73,71 @@ def link_corpus(
         "output_format": output_format,
     }
     output.mkdir(parents=True, exist_ok=True)
-    check_settings(output, settings)
-    remove_partial_shards(output)
-    plan = {shard.index: len(shard.documents) for shard in shards(files, input_format, shard_size)}
-    manifest = read_manifest(output) if (output / "manifest.json").exists() else {"settings": settings, "runs": []}
-    manifest["shards"] = {
-        str(index): manifest.get("shards", {}).get(str(index))
-        or {"shard": index, "documents": plan[index], "mentions": count_rows(path, output_format)}
-        for index, path in finished_shards(output, output_format).items()
-    }
-    pending_documents = sum(n for index, n in plan.items() if str(index) not in manifest["shards"])
-    if len(plan) < workers:
-        warnings.warn(f"{len(plan)} shard(s) for {workers} workers: some will idle; give a smaller shard size")
+    with _only_run_in(output):
+        check_settings(output, settings)
+        remove_partial_shards(output)
+        plan = {shard.index: len(shard.documents) for shard in shards(files, input_format, shard_size)}
+        manifest = read_manifest(output) if (output / "manifest.json").exists() else {"settings": settings, "runs": []}
+        manifest["shards"] = {
+            str(index): manifest.get("shards", {}).get(str(index))
+            or {"shard": index, "documents": plan[index], "mentions": count_rows(path, output_format)}
+            for index, path in finished_shards(output, output_format).items()
+        }
+        pending_documents = sum(n for index, n in plan.items() if str(index) not in manifest["shards"])
+        if len(plan) < workers:
+            warnings.warn(f"{len(plan)} shard(s) for {workers} workers: some will idle; give a smaller shard size")
 
-    run_settings = RunSettings(
-        pipeline=str(pipeline), output=str(output), output_format=output_format, gold_spans=gold_spans,
-        labels=labels, batch_size=batch_size, threads=threads or _shared_cores(workers, engine, address), gpu=gpu,
-    )
-    this_run: List[dict] = []
-    bar = tqdm(total=pending_documents, unit="doc", desc=f"linking ({engine}, {workers} worker(s))", disable=not progress)
-    started = time.perf_counter()
+        run_settings = RunSettings(
+            pipeline=str(pipeline), output=str(output), output_format=output_format, gold_spans=gold_spans,
+            labels=labels, batch_size=batch_size, threads=threads or _shared_cores(workers, engine, address), gpu=gpu,
+        )
+        this_run: List[dict] = []
+        bar = tqdm(total=pending_documents, unit="doc", desc=f"linking ({engine}, {workers} worker(s))", disable=not progress)
+        started = time.perf_counter()
 
-    last_saved = time.monotonic()
+        last_saved = time.monotonic()
 
-    def done(stats: dict) -> None:
-        nonlocal last_saved
-        this_run.append(stats)
-        manifest["shards"][str(stats["shard"])] = stats
-        # Saved now and then, not per shard: with tens of thousands of shards a
-        # rewrite per shard would cost more than the linking. A shard the saved
-        # manifest lacks is still found by its file on a re-run.
-        if time.monotonic() - last_saved >= MANIFEST_EVERY_S:
+        def done(stats: dict) -> None:
+            nonlocal last_saved
+            this_run.append(stats)
+            manifest["shards"][str(stats["shard"])] = stats
+            # Saved now and then, not per shard: with tens of thousands of shards a
+            # rewrite per shard would cost more than the linking. A shard the saved
+            # manifest lacks is still found by its file on a re-run.
+            if time.monotonic() - last_saved >= MANIFEST_EVERY_S:
+                write_manifest(output, manifest)
+                last_saved = time.monotonic()
+            bar.set_postfix(mentions=sum(s["mentions"] for s in this_run), refresh=False)
+            bar.update(stats["documents"])
+
+        pending = (s for s in shards(files, input_format, shard_size) if str(s.index) not in manifest["shards"])
+        write_manifest(output, manifest)  # the settings, before any shard: a re-run with others is refused
+        try:
+            run_engine(engine, run_settings, pending, workers, address, done)
+            summary = _summary(engine, workers, this_run, time.perf_counter() - started, len(plan) - len(this_run))
+            manifest["runs"].append(summary)
+        finally:
+            bar.close()
+            manifest["complete"] = len(manifest["shards"]) == len(plan)
+            manifest["documents"] = sum(s["documents"] for s in manifest["shards"].values())
+            manifest["mentions"] = sum(s["mentions"] for s in manifest["shards"].values())
             write_manifest(output, manifest)
-            last_saved = time.monotonic()
-        bar.set_postfix(mentions=sum(s["mentions"] for s in this_run), refresh=False)
-        bar.update(stats["documents"])
+        return summary
 
-    pending = (s for s in shards(files, input_format, shard_size) if str(s.index) not in manifest["shards"])
-    write_manifest(output, manifest)  # the settings, before any shard: a re-run with others is refused
-    try:
-        run_engine(engine, run_settings, pending, workers, address, done)
-        summary = _summary(engine, workers, this_run, time.perf_counter() - started, len(plan) - len(this_run))
-        manifest["runs"].append(summary)
-    finally:
-        bar.close()
-        manifest["complete"] = len(manifest["shards"]) == len(plan)
-        manifest["documents"] = sum(s["documents"] for s in manifest["shards"].values())
-        manifest["mentions"] = sum(s["mentions"] for s in manifest["shards"].values())
-        write_manifest(output, manifest)
-    return summary
+
+@contextmanager
+def _only_run_in(output: Path) -> Iterator[None]:
+    """Hold the output folder for the run: two runs into one folder would
+    both link every shard and keep one manifest's record."""
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(folder_locked(output, wait=False))
+        except BlockingIOError:
+            raise CorpusError(
+                f"{output}: another link-corpus run is writing to this folder; let it finish (a re-run then "
+                "links only what it left), or give another output folder"
+            ) from None
+        yield
 
 
 def _summary(engine: str, workers: int, shards: List[dict], seconds: float, skipped: int) -> dict:

@@ -10,7 +10,7 @@ import glob
 import json
 from itertools import count, islice
 from pathlib import Path
-from typing import Iterator, List, NamedTuple, Optional
+from typing import Dict, Iterator, List, NamedTuple, Optional
 
 from ..corpus import Annotation, iter_pubtator
 from ..errors import CorpusError
@@ -73,7 +73,19 @@ def check_annotated(files: List[Path], format: Optional[str]) -> None:
 
 
 def read_documents(path: Path, format: str) -> Iterator[Document]:
-    return _READERS[format](path)
+    """A file's documents; an id seen twice in the file is an error, since
+    the output's rows are known by it (PubTator's repeated PMIDs keep their
+    first copy, as BioSyn does). Ids are checked within each file, so the
+    memory of the check is one file's ids."""
+    seen: Dict[str, int] = {}
+    for number, document in enumerate(_READERS[format](path), start=1):
+        first = seen.setdefault(document.id, number)
+        if first != number:
+            raise CorpusError(
+                f"{path}: document {number} has the id {document.id!r} of document {first}; each document "
+                "of a file needs its own id, which names its rows in the output"
+            )
+        yield document
 
 
 def shards(files: List[Path], format: Optional[str], size: int) -> Iterator[Shard]:
