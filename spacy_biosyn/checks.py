@@ -1,5 +1,6 @@
 """What a setting may be, checked where each setting is taken. A leaf
 module: anything may import it, it imports nothing of the package."""
+import inspect
 import math
 
 
@@ -16,3 +17,17 @@ def is_whole_number(value, least: int) -> bool:
 def is_weight(value) -> bool:
     """What lambda may be: a number >= 0."""
     return is_number(value) and value >= 0
+
+
+def takes_arguments(value, count: int) -> bool:
+    """A callable that accepts `count` positional arguments (one whose
+    signature Python cannot read is taken at its word)."""
+    if not callable(value):
+        return False
+    try:
+        inspect.signature(value).bind(*range(count))
+    except TypeError:
+        return False
+    except ValueError:
+        return True
+    return True

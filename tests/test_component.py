@@ -421,3 +421,12 @@ def test_the_cache_ranks_a_repeated_mention_once_and_forgets_when_the_names_chan
 def test_a_cache_size_that_is_not_a_whole_number_is_refused(tiny_encoder, disease_dictionary):
     with pytest.raises(ValueError, match="cache_size must be a whole number >= 0, got -1"):
         make_nlp(tiny_encoder, disease_dictionary, cache_size=-1)
+
+
+@pytest.mark.parametrize("registered", ["spacy_biosyn.Sieve.v1", "spacy_biosyn.ExactIndex.v2"])
+def test_an_abbreviations_setting_that_names_no_detector_is_refused_when_the_pipe_is_made(
+    tiny_encoder, disease_dictionary, registered
+):
+    # Before, the pipe was made and the first doc failed with an AttributeError.
+    with pytest.raises(ValueError, match="abbreviations must be a detector called on a doc.s text.*got "):
+        make_nlp(tiny_encoder, disease_dictionary, abbreviations={"@misc": registered})

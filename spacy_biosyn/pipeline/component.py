@@ -27,7 +27,7 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.util import minibatch
 
-from ..checks import is_number, is_weight, is_whole_number
+from ..checks import is_number, is_weight, is_whole_number, takes_arguments
 from ..corpus import read_id_usage, read_synonyms
 from ..encoders.base import DEFAULT_ENCODER_NAME, Encoder
 from ..evaluation import link_scores
@@ -205,6 +205,11 @@ class BiosynLinker(Pipe):
             raise ValueError(f"{name}: sparse_weight (lambda) must be a finite number >= 0, got {sparse_weight!r}")
         if nil_threshold is not None and not is_number(nil_threshold):
             raise ValueError(f"{name}: nil_threshold must be a finite number or null, got {nil_threshold!r}")
+        if abbreviations is not None and not takes_arguments(abbreviations, 1):
+            raise ValueError(
+                f"{name}: abbreviations must be a detector called on a doc's text, such as "
+                f"spacy_biosyn.Ab3P.v1 or spacy_biosyn.SchwartzHearst.v1, or null; got {type(abbreviations).__name__}"
+            )
         for setting, value in (("split_composites", split_composites), ("set_kb_id", set_kb_id)):
             if not isinstance(value, bool):
                 raise ValueError(f"{name}: {setting} must be true or false, got {value!r}")
