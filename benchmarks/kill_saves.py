@@ -6,7 +6,7 @@ load whole and link as before.
 `to_disk`: a process loads PIPELINE's copy and saves it over itself in a
 loop (the component's `to_disk` and `save_pipeline`, in turn); it is killed
 (SIGKILL) at a random point of a save. `nlp.to_disk`: the bare spaCy save,
-of two versions in turn (top_k 5 and lambda as built, top_k 3 and half the
+of two versions in turn (top_k and lambda as built; top_k 1 and half the
 lambda), so that a kill between config.cfg and the component's folder
 leaves one version's settings over the other's state: each load after a
 kill links as one of the two, is refused naming config.cfg, or is mixed. `build`: `python -m spacy_biosyn
@@ -47,18 +47,24 @@ SAVING = textwrap.dedent("""
 """)
 
 
-# The two versions a bare nlp.to_disk saves in turn; argv[2] = "once:N" saves version N once.
+# The two versions a bare nlp.to_disk saves in turn, from the top_k and
+# lambda of the pipeline as given (argv[3:5]); argv[2] = "once:N" saves
+# version N once.
 TWO_VERSIONS = textwrap.dedent("""
     import sys, spacy
     nlp = spacy.load(sys.argv[1])
     pipe = nlp.get_pipe("biosyn_linker")
-    versions = [(pipe.top_k, pipe.routes.sparse_weight), (3, pipe.routes.sparse_weight / 2)]
+    top_k, weight = int(sys.argv[3]), float(sys.argv[4])
+    versions = [(top_k, weight), (1, weight / 2)]
     once = sys.argv[2].startswith("once:")
     for i in [int(sys.argv[2][5:])] if once else range(10**6):
         pipe.top_k, pipe.routes.sparse_weight = versions[i % 2]
         nlp.get_pipe_config("biosyn_linker")["top_k"] = pipe.top_k
         nlp.to_disk(sys.argv[1])
 """)
+
+
+PARTS = ("to_disk", "nlp.to_disk", "build")
 
 
 def outcome(pipeline: Path, document, versions) -> str:
@@ -72,7 +78,7 @@ def outcome(pipeline: Path, document, versions) -> str:
 def linked(pipeline: Path, document):
     nlp = spacy.load(pipeline)
     (example,) = pubtator_to_examples(nlp, [document])
-    return [(e._.cui, [c for c, _ in e._.kb_ents]) for e in nlp(example.predicted).ents]
+    return [(e._.cui, [(c, round(s, 4)) for c, s in e._.kb_ents]) for e in nlp(example.predicted).ents]
 
 
 def kill_during(command, after_s: float) -> None:
@@ -87,6 +93,7 @@ def main() -> None:
     p.add_argument("pipeline", type=Path)
     p.add_argument("--kills", type=int, default=20)
     p.add_argument("--build-names", type=int, default=3000)
+    p.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
     args = p.parse_args()
     rng = random.Random(0)
     document = read_pubtator(args.data / RAW_ABSTRACTS["ncbi-disease"]["dev"])[0]
@@ -103,45 +110,50 @@ def main() -> None:
         saver.kill()
         saver.wait()
         print(f"load {load_s:.1f}s, saves {durations[0]:.1f}s (component) and {durations[1]:.1f}s (pipeline)", flush=True)
-        ok = 0
-        for i in range(args.kills):
-            kill_during([sys.executable, "-c", SAVING, str(target)], load_s + rng.uniform(0, sum(durations)))
-            ok += linked(target, document) == expected
-            print(f"to_disk kill {i + 1}: {ok} loads linking as before", flush=True)
-        rows.append(("to_disk / save_pipeline over PIPELINE", args.kills, f"{ok} loaded and linked as before"))
+        if "to_disk" in args.parts:
+            ok = 0
+            for i in range(args.kills):
+                kill_during([sys.executable, "-c", SAVING, str(target)], load_s + rng.uniform(0, sum(durations)))
+                ok += linked(target, document) == expected
+                print(f"to_disk kill {i + 1}: {ok} loads linking as before", flush=True)
+            rows.append(("to_disk / save_pipeline over PIPELINE", args.kills, f"{ok} loaded and linked as before"))
 
-        versions = {}
-        for version in (1, 0):  # ends on version 0, the pipeline as given
-            subprocess.run([sys.executable, "-c", TWO_VERSIONS, str(target), f"once:{version}"], check=True,
-                           capture_output=True)
-            versions[f"version {version}"] = linked(target, document)
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", TWO_VERSIONS, str(target), "once:0"], check=True, capture_output=True)
-        cycle_s = time.perf_counter() - start
-        seen = Counter()
-        for i in range(args.kills):
-            kill_during([sys.executable, "-c", TWO_VERSIONS, str(target), "loop"], rng.uniform(load_s, load_s + 2 * cycle_s))
-            seen[outcome(target, document, versions)] += 1
-            print(f"nlp.to_disk kill {i + 1}: {dict(seen)}", flush=True)
-        rows.append(("bare nlp.to_disk of two versions in turn", args.kills,
-                     ", ".join(f"{n} {what}" for what, n in seen.most_common())))
+        if "nlp.to_disk" in args.parts:
+            given = spacy.load(target).get_pipe("biosyn_linker")
+            as_given = [str(given.top_k), repr(given.routes.sparse_weight)]
+            versions = {}
+            for version in (1, 0):  # ends on version 0, the pipeline as given
+                subprocess.run([sys.executable, "-c", TWO_VERSIONS, str(target), f"once:{version}", *as_given], check=True,
+                               capture_output=True)
+                versions[f"version {version}"] = linked(target, document)
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-c", TWO_VERSIONS, str(target), "once:0", *as_given], check=True, capture_output=True)
+            cycle_s = time.perf_counter() - start
+            seen = Counter()
+            for i in range(args.kills):
+                kill_during([sys.executable, "-c", TWO_VERSIONS, str(target), "loop", *as_given], rng.uniform(load_s, load_s + 2 * cycle_s))
+                seen[outcome(target, document, versions)] += 1
+                print(f"nlp.to_disk kill {i + 1}: {dict(seen)}", flush=True)
+            rows.append(("bare nlp.to_disk of two versions in turn", args.kills,
+                         ", ".join(f"{n} {what}" for what, n in seen.most_common())))
 
-        names = Path(tmp) / "medic-part.txt"
-        lines = (args.data / "ncbi-disease" / "train_dictionary.txt").read_text().splitlines()[: args.build_names]
-        names.write_text("\n".join(lines) + "\n")
-        built = Path(tmp) / "built"
-        build = [sys.executable, "-m", "spacy_biosyn", "build", str(built), "--encoder", offline_minilm(),
-                 "--dictionary", str(names)]
-        start = time.perf_counter()
-        subprocess.run(build, check=True, capture_output=True)
-        build_s = time.perf_counter() - start
-        expected = linked(built, document)
-        ok = 0
-        for i in range(args.kills):
-            kill_during(build, rng.uniform(0, build_s))
-            ok += linked(built, document) == expected
-            print(f"build kill {i + 1}: {ok} loads linking as before", flush=True)
-        rows.append((f"build over a pipeline ({args.build_names} names, {build_s:.0f}s a run)", args.kills, f"{ok} loaded and linked as before"))
+        if "build" in args.parts:
+            names = Path(tmp) / "medic-part.txt"
+            lines = (args.data / "ncbi-disease" / "train_dictionary.txt").read_text().splitlines()[: args.build_names]
+            names.write_text("\n".join(lines) + "\n")
+            built = Path(tmp) / "built"
+            build = [sys.executable, "-m", "spacy_biosyn", "build", str(built), "--encoder", offline_minilm(),
+                     "--dictionary", str(names)]
+            start = time.perf_counter()
+            subprocess.run(build, check=True, capture_output=True)
+            build_s = time.perf_counter() - start
+            expected = linked(built, document)
+            ok = 0
+            for i in range(args.kills):
+                kill_during(build, rng.uniform(0, build_s))
+                ok += linked(built, document) == expected
+                print(f"build kill {i + 1}: {ok} loads linking as before", flush=True)
+            rows.append((f"build over a pipeline ({args.build_names} names, {build_s:.0f}s a run)", args.kills, f"{ok} loaded and linked as before"))
     print()
     print_table(("killed", "kills", "after each kill"), rows)
 
