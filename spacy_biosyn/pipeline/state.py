@@ -39,8 +39,10 @@ class SavedPipe(Protocol):
     reranker: Optional[CrossEncoderReranker]
 
 
-def _writers(pipe: SavedPipe) -> Dict[str, Callable[[Path], None]]:
+def _writers(pipe: SavedPipe, settings_sha256: Optional[str]) -> Dict[str, Callable[[Path], None]]:
     routes = pipe.routes
+    # The settings the state is saved under, where a pipeline's config.cfg says.
+    settings = {} if settings_sha256 is None else {"settings_sha256": settings_sha256}
 
     def write_routes(path: Path) -> None:
         for i, label in enumerate(routes.labels):
@@ -57,6 +59,7 @@ def _writers(pipe: SavedPipe) -> Dict[str, Callable[[Path], None]]:
             "sparse_weight": routes.sparse_weight,
             "routes": routes.labels,
             "has_dictionary": routes.default.is_ready,
+            **settings,
         }),
         "corrections": lambda path: srsly.write_json(path / "corrections.json", pipe.preprocessor.corrections),
         "id_usage": lambda path: srsly.write_json(path / "id_usage.json", routes.id_usage),
@@ -123,11 +126,9 @@ def write_state(pipe: SavedPipe, path: Union[str, Path], exclude: Iterable[str])
     # the settings it was saved under, and a load refuses any other.
     settings = _settings_sha256(Path(path).parent / "config.cfg", pipe.name)
     with replaced_atomically(path) as staging:
-        for field, write in _writers(pipe).items():
+        for field, write in _writers(pipe, settings).items():
             if field not in exclude:
                 write(staging)
-        if settings is not None and "cfg" not in exclude:
-            srsly.write_json(staging / "cfg", {**srsly.read_json(staging / "cfg"), "settings_sha256": settings})
 
 
 def read_state(pipe: SavedPipe, path: Union[str, Path], exclude: Iterable[str]) -> None:
