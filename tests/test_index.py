@@ -257,3 +257,11 @@ def test_training_candidates_break_ties_as_the_search_does():
     query = np.ones((1, 1), dtype=np.float32)
     expected = np.argsort(-(query @ names.T), axis=1, kind="stable")[:, :5]
     np.testing.assert_array_equal(dense_top_k(query, names, 5), expected)
+
+
+def test_without_faiss_the_error_names_the_extra_that_brings_it(monkeypatch):
+    from spacy_biosyn.kb.index import import_faiss
+
+    monkeypatch.setitem(__import__("sys").modules, "faiss", None)  # as if not installed
+    with pytest.raises(ImportError, match=r'spacy_biosyn.FaissIndex.v1 needs faiss: pip install "spacy-biosyn\[faiss\]"'):
+        import_faiss("spacy_biosyn.FaissIndex.v1")

@@ -3,7 +3,6 @@ shard linked and written. Every engine runs this same code, so their rows
 can differ only by the last bits of a float."""
 import os
 import re
-import resource
 import socket
 import time
 from collections import deque
@@ -110,10 +109,15 @@ def shard_stats(shard: Shard, mentions: int, seconds: float, rss: int) -> dict:
 
 def peak_rss(pid: Optional[int] = None) -> int:
     """Peak resident memory in bytes of a process (this one by default),
-    from Linux's VmHWM; elsewhere this process's own peak from getrusage."""
+    from Linux's VmHWM; elsewhere this process's own peak from getrusage,
+    and 0 where there is neither (Windows has no `resource` module)."""
     try:
         status = Path(f"/proc/{pid or 'self'}/status").read_text()
     except OSError:
+        try:
+            import resource
+        except ImportError:
+            return 0
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 if pid is None else 0
     match = re.search(r"^VmHWM:\s+(\d+) kB", status, re.MULTILINE)
     return int(match.group(1)) * 1024 if match else 0

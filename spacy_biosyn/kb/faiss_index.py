@@ -9,14 +9,15 @@ that use it.
 from pathlib import Path
 from typing import Optional, Union
 
-import faiss
 import numpy as np
 from scipy import sparse
 from sklearn.decomposition import TruncatedSVD
 from spacy.util import registry
 
 from ..scoring import biosyn_scores, pooled_sparse_scores, sparse_scores, top_k
-from .index import FAISS_FILE, SearchIndex
+from .index import FAISS_FILE, SearchIndex, import_faiss
+
+faiss = import_faiss("spacy_biosyn.FaissIndex.v1")
 
 
 @registry.misc("spacy_biosyn.FaissIndex.v1")

@@ -230,8 +230,17 @@ def exact_index_v1(pool_size: int = 64, chunk_size: int = 128) -> ExactIndex:
     return ExactIndex()
 
 
+def import_faiss(needed_by: str):
+    """faiss, an optional dependency, or ImportError saying which extra brings it."""
+    try:
+        import faiss
+    except ImportError:
+        raise ImportError(f'{needed_by} needs faiss: pip install "spacy-biosyn[faiss]"') from None
+    return faiss
+
+
 def _flat_vectors(path: Path) -> np.ndarray:
-    import faiss  # only for folders saved before v2
+    faiss = import_faiss(f"{path}, an index saved before spacy_biosyn.ExactIndex.v2,")
 
     index = faiss.read_index(str(path))
     dense = faiss.downcast_index(index)  # a view: `index` must outlive it
