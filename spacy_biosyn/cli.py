@@ -368,7 +368,7 @@ def train_reranker(
 def link_corpus(
     pipeline_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="A saved spaCy pipeline"),
     input: str = typer.Argument(..., help="A file, a folder or a glob of PubTator, BioC XML/JSON, JSONL or Parquet"),
-    output_dir: Path = typer.Argument(..., help="Folder for the shards and manifest.json; a re-run resumes it"),
+    output_dir: Path = typer.Argument(..., help="Folder for the shards and _manifest.json; a re-run resumes it"),
     engine: str = typer.Option("local", help="local (nlp.pipe), ray (Ray Data) or dask (distributed)"),
     workers: int = typer.Option(1, help="Worker processes, each loading the pipeline once"),
     batch_size: int = typer.Option(64, help="Documents per nlp.pipe batch"),

@@ -238,3 +238,32 @@ def test_a_second_run_into_a_folder_that_a_run_is_writing_is_refused(corpus, ref
         assert not list(output.iterdir())
     run(corpus, output)
     assert row_differences(reference[1], read_rows(output)) == []
+
+
+def test_the_output_reads_as_one_dataset_and_a_finished_run_is_answered_without_the_pipeline(
+    corpus, reference, tmp_path, monkeypatch
+):
+    import pandas as pd
+    import pyarrow.dataset as ds
+
+    from spacy_biosyn.corpus_linking import run as run_module
+
+    output = tmp_path / "out"
+    run(corpus, output)
+    assert len(pd.read_parquet(output)) == len(ds.dataset(output, format="parquet").to_table()) == len(reference[1])
+    assert (output / MANIFEST).name.startswith("_") and not (output / "manifest.json").exists()
+
+    def no_engine(*args, **kwargs):
+        raise AssertionError("a finished run loaded the pipeline")
+
+    monkeypatch.setattr(run_module, "run_engine", no_engine)
+    assert run(corpus, output)["skipped_shards"] == read_manifest(output)["runs"][0]["shards"]
+
+
+def test_an_output_with_the_manifest_name_of_earlier_versions_resumes(corpus, reference, tmp_path):
+    output = tmp_path / "out"
+    run(corpus, output)
+    (output / MANIFEST).rename(output / "manifest.json")
+    assert run(corpus, output)["shards"] == 0
+    assert (output / MANIFEST).exists() and not (output / "manifest.json").exists()
+    assert row_differences(reference[1], read_rows(output)) == []

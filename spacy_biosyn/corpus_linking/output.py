@@ -20,7 +20,11 @@ from spacy.tokens import Doc, Span
 from ..errors import CorpusError
 
 OUTPUT_FORMATS = ("parquet", "jsonl")
-MANIFEST = "manifest.json"
+# Named as pyarrow and pandas skip it, so the folder reads as one dataset:
+# pd.read_parquet(folder), pyarrow.dataset.dataset(folder).
+MANIFEST = "_manifest.json"
+# What versions before 0.1 named it; a re-run of their output reads it.
+_OLD_MANIFEST = "manifest.json"
 _PARTIAL = ".shard-*.tmp-*"
 
 
@@ -147,8 +151,14 @@ def row_differences(left: Iterable[dict], right: Iterable[dict], tolerance: floa
     return differences
 
 
+def has_manifest(folder: Path) -> bool:
+    return (Path(folder) / MANIFEST).exists() or (Path(folder) / _OLD_MANIFEST).exists()
+
+
 def read_manifest(folder: Path) -> dict:
     path = Path(folder) / MANIFEST
+    if not path.exists() and (Path(folder) / _OLD_MANIFEST).exists():
+        path = Path(folder) / _OLD_MANIFEST
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as error:
@@ -160,11 +170,12 @@ def write_manifest(folder: Path, manifest: dict) -> None:
     partial = path.with_name(f".{MANIFEST}.tmp-{uuid.uuid4().hex[:8]}")
     partial.write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
     os.replace(partial, path)
+    (Path(folder) / _OLD_MANIFEST).unlink(missing_ok=True)
 
 
 def check_settings(folder: Path, settings: dict) -> None:
     """Refuse to resume a run made with other settings into the same folder."""
-    if not (Path(folder) / MANIFEST).exists():
+    if not has_manifest(folder):
         return
     saved = read_manifest(folder)["settings"]
     changed = [f"{key} {saved.get(key)!r} -> {value!r}" for key, value in settings.items() if saved.get(key) != value]

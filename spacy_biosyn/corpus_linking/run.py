@@ -19,6 +19,7 @@ from .output import (
     check_settings,
     count_rows,
     finished_shards,
+    has_manifest,
     read_manifest,
     remove_partial_shards,
     write_manifest,
@@ -77,7 +78,7 @@ def link_corpus(
         check_settings(output, settings)
         remove_partial_shards(output)
         plan = {shard.index: len(shard.documents) for shard in shards(files, input_format, shard_size)}
-        manifest = read_manifest(output) if (output / "manifest.json").exists() else {"settings": settings, "runs": []}
+        manifest = read_manifest(output) if has_manifest(output) else {"settings": settings, "runs": []}
         manifest["shards"] = {
             str(index): manifest.get("shards", {}).get(str(index))
             or {"shard": index, "documents": plan[index], "mentions": count_rows(path, output_format)}
@@ -113,7 +114,8 @@ def link_corpus(
         pending = (s for s in shards(files, input_format, shard_size) if str(s.index) not in manifest["shards"])
         write_manifest(output, manifest)  # the settings, before any shard: a re-run with others is refused
         try:
-            run_engine(engine, run_settings, pending, workers, address, done)
+            if pending_documents:  # a finished output is answered without loading the pipeline
+                run_engine(engine, run_settings, pending, workers, address, done)
             summary = _summary(engine, workers, this_run, time.perf_counter() - started, len(plan) - len(this_run))
             manifest["runs"].append(summary)
         finally:
