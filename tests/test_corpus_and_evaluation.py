@@ -149,7 +149,7 @@ def test_id_usage_counts_gold_ids_without_namespace(tmp_path):
 @pytest.mark.parametrize(
     "content, line, what",
     [
-        (b"\x1f\x8b\x08\x00compressed", None, "is gzip-compressed"),
+        (b"\x1f\x8b\x08\x00compressed", None, ": cannot be read (EOFError"),
         ("1|t|Caf\u00e9 au lait\n".encode("utf-16"), None, "is UTF-16"),
         ("1|t|Gout\n".encode("utf-16-be"), None, "holds NUL bytes (byte 1): it is UTF-16 without a byte-order mark"),
         ("1|t|Gout\n1|a|Caf\u00e9 au lait spots.\n".encode("latin-1"), 2, "not UTF-8 text"),
@@ -160,7 +160,7 @@ def test_a_file_that_is_not_utf8_is_named(tmp_path, content, line, what):
     path.write_bytes(content)
     with pytest.raises(BiosynError) as error:
         read_pubtator(path)
-    assert str(error.value).startswith(f"{path}, line {line}:" if line else f"{path} {what}")
+    assert str(error.value).startswith(f"{path}, line {line}:" if line else f"{path}")
     assert what in str(error.value)
 
 
@@ -290,3 +290,12 @@ def test_end_to_end_scores_by_hand():
     assert (disease["ner_p"], disease["ner_r"]) == pytest.approx((2 / 3, 2 / 4))
     assert (disease["ner_lenient_p"], disease["ner_lenient_r"]) == pytest.approx((3 / 3, 3 / 4))
     assert end_to_end_scores(examples, labels=["Chemical"])["link_p"] == 0.0
+
+
+def test_a_gzip_compressed_corpus_reads_as_its_text(tmp_path):
+    import gzip
+
+    text = "1|t|Gout\n1|a|and pain.\n1\t0\t4\tGout\tDisease\tD006073\n"
+    (tmp_path / "plain.txt").write_text(text)
+    (tmp_path / "packed.PubTator.gz").write_bytes(gzip.compress(text.encode("utf-8")))
+    assert read_pubtator(tmp_path / "packed.PubTator.gz") == read_pubtator(tmp_path / "plain.txt")

@@ -267,3 +267,15 @@ def test_an_output_with_the_manifest_name_of_earlier_versions_resumes(corpus, re
     assert run(corpus, output)["shards"] == 0
     assert (output / MANIFEST).exists() and not (output / "manifest.json").exists()
     assert row_differences(reference[1], read_rows(output)) == []
+
+
+def test_a_gzip_compressed_pubtator_file_with_an_upper_case_suffix_is_linked(corpus, tmp_path):
+    import gzip
+
+    plain, packed = tmp_path / "abstracts.txt", tmp_path / "abstracts.PubTator.gz"
+    plain.write_text(PUBTATOR)
+    packed.write_bytes(gzip.compress(PUBTATOR.encode("utf-8")))
+    for path, out in ((plain, "plain"), (packed, "packed")):
+        link_corpus(corpus / "pipeline", path, tmp_path / out, gold_spans=True, progress=False)
+    assert row_differences(read_rows(tmp_path / "plain"), read_rows(tmp_path / "packed")) == []
+    assert len(read_rows(tmp_path / "packed")) > 0

@@ -181,3 +181,12 @@ def test_a_vocabulary_without_names_is_an_error(tmp_path, reader, content):
     with pytest.raises(DictionaryError, match=f"{path}: the vocabulary has no names"):
         reader(path)
 
+
+
+def test_ctds_diseases_file_reads_as_it_comes_gzip_compressed(tmp_path):
+    import gzip
+
+    tsv = "# CTD\nGout\tMESH:D006073\t\t\t\t\t\tGouty arthritis|Podagra\t\n"
+    (tmp_path / "CTD_diseases.tsv").write_text(tsv)
+    (tmp_path / "CTD_diseases.tsv.gz").write_bytes(gzip.compress(tsv.encode("utf-8")))
+    assert as_table(read_medic(tmp_path / "CTD_diseases.tsv.gz")) == as_table(read_medic(tmp_path / "CTD_diseases.tsv"))

@@ -7,6 +7,7 @@ the engine or the number of workers: that is what lets a re-run skip the
 shards a killed run finished, and every engine write the same rows.
 """
 import glob
+import io
 import json
 from itertools import count, islice
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Dict, Iterator, List, NamedTuple, Optional
 
 from ..corpus import Annotation, iter_pubtator
 from ..errors import CorpusError
-from ..preprocess.text import numbered_lines
+from ..preprocess.text import numbered_lines, open_maybe_gzipped
 
 FORMATS = ("pubtator", "bioc-xml", "bioc-json", "jsonl", "parquet")
 _BY_SUFFIX = {".jsonl": "jsonl", ".parquet": "parquet", ".xml": "bioc-xml", ".json": "bioc-json"}
@@ -51,18 +52,27 @@ def input_files(input: str) -> List[Path]:
 
 
 def file_format(path: Path, given: Optional[str] = None) -> str:
-    """`given`, or what the file's suffix says; PubTator for .txt and .pubtator."""
+    """`given`, or what the file's suffix says, in any case and under a .gz;
+    PubTator for .txt and .pubtator."""
     if given is not None:
         if given not in FORMATS:
             raise CorpusError(f"input format {given!r}: expected one of {', '.join(FORMATS)}")
         return given
     if not _known_suffix(path):
-        raise CorpusError(f"{path}: cannot tell the format from the suffix {path.suffix!r}: give --input-format")
-    return _BY_SUFFIX.get(path.suffix, "pubtator")
+        raise CorpusError(f"{path}: cannot tell the format from the suffix {_suffix(path)!r}: give --input-format")
+    return _BY_SUFFIX.get(_suffix(path), "pubtator")
+
+
+def _suffix(path: Path) -> str:
+    """The suffix that names the format: "FILE.PubTator.gz" -> ".pubtator"."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes.pop()
+    return suffixes[-1] if suffixes else ""
 
 
 def _known_suffix(path: Path) -> bool:
-    return path.suffix in _BY_SUFFIX or path.suffix in _PUBTATOR_SUFFIXES
+    return _suffix(path) in _BY_SUFFIX or _suffix(path) in _PUBTATOR_SUFFIXES
 
 
 def check_annotated(files: List[Path], format: Optional[str]) -> None:
@@ -141,7 +151,7 @@ def _bioc_xml(path: Path) -> Iterator[Document]:
     from bioc import biocxml
 
     try:
-        with biocxml.iterparse(str(path)) as reader:
+        with open_maybe_gzipped(path) as f, biocxml.iterparse(f) as reader:
             for document in reader:
                 yield _bioc_document(path, document)
     except CorpusError:
@@ -153,9 +163,9 @@ def _bioc_xml(path: Path) -> Iterator[Document]:
 def _bioc_json(path: Path) -> Iterator[Document]:
     from bioc import biocjson
 
-    with path.open(encoding="utf-8") as f:
+    with open_maybe_gzipped(path) as f:
         try:
-            collection = biocjson.load(f)
+            collection = biocjson.load(io.TextIOWrapper(f, encoding="utf-8"))
         except (ValueError, KeyError, TypeError) as error:
             raise CorpusError(f"{path}: not BioC JSON ({error})") from None
     for document in collection.documents:

@@ -5,10 +5,12 @@ BioSyn lower-cases, replaces every ASCII punctuation character by a space and
 collapses whitespace. Names and mentions must go through the same function, or
 their tf-idf and dense vectors stop being comparable.
 """
+import gzip
 import re
 import string
+import zlib
 from pathlib import Path
-from typing import Dict, Iterator, Tuple, Union
+from typing import BinaryIO, Dict, Iterator, Tuple, Union
 
 from ..errors import BiosynError
 
@@ -29,16 +31,32 @@ def normalize(text: str) -> str:
 
 
 # First bytes of files that are not UTF-8 text, with what to do about them.
-_NOT_UTF8 = {b"\x1f\x8b": "is gzip-compressed: unpack it first", b"\xff\xfe": "is UTF-16: convert it to UTF-8",
-             b"\xfe\xff": "is UTF-16: convert it to UTF-8"}
+_NOT_UTF8 = {b"\xff\xfe": "is UTF-16: convert it to UTF-8", b"\xfe\xff": "is UTF-16: convert it to UTF-8"}
+_GZIP = b"\x1f\x8b"
+
+
+def open_maybe_gzipped(path: Union[str, Path]) -> BinaryIO:
+    """A file's bytes, unpacked where it is gzip-compressed (CTD's
+    CTD_diseases.tsv.gz, PubTator Central's downloads), whatever its name."""
+    path = Path(path)
+    with path.open("rb") as f:
+        compressed = f.read(2) == _GZIP
+    return gzip.open(path, "rb") if compressed else path.open("rb")
 
 
 def text_lines(path: Union[str, Path]) -> Iterator[Tuple[int, str]]:
     """(line number, line without its end) for every line of a UTF-8 file,
-    BOM and CRLF tolerated; a file that is not UTF-8 text raises BiosynError
-    naming it and the line where decoding failed."""
+    gzip-compressed or not, BOM and CRLF tolerated; a file that is not UTF-8
+    text raises BiosynError naming it and the line where decoding failed."""
     path = Path(path)
-    with path.open("rb") as f:
+    try:
+        yield from _text_lines(path)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as error:  # a .gz cut short, or not gzip after all
+        raise BiosynError(f"{path}: cannot be read ({type(error).__name__}: {error})") from None
+
+
+def _text_lines(path: Path) -> Iterator[Tuple[int, str]]:
+    with open_maybe_gzipped(path) as f:
         head = f.read(4096)
     if head[:2] in _NOT_UTF8:
         raise BiosynError(f"{path} {_NOT_UTF8[head[:2]]}")
@@ -50,7 +68,7 @@ def text_lines(path: Union[str, Path]) -> Iterator[Tuple[int, str]]:
             f"{path} holds NUL bytes (byte {nul + 1}): it is UTF-16 without a byte-order mark, "
             "or not text; convert it to UTF-8"
         )
-    with path.open("rb") as f:  # decoded line by line, so an error names its line
+    with open_maybe_gzipped(path) as f:  # decoded line by line, so an error names its line
         for number, raw in enumerate(f, start=1):
             try:
                 line = raw.decode("utf-8")
