@@ -2,19 +2,29 @@
 optional spelling corrections applied to mentions.
 
 BioSyn lower-cases, replaces every ASCII punctuation character by a space and
-collapses whitespace. Names and mentions must go through the same function, or
-their tf-idf and dense vectors stop being comparable.
+collapses whitespace. Here the text is first put in Unicode's NFKC form (full-
+width letters, ligatures and non-breaking spaces become their plain forms),
+and the typographic quotes, hyphens, dashes and primes count as punctuation
+too, so "Crohn’s disease" and "Crohn's disease" read alike. Names and mentions
+must go through the same function, or their tf-idf and dense vectors stop
+being comparable.
 """
 import gzip
 import re
 import string
+import unicodedata
 import zlib
 from pathlib import Path
 from typing import BinaryIO, Dict, Iterator, Tuple, Union
 
 from ..errors import BiosynError
 
-_PUNCTUATION = re.compile("[" + re.escape(string.punctuation) + "]")
+# ASCII punctuation, and what NFKC leaves of the typographic kind.
+_UNICODE_PUNCTUATION = "‐‑‒–—―⁃−‘’‚‛“”„‟‹›«»′″‴•·¡¿§¶†‡"
+_PUNCTUATION = re.compile("[" + re.escape(string.punctuation + _UNICODE_PUNCTUATION) + "]")
+# Invisible characters that would split or glue words: soft hyphen, zero-width
+# space and joiners, byte-order mark.
+_INVISIBLE = re.compile("[\u00ad\u200b\u200c\u200d\u2060\ufeff]")
 _WHITESPACE = re.compile(r"\s+")
 
 
@@ -26,6 +36,7 @@ def normalize(text: str) -> str:
     spaces: tokenizers refuse them.
     """
     text = text.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate becomes "?"
+    text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
     text = _PUNCTUATION.sub(" ", text.lower())
     return _WHITESPACE.sub(" ", text).strip()
 
