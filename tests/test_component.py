@@ -243,6 +243,8 @@ def test_a_vocabulary_reader_in_the_config_links_and_round_trips(tiny_encoder, t
 
 
 def test_declares_what_it_needs_and_sets_for_spacys_tooling():
+    import spacy_biosyn.pipeline.component  # noqa: F401 (registers the factory, as the entry point would on add_pipe)
+
     meta = spacy.Language.get_factory_meta("biosyn_linker")
     assert meta.requires == ["doc.ents"]
     assert {"token.ent_kb_id", "span._.cui", "span._.kb_ents"} <= set(meta.assigns)
@@ -259,6 +261,8 @@ def test_nlp_evaluate_reports_linking_accuracy(nlp):
     ])
     scores = nlp.evaluate(pubtator_to_examples(nlp, [document]))
     assert (scores["link_cui_acc"], scores["link_acc_1"]) == (0.5, 0.5)
+    # spaCy's meaning: one right link, one wrong (a false positive and a false negative)
+    assert (scores["nel_micro_p"], scores["nel_micro_r"], scores["nel_micro_f"]) == (0.5, 0.5, 0.5)
     nothing_to_score = pubtator_to_examples(nlp, [document._replace(annotations=[])])
     assert nlp.evaluate(nothing_to_score)["link_cui_acc"] is None
 

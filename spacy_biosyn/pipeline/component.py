@@ -23,6 +23,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optiona
 
 from spacy.language import Language
 from spacy.pipeline import Pipe
+from spacy.scorer import Scorer
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.util import minibatch
@@ -30,7 +31,7 @@ from spacy.util import minibatch
 from ..checks import is_number, is_weight, is_whole_number, takes_arguments
 from ..corpus import read_id_usage, read_synonyms
 from ..encoders.base import DEFAULT_ENCODER_NAME, Encoder
-from ..evaluation import link_scores
+from ..evaluation import UNSCORED_CUIS, link_scores
 from ..kb.concepts import ConceptScorer
 from ..kb.dictionary import Dictionary
 from ..kb.index import SearchIndex
@@ -121,7 +122,7 @@ class DocLinks(NamedTuple):
         "span._.candidates",
         "span._.parts",
     ],
-    default_score_weights={"link_cui_acc": 1.0, "link_acc_1": 0.0, "link_acc_5": 0.0},
+    default_score_weights={"link_cui_acc": 1.0, "link_acc_1": 0.0, "link_acc_5": 0.0, "nel_micro_f": 0.0},
 )
 def make_biosyn_linker(
     nlp: Language,
@@ -461,11 +462,17 @@ class BiosynLinker(Pipe):
         not scored; a gold entity the prediction lacks is a miss), as
         fractions: `link_cui_acc`, the share whose `span._.cui` is a gold ID
         (every part of a composite), and `link_acc_1` / `link_acc_5` under
-        BioSyn's rule (any ID of the best names)."""
+        BioSyn's rule (any ID of the best names); and spaCy's own
+        `nel_micro_p/r/f` (Scorer.score_links: `kb_id_` equal to the gold
+        field, over the entities whose offsets the prediction shares)."""
+        examples = list(examples)
         metrics = link_scores(examples, max_k=5)
         keys = {"link_cui_acc": "cui_acc", "link_acc_1": "acc@1", "link_acc_5": "acc@5"}
         # None, as spaCy's scorers say, when no gold entity has an ID to score.
-        return {key: metrics[ours] / 100 if ours in metrics else None for key, ours in keys.items()}
+        scores = {key: metrics[ours] / 100 if ours in metrics else None for key, ours in keys.items()}
+        links = Scorer.score_links(examples, negative_labels=sorted(UNSCORED_CUIS))
+        scores.update((key, links[key]) for key in ("nel_micro_p", "nel_micro_r", "nel_micro_f"))
+        return scores
 
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:
         """Save all but the `exclude`d fields (pipe_state.FIELDS); the folder
