@@ -24,6 +24,7 @@ import glob
 import os
 import shutil
 import struct
+import time
 import uuid
 import zipfile
 from contextlib import contextmanager
@@ -43,6 +44,7 @@ except ImportError:  # Windows: no flock, and leftovers stay
 T = TypeVar("T")
 logger = logging.getLogger("spacy_biosyn")
 _STAGING = ".saving-"
+_STAGING_GRACE_S = 10.0
 # Smaller members of an .npz are read whole: a map costs a file handle and a page.
 _MAP_AT_LEAST = 1 << 16
 _AT_FDCWD = -100
@@ -91,6 +93,9 @@ def remove_stale_staging(path: Union[str, Path]) -> None:
         return
     for folder in leftovers:
         try:
+            # A folder made this instant may not be locked yet by its save.
+            if time.time() - folder.stat().st_mtime < _STAGING_GRACE_S:
+                continue
             with folder_locked(folder, wait=False):
                 shutil.rmtree(folder)
             logger.info("removed %s, left by a save that was killed", folder)

@@ -149,11 +149,15 @@ def test_staging_folders_of_killed_saves_are_removed_by_the_next_save_or_load_bu
     for folder in (*stale, running):
         folder.mkdir()
         (folder / "vectors.npy").write_bytes(b"half a save")
+        os.utime(folder, (time.time() - 60, time.time() - 60))  # a save killed a minute ago
+    just_made = tmp_path / "p" / ".biosyn_linker.saving-87654321"  # by a save about to lock it
+    just_made.mkdir()
     held = os.open(running, os.O_RDONLY)  # a save in progress holds this lock
     fcntl.flock(held, fcntl.LOCK_EX)
     try:
         links(spacy.load(tmp_path / "p"))
-        assert not stale[0].exists() and running.exists()
+        assert not stale[0].exists() and running.exists() and just_made.exists()
+        just_made.rmdir()
         nlp.to_disk(tmp_path / "p")
         assert running.exists()
     finally:
