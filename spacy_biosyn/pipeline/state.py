@@ -161,6 +161,10 @@ def unpack_state(pipe: SavedPipe, data: bytes, exclude: Iterable[str]) -> None:
     if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, bytes) for k, v in files.items()):
         raise SavedStateError(f"{pipe.name}: from_bytes was given {len(data)} bytes that are not a saved {pipe.name} "
                               f"({reason}); pass what its to_bytes() returned")
+    for name in files:
+        relative = Path(name)
+        if relative.is_absolute() or ".." in relative.parts:
+            raise SavedStateError(f"{pipe.name}: from_bytes refuses the file name {name!r}, which leaves its folder")
     if "encoder" not in exclude and not any(name.startswith("encoder/") for name in files):
         raise SavedStateError(
             f"{pipe.name}: these bytes hold no encoder (made with to_bytes(exclude=['encoder'])): pass the "
@@ -170,8 +174,6 @@ def unpack_state(pipe: SavedPipe, data: bytes, exclude: Iterable[str]) -> None:
         folder = Path(tmp)
         for name, content in files.items():
             relative = Path(name)
-            if relative.is_absolute() or ".." in relative.parts:
-                raise SavedStateError(f"{pipe.name}: from_bytes refuses the file name {name!r}, which leaves its folder")
             (folder / relative).parent.mkdir(parents=True, exist_ok=True)
             (folder / relative).write_bytes(content)
         read_state(pipe, folder, exclude)
