@@ -151,14 +151,18 @@ def row_differences(left: Iterable[dict], right: Iterable[dict], tolerance: floa
     return differences
 
 
+def _manifest_path(folder: Path) -> Path:
+    """The manifest's file: an earlier version's name until a run rewrites it."""
+    path, old = Path(folder) / MANIFEST, Path(folder) / _OLD_MANIFEST
+    return old if not path.exists() and old.exists() else path
+
+
 def has_manifest(folder: Path) -> bool:
-    return (Path(folder) / MANIFEST).exists() or (Path(folder) / _OLD_MANIFEST).exists()
+    return _manifest_path(folder).exists()
 
 
 def read_manifest(folder: Path) -> dict:
-    path = Path(folder) / MANIFEST
-    if not path.exists() and (Path(folder) / _OLD_MANIFEST).exists():
-        path = Path(folder) / _OLD_MANIFEST
+    path = _manifest_path(folder)
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as error:
