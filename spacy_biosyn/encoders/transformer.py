@@ -59,8 +59,9 @@ class TransformerEncoder(Encoder):
         source = offline_copy(str(name_or_path or self.name))
         hf_logging.disable_progress_bar()  # one bar per load is noise inside a pipeline
         self.tokenizer = AutoTokenizer.from_pretrained(source)
-        weights = {"use_safetensors": True} if safetensors_only else {}
-        self.model = AutoModel.from_pretrained(source, **weights).to(self.device).eval()
+        # None lets transformers take either format, as hub models come in both.
+        use_safetensors = True if safetensors_only else None
+        self.model = AutoModel.from_pretrained(source, use_safetensors=use_safetensors).to(self.device).eval()
         return self
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
