@@ -23,7 +23,7 @@ OUTPUT_FORMATS = ("parquet", "jsonl")
 # Named as pyarrow and pandas skip it, so the folder reads as one dataset:
 # pd.read_parquet(folder), pyarrow.dataset.dataset(folder).
 MANIFEST = "_manifest.json"
-# What versions before 0.1 named it; a re-run of their output reads it.
+# What earlier versions named it; a re-run of their output reads it.
 _OLD_MANIFEST = "manifest.json"
 _PARTIAL = ".shard-*.tmp-*"
 
