@@ -17,6 +17,7 @@ from spacy.training import Example
 from .corpus import Query
 from .kb.dictionary import bare_id, split_cuis
 from .kb.linker import Candidate
+from .pipeline.annotate import link_score
 from .pipeline.extensions import register_extensions
 
 register_extensions()  # scores read span._.cui, set by the linker or by hand
@@ -240,8 +241,10 @@ def nil_threshold_sweep(
     `steps` quantiles of the entities' best scores. Returns (threshold,
     scores) pairs, best `metric` first; of equal ones, the lowest threshold
     (it keeps the most links). The Examples' `span._.cui` are left as found."""
-    spans = [span for eg in examples for span in eg.predicted.ents if span._.kb_ents]
-    linked = [(span, span._.cui, span._.kb_ents[0][1]) for span in spans]
+    linked = [
+        (span, span._.cui, link_score(span._.parts))
+        for eg in examples for span in eg.predicted.ents if span._.parts and link_score(span._.parts) is not None
+    ]
     # Rounded: exact matches all score 1 + lambda up to float noise, and a
     # threshold half a unit of the last place below a score keeps all its ties.
     top_scores = sorted(round(score, 4) for _, _, score in linked)

@@ -88,10 +88,11 @@ def _check_links(doc: Doc, top_k: int) -> List[str]:
         kb_ents, cui, candidates = span._.kb_ents, span._.cui, span._.candidates
         if kb_ents is None:
             continue  # a label no linker serves
-        if not all(isinstance(c, str) and isinstance(s, float) for c, s in kb_ents) or len(kb_ents) > top_k:
+        n_parts = len(span._.parts)
+        if not all(isinstance(c, str) and isinstance(s, float) for c, s in kb_ents) or len(kb_ents) > top_k * n_parts:
             problems.append(f"kb_ents of {span.text!r:.40}: {kb_ents!r:.80}")
-        if cui is not None and (not kb_ents or cui != kb_ents[0][0]):
-            problems.append(f"cui {cui!r} is not the first of kb_ents")
+        if cui is not None and cui.split("|") != [c for c, _ in kb_ents[: len(cui.split("|"))]]:
+            problems.append(f"cui {cui!r} does not join the first of kb_ents")
         if not all(hasattr(c, "name") and isinstance(c.score, float) for c in candidates):
             problems.append(f"candidates of {span.text!r:.40}: {candidates!r:.80}")
         if hasattr(span._, "concept_ids") and span.kb_id_ != (cui or ""):

@@ -49,14 +49,26 @@ def test_links_mentions_to_their_concepts(nlp):
     ]
 
 
-def test_candidates_are_ranked_and_kb_ents_are_distinct_concepts(nlp):
-    doc = doc_with_ents(nlp, TEXT, "Breast-Cancer")
-    span = nlp.get_pipe("biosyn_linker")(doc).ents[0]
-    scores = [c.score for c in span._.candidates]
-    assert len(span._.candidates) == 5 and scores == sorted(scores, reverse=True)
-    assert span._.candidates[0].name == "breast cancer"
+def test_kb_ents_lists_top_k_distinct_concepts_and_candidates_the_names_behind_them(nlp):
+    span = nlp.get_pipe("biosyn_linker")(doc_with_ents(nlp, TEXT, "Type 2 Diabetes")).ents[0]
     cuis = [cui for cui, _ in span._.kb_ents]
-    assert cuis[0] == "D001943" and len(cuis) == len(set(cuis))
+    assert cuis[:2] == ["D003924", "D003922"] and len(cuis) == len(set(cuis)) == 5
+    scores = [c.score for c in span._.candidates]
+    assert len(scores) > 5 and scores == sorted(scores, reverse=True)
+    # The names run down to the best name of the last concept listed,
+    # and each concept scores as its best name.
+    assert span._.candidates[-1].concepts[0][0] == cuis[-1]
+    best = {}
+    for candidate in span._.candidates:
+        best.setdefault(candidate.concepts[0][0], candidate.score)
+    assert span._.kb_ents == [(cui, best[cui]) for cui in cuis]
+
+
+def test_names_searched_bounds_how_many_concepts_kb_ents_can_find(tiny_encoder, disease_dictionary):
+    # Type 2 and type 1 diabetes have two names each among the five best.
+    nlp = make_nlp(tiny_encoder, disease_dictionary, names_searched=5)
+    span = nlp.get_pipe("biosyn_linker")(doc_with_ents(nlp, TEXT, "Type 2 Diabetes")).ents[0]
+    assert len(span._.candidates) == 5 and len(span._.kb_ents) == 3
 
 
 MULTI_ID = """\

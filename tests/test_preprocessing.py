@@ -143,7 +143,9 @@ def test_the_pipe_expands_splits_and_corrects(preprocessing_nlp):
     assert sca._.cui == "D020754"
     assert composite._.cui == "D001943|D010051"
     assert [p.text for p in composite._.parts] == ["breast cancer", "ovarian cancer"]
-    assert composite._.kb_ents[0][0] == "D001943|D010051"
+    # kb_ents lists real concepts: each part's best first, then each part's next.
+    assert [cui for cui, _ in composite._.kb_ents][:2] == ["D001943", "D010051"]
+    assert all("|" not in cui for cui, _ in composite._.kb_ents)
     assert [c.name for c in composite._.parts[1].candidates][:1] == ["ovarian cancer"]
     assert cirrhosis._.cui == "D008103"
 

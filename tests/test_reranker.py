@@ -130,12 +130,14 @@ def test_the_linker_rescores_with_context_and_keeps_top_k(tiny_encoder, disease_
     assert pipe.pool_size == 4
     doc = nlp.get_pipe("biosyn_linker")(_doc(nlp))
     for span in doc.ents:
-        assert len(span._.candidates) == 3
+        # top_k names, or down to the best name of the third concept
+        assert 3 <= len(span._.candidates) <= 4 and len(span._.kb_ents) <= 3
         scores = [c.score for c in span._.candidates]
         assert scores == sorted(scores, reverse=True)
     # Scores are first_stage_weight * S + logit: not the first stage's.
     first = pipe.linker.rank(["breast tumour"], 4)[0]
-    expected = pipe.reranker.rerank([MentionInContext.in_text(TEXT, 11, 24, "breast tumour", 100)], [first])[0][:3]
+    expected = pipe.reranker.rerank([MentionInContext.in_text(TEXT, 11, 24, "breast tumour", 100)], [first])[0]
+    expected = expected[: len(doc.ents[0]._.candidates)]
     assert [c.name for c in doc.ents[0]._.candidates] == [c.name for c in expected]
     # Padding to another batch's length moves float32 results in the last bits.
     assert [c.score for c in doc.ents[0]._.candidates] == pytest.approx([c.score for c in expected], abs=1e-4)
@@ -264,7 +266,8 @@ def test_with_reranker_names_it_in_the_saved_config(tiny_encoder, disease_dictio
     pipe = loaded.get_pipe("biosyn_linker")
     assert pipe.reranker is not None and pipe.reranker.candidates == 3
     linked = _links(pipe(_doc(loaded)))
-    assert [len(c) for _, c in linked] == [len(c) for _, c in before]
+    # The re-ranker re-scores 3 names, all that is left to show.
+    assert [len(c) for _, c in linked] == [3] * len(before)
     np.testing.assert_array_equal(
         pipe.linker.index.vectors, nlp.get_pipe("biosyn_linker").linker.index.vectors
     )

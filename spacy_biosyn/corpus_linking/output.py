@@ -18,6 +18,7 @@ from typing import Dict, Iterable, List, Optional, Sequence
 from spacy.tokens import Doc, Span
 
 from ..errors import CorpusError
+from ..pipeline.annotate import link_score
 
 OUTPUT_FORMATS = ("parquet", "jsonl")
 # Named as pyarrow and pandas skip it, so the folder reads as one dataset:
@@ -41,29 +42,27 @@ def _schema():
 
 def document_rows(doc_id: str, doc: Doc, gold_ids: Optional[Sequence[str]]) -> List[dict]:
     """A row per entity: its character offsets, text, label, `span._.cui`,
-    that concept's score, the gold ID when the spans came from annotations,
-    and the ranked concepts of `span._.kb_ents` with their best names."""
+    its link score (what nil_threshold compares), the gold ID when the spans
+    came from annotations, and the ranked concepts of `span._.kb_ents` with
+    their best names."""
     rows = []
     for i, span in enumerate(doc.ents):
-        candidates = _ranked_concepts(span)
+        score = link_score(span._.parts) if span._.cui else None
         rows.append({
             "doc_id": doc_id, "start": span.start_char, "end": span.end_char, "text": span.text,
-            "label": span.label_, "id": span._.cui, "score": candidates[0]["score"] if span._.cui else None,
-            "gold_id": gold_ids[i] if gold_ids is not None else None, "candidates": candidates,
+            "label": span.label_, "id": span._.cui, "score": score,
+            "gold_id": gold_ids[i] if gold_ids is not None else None, "candidates": _ranked_concepts(span),
         })
     return rows
 
 
 def _ranked_concepts(span: Span) -> List[dict]:
-    # A concept's name is its best-scored name; a composite's joins its parts'.
+    # A concept's name is its best-scored name.
     names: Dict[str, str] = {}
     for candidate in span._.candidates or []:
         for ids in candidate.concepts:
             names.setdefault(ids[0], candidate.name)
-    return [
-        {"id": cui, "name": " | ".join(names.get(part, "") for part in cui.split("|")), "score": float(score)}
-        for cui, score in span._.kb_ents or []
-    ]
+    return [{"id": cui, "name": names.get(cui, ""), "score": float(score)} for cui, score in span._.kb_ents or []]
 
 
 def shard_path(folder: Path, index: int, format: str) -> Path:

@@ -5,7 +5,6 @@ from typing import Dict, List, Optional, Tuple
 
 from spacy.tokens import Span
 
-from ..kb.concepts import by_concept
 from ..kb.dictionary import Concept
 from ..kb.linker import Candidate, LinkedPart
 from ..preprocess.readings import Reading
@@ -32,35 +31,57 @@ def best_reading(readings: List[Reading], ranked: Dict[str, List[Candidate]]) ->
     return [LinkedPart(part, ranked[part]) for part in best]
 
 
+def link_score(parts: List[LinkedPart]) -> Optional[float]:
+    """What `nil_threshold` is compared with: the mean of the parts' best
+    scores (a simple mention's is kb_ents[0][1]); None when a part has no
+    candidates."""
+    if not parts or not all(part.candidates for part in parts):
+        return None
+    return sum(part.candidates[0].score for part in parts) / len(parts)
+
+
 def annotate_span(span: Span, parts: List[LinkedPart], limit: int, nil_threshold: Optional[float]) -> None:
-    """Set the span's linking attributes from its linked parts: at most
-    `limit` concepts in kb_ents; cui None (NIL) when the best scores below
-    `nil_threshold`."""
-    span._.parts = parts
-    span._.candidates = [c for part in parts for c in part.candidates]
-    kb_ents, concept_ids = joined_concepts(parts, limit)
-    span._.kb_ents = kb_ents
-    linked = bool(kb_ents) and (nil_threshold is None or kb_ents[0][1] >= nil_threshold)
-    span._.cui = kb_ents[0][0] if linked else None
-    span._.concept_ids = concept_ids if linked else None
+    """Set the span's linking attributes from its linked parts, ranked as
+    deep as the linker searched: up to `limit` concepts per part in
+    kb_ents, and in candidates the names down to the best name of the
+    last of them (at least `limit`); cui None (NIL) when the link score
+    is below `nil_threshold`."""
+    ranked = [_concepts(part.candidates, limit) for part in parts]
+    per_part = [concepts for concepts, _ in ranked]
+    span._.parts = [part._replace(candidates=part.candidates[:depth]) for part, (_, depth) in zip(parts, ranked)]
+    span._.candidates = [c for part in span._.parts for c in part.candidates]
+    span._.kb_ents = interleaved_concepts(per_part)
+    score = link_score(parts)
+    linked = score is not None and (nil_threshold is None or score >= nil_threshold)
+    # A composite's cui joins its parts' best concepts (the corpus
+    # convention); parts naming one concept give it once.
+    span._.cui = "|".join(dict.fromkeys(concepts[0][0][0] for concepts in per_part)) if linked else None
+    span._.concept_ids = [concepts[0][0] for concepts in per_part] if linked else None
 
 
-def joined_concepts(parts: List[LinkedPart], limit: int) -> Tuple[List[tuple], List[Concept]]:
-    """kb_ents and the IDs of its first entry. kb_ents: a simple mention's
-    concepts by preferred ID; for a composite, the parts' concepts of equal
-    rank joined with "|" (the corpus convention; parts naming one concept,
-    "Duarte and Los Angeles variant galactosemia", give it once), scored by
-    their mean, so the first entry is the parts' best concepts. The IDs:
-    the first entry's concept of each part, all its IDs."""
-    per_part = [_concepts(part.candidates, limit) for part in parts]
-    depth = min((len(concepts) for concepts in per_part), default=0)  # no parts: only punctuation
-    kb_ents = [
-        ("|".join(dict.fromkeys(c[rank][0][0] for c in per_part)), sum(c[rank][1] for c in per_part) / len(per_part))
-        for rank in range(depth)
-    ]
-    return kb_ents, [c[0][0] for c in per_part] if depth else []
+def interleaved_concepts(per_part: List[List[Tuple[Concept, float]]]) -> List[Tuple[str, float]]:
+    """kb_ents: each concept once, by preferred ID, with its best name's
+    score. A simple mention's are its concepts best first; a composite's
+    are its parts' concepts by rank (every part's best, in part order, then
+    every part's second, ...), so the IDs span._.cui joins come first and
+    every entry is a concept some vocabulary has."""
+    kb_ents: Dict[str, float] = {}
+    for rank in range(max(map(len, per_part), default=0)):
+        for concepts in per_part:
+            if rank < len(concepts):
+                kb_ents.setdefault(concepts[rank][0][0], concepts[rank][1])
+    return list(kb_ents.items())
 
 
-def _concepts(candidates: List[Candidate], limit: int) -> List[Tuple[Concept, float]]:
-    """Distinct concepts in rank order, each with its best name's score."""
-    return [(concept, names[0].score) for concept, names in by_concept(candidates).items()][:limit]
+def _concepts(candidates: List[Candidate], limit: int) -> Tuple[List[Tuple[Concept, float]], int]:
+    """Up to `limit` distinct concepts in rank order, each known by its
+    preferred ID (concepts.by_concept) with its best name's score, and how
+    many names it takes to show them all (at least `limit`)."""
+    concepts: Dict[str, Tuple[Concept, float]] = {}
+    depth = limit
+    for rank, candidate in enumerate(candidates):
+        for ids in candidate.concepts:
+            if len(concepts) < limit and ids[0] not in concepts:
+                concepts[ids[0]] = (ids, candidate.score)
+                depth = max(depth, rank + 1)
+    return list(concepts.values()), depth

@@ -81,7 +81,13 @@ class DocLinks(NamedTuple):
         # Chosen on NCBI and BC5CDR-Disease dev with MiniLM (benchmarks/zero_shot.py):
         # with cosine scores in [-1, 1], a larger lambda lets tf-idf overrule meaning.
         "sparse_weight": 0.125,
+        # Concepts in span._.kb_ents (per part of a composite), and names in
+        # span._.candidates.
         "top_k": 5,
+        # Names ranked to fill kb_ents with distinct concepts (scispaCy's k:
+        # MEDIC lists several names per concept). A re-ranker's candidates
+        # or a concept scorer's pool take its place.
+        "names_searched": 30,
         # null turns abbreviation expansion off
         "abbreviations": {"@misc": "spacy_biosyn.Ab3P.v1"},
         "split_composites": True,
@@ -134,6 +140,7 @@ def make_biosyn_linker(
     index: SearchIndex,
     sparse_weight: float,
     top_k: int,
+    names_searched: int,
     abbreviations: Optional[AbbreviationDetector],
     split_composites: bool,
     corrections: Optional[str],
@@ -158,6 +165,7 @@ def make_biosyn_linker(
         index,
         sparse_weight,
         top_k,
+        names_searched=names_searched,
         routes=routes,
         dictionary_labels=dictionary_labels,
         abbreviations=abbreviations,
@@ -185,6 +193,7 @@ class BiosynLinker(Pipe):
         sparse_weight: float,
         top_k: int,
         *,
+        names_searched: int = 30,
         routes: Optional[Dict[str, Union[VocabularySource, Path]]] = None,
         dictionary_labels: Optional[Sequence[str]] = None,
         abbreviations: Optional[AbbreviationDetector] = None,
@@ -202,6 +211,8 @@ class BiosynLinker(Pipe):
         # spaCy's config validation lets "5" through as top_k: settings are checked here.
         if not is_whole_number(top_k, 1):
             raise ValueError(f"{name}: top_k must be a whole number >= 1, got {top_k!r}")
+        if not is_whole_number(names_searched, 1):
+            raise ValueError(f"{name}: names_searched must be a whole number >= 1, got {names_searched!r}")
         if not is_weight(sparse_weight):
             raise ValueError(f"{name}: sparse_weight (lambda) must be a finite number >= 0, got {sparse_weight!r}")
         if nil_threshold is not None and not is_number(nil_threshold):
@@ -228,6 +239,7 @@ class BiosynLinker(Pipe):
         self.synonym_paths = list(synonyms)
         self.id_usage_paths = list(preferred_ids_from)
         self.top_k = top_k
+        self.names_searched = names_searched
         self.nil_threshold = nil_threshold
         self.set_kb_id = set_kb_id
         default = Linker(encoder, index, sparse_weight, concept_scorer=concept_scorer, sieve=sieve, cache_size=cache_size)
@@ -345,8 +357,14 @@ class BiosynLinker(Pipe):
 
     @property
     def pool_size(self) -> int:
-        """How many names the first stage ranks: the re-ranker's candidates, else top_k."""
-        return self.top_k if self.reranker is None else self.reranker.candidates
+        """How many names the first stage ranks: the re-ranker's candidates;
+        top_k where a concept scorer already gives one name per concept;
+        else enough names (names_searched) to fill kb_ents with top_k concepts."""
+        if self.reranker is not None:
+            return self.reranker.candidates
+        if self.linker.concept_scorer is not None:
+            return self.top_k
+        return max(self.top_k, self.names_searched)
 
     def first_stage(self, texts: Sequence[str], k: Optional[int] = None) -> Tuple[List[str], List[List[Candidate]]]:
         """Mention strings normalized and spell-corrected like the parts of
@@ -424,8 +442,7 @@ class BiosynLinker(Pipe):
 
     def _rerank_in_context(self, docs: Sequence[Doc], links: List[DocLinks]) -> None:
         """Each linked part's candidates re-scored by the re-ranker with its
-        span's context (all parts of all docs in one call), cut to top_k.
-        Without a re-ranker the linker already ranked only top_k names."""
+        span's context (all parts of all docs in one call)."""
         if self.reranker is None:
             return
         parts = [
@@ -440,7 +457,7 @@ class BiosynLinker(Pipe):
         ]
         reranked = self.reranker.rerank(contexts, [entity[i].candidates for _, _, entity, i in parts])
         for (_, _, entity, i), candidates in zip(parts, reranked):
-            entity[i] = entity[i]._replace(candidates=candidates[: self.top_k])
+            entity[i] = entity[i]._replace(candidates=candidates)
 
     def set_annotations(self, docs: Sequence[Doc], links: List[DocLinks]) -> None:
         for doc, doc_links in zip(docs, links):
