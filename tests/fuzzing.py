@@ -86,7 +86,7 @@ def _check_links(doc: Doc, top_k: int) -> List[str]:
     problems = []
     for span in doc.ents:
         kb_ents, cui, candidates = span._.kb_ents, span._.cui, span._.candidates
-        if kb_ents is None:
+        if span._.biosyn_stored_kb_ents is None:
             continue  # a label no linker serves
         n_parts = len(span._.parts)
         if not all(isinstance(c, str) and isinstance(s, float) for c, s in kb_ents) or len(kb_ents) > top_k * n_parts:
@@ -101,7 +101,7 @@ def _check_links(doc: Doc, top_k: int) -> List[str]:
 
 
 def _links(doc: Doc):
-    return [(s.start, s.end, s._.cui, [c for c, _ in s._.kb_ents or []]) for s in doc.ents]
+    return [(s.start, s.end, s._.cui, [c for c, _ in s._.kb_ents]) for s in doc.ents]
 
 
 class Context:

@@ -255,7 +255,8 @@ def test_routes_alone_leave_other_labels_unlinked_and_round_trip(
     assert [(label, cui) for label, cui, _ in linked] == [
         ("Chemical", "D007980"), ("Disease", None), ("Chemical", "D002945"), ("Disease", None)
     ]
-    assert linked[1][2] is None  # left as it came: another linker may own that label
+    # Nothing written (another linker may own that label); kb_ents reads [] as in scispaCy.
+    assert linked[1][2] == [] and routed_doc(nlp).ents[1]._.biosyn_stored_kb_ents is None
     nlp.to_disk(tmp_path / "pipeline")
     assert not (tmp_path / "pipeline" / "biosyn_linker" / "routes" / "0" / "encoder").exists()
     loaded = spacy.load(tmp_path / "pipeline")

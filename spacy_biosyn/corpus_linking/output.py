@@ -59,10 +59,10 @@ def document_rows(doc_id: str, doc: Doc, gold_ids: Optional[Sequence[str]]) -> L
 def _ranked_concepts(span: Span) -> List[dict]:
     # A concept's name is its best-scored name.
     names: Dict[str, str] = {}
-    for candidate in span._.candidates or []:
+    for candidate in span._.candidates:
         for ids in candidate.concepts:
             names.setdefault(ids[0], candidate.name)
-    return [{"id": cui, "name": names.get(cui, ""), "score": float(score)} for cui, score in span._.kb_ents or []]
+    return [{"id": cui, "name": names.get(cui, ""), "score": float(score)} for cui, score in span._.kb_ents]
 
 
 def shard_path(folder: Path, index: int, format: str) -> Path:

@@ -5,6 +5,8 @@ which turns tuples, and so NamedTuples, into lists: a `Candidate` would come
 back as `["breast cancer", [["D001943"]], 1.125]`. Each extension here keeps
 its value in a storage extension (`biosyn_stored_<name>`) and rebuilds the
 types whenever it is read, so a round trip changes nothing a user sees.
+The list-valued ones read [] on a span nothing linked, as scispaCy's
+`kb_ents` does; `cui` and `concept_ids` read None.
 """
 from typing import Any, Callable, List, Optional
 
@@ -34,16 +36,17 @@ def _abbreviations(raw) -> List[Abbreviation]:
     return [Abbreviation(*fields) for fields in raw]
 
 
+# name -> (rebuilds the types, what an unset value reads as)
 SPAN_EXTENSIONS = {
-    "concept_ids": _concept_ids,
-    "kb_ents": _kb_ents,
-    "candidates": _candidates,
-    "parts": _parts,
+    "concept_ids": (_concept_ids, lambda: None),
+    "kb_ents": (_kb_ents, list),
+    "candidates": (_candidates, list),
+    "parts": (_parts, list),
 }
-DOC_EXTENSIONS = {"biosyn_abbreviations": _abbreviations}
+DOC_EXTENSIONS = {"biosyn_abbreviations": (_abbreviations, lambda: None)}
 
 
-def _register(cls, name: str, convert: Callable[[Any], Any]) -> None:
+def _register(cls, name: str, convert: Callable[[Any], Any], unset: Callable[[], Any]) -> None:
     stored = f"biosyn_stored_{name}"
     if cls.has_extension(name):
         return
@@ -51,7 +54,7 @@ def _register(cls, name: str, convert: Callable[[Any], Any]) -> None:
 
     def getter(obj) -> Optional[Any]:
         raw = getattr(obj._, stored)
-        return None if raw is None else convert(raw)
+        return unset() if raw is None else convert(raw)
 
     def setter(obj, value) -> None:
         setattr(obj._, stored, value)
@@ -64,7 +67,7 @@ def register_extensions() -> None:
     evaluation module does it."""
     if not Span.has_extension("cui"):
         Span.set_extension("cui", default=None)
-    for name, convert in SPAN_EXTENSIONS.items():
-        _register(Span, name, convert)
-    for name, convert in DOC_EXTENSIONS.items():
-        _register(Doc, name, convert)
+    for name, (convert, unset) in SPAN_EXTENSIONS.items():
+        _register(Span, name, convert, unset)
+    for name, (convert, unset) in DOC_EXTENSIONS.items():
+        _register(Doc, name, convert, unset)
