@@ -31,6 +31,8 @@ _EXPORTS = {
     "DictionaryError": "errors",
     "MismatchError": "errors",
     "SavedStateError": "errors",
+    "Entity": "kb.knowledge_base",
+    "KnowledgeBase": "kb.knowledge_base",
     "ExactIndex": "kb.index",
     "FaissIndex": "kb.faiss_index",
     "SearchIndex": "kb.index",

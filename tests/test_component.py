@@ -446,3 +446,27 @@ def test_an_abbreviations_setting_that_names_no_detector_is_refused_when_the_pip
     # Before, the pipe was made and the first doc failed with an AttributeError.
     with pytest.raises(ValueError, match="abbreviations must be a detector called on a doc.s text.*got "):
         make_nlp(tiny_encoder, disease_dictionary, abbreviations={"@misc": registered})
+
+
+def test_the_pipe_says_what_a_linked_id_means(tiny_encoder, multi_id_dictionary, tmp_path):
+    nlp = make_nlp(tiny_encoder, multi_id_dictionary, dictionary_labels=["Disease"])
+    linker = nlp.get_pipe("biosyn_linker")
+    synonyms = tmp_path / "synonyms.txt"
+    synonyms.write_text("D001943||breast carcinoma\n")
+    linker.add_synonyms(synonyms)
+    span = linker(doc_with_ents(nlp, "Breast cancer.", "Breast cancer")).ents[0]
+    entity = linker.kb.cui_to_entity[span._.cui]
+    assert entity == ("D001943", ("D001943", "114480"), "breast cancer", ("breast neoplasms", "breast carcinoma"))
+    assert linker.kb_for("DISEASE").alias_to_cuis["breast carcinoma"] == {"D001943"}
+    with pytest.raises(ValueError, match="no linker serves the label 'Gene'"):
+        linker.kb_for("Gene")
+
+
+def test_a_composite_training_mention_is_no_alias_of_its_first_part(tiny_encoder, multi_id_dictionary, tmp_path):
+    nlp = make_nlp(tiny_encoder, multi_id_dictionary)
+    synonyms = tmp_path / "synonyms.txt"
+    synonyms.write_text("D001943|D010051||breast and ovarian cancer\n")
+    linker = nlp.get_pipe("biosyn_linker")
+    linker.add_synonyms(synonyms)
+    entity = linker.kb.cui_to_entity["D001943"]
+    assert entity.ids == ("D001943", "114480") and "breast and ovarian cancer" not in entity.aliases

@@ -4,7 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from spacy_biosyn import DictionaryError, read_biosyn, read_medic, read_obo, read_scispacy_kb, read_umls
+from spacy_biosyn import (
+    DictionaryError, Entity, KnowledgeBase, read_biosyn, read_medic, read_obo, read_scispacy_kb, read_umls,
+)
 
 # BioSyn's copy of MEDIC: IDs||Name|Synonym|..., IDs in no meaningful order.
 MEDIC_PIPES = """\
@@ -190,3 +192,28 @@ def test_ctds_diseases_file_reads_as_it_comes_gzip_compressed(tmp_path):
     (tmp_path / "CTD_diseases.tsv").write_text(tsv)
     (tmp_path / "CTD_diseases.tsv.gz").write_bytes(gzip.compress(tsv.encode("utf-8")))
     assert as_table(read_medic(tmp_path / "CTD_diseases.tsv.gz")) == as_table(read_medic(tmp_path / "CTD_diseases.tsv"))
+
+
+def test_the_knowledge_base_says_what_a_medic_id_means(tmp_path):
+    kb = KnowledgeBase(read_medic(write(tmp_path, "medic.txt", MEDIC_PIPES)))
+    breast = Entity("D001943", ("D001943", "114480"), "breast neoplasms", ("breast cancer", "mammary carcinoma human"))
+    # Any ID of the concept finds it, with or without a namespace.
+    assert kb.cui_to_entity["D001943"] == kb.cui_to_entity["114480"] == kb.cui_to_entity["MESH:D001943"] == breast
+    assert kb.cui_to_entity["C563004"] == Entity("C563004", ("C563004", "266140"), "hypophosphatasia infantile", ("hpp",))
+    assert kb.alias_to_cuis["hpp"] == {"145250", "C563004"}
+    assert sorted(kb.cui_to_entity) == ["145250", "C563004", "C565588", "D001943"]
+    with pytest.raises(KeyError):
+        kb.cui_to_entity["D999999"]
+
+
+MEDIC_FILE = Path(__file__).parents[2] / "shared" / "data" / "resources" / "medic_06Jul2012.txt"
+
+
+@pytest.mark.skipif(not MEDIC_FILE.exists(), reason="MEDIC is read from ../shared/data")
+def test_the_knowledge_base_of_the_whole_of_medic():
+    kb = KnowledgeBase(read_medic(MEDIC_FILE))
+    assert kb.cui_to_entity["D005955"].canonical_name == "glucosephosphate dehydrogenase deficiency"
+    # A MeSH concept that MEDIC also lists under OMIM: one entity, MeSH first.
+    tooth = kb.cui_to_entity["613097"]
+    assert (tooth.concept_id, tooth.ids, tooth.aliases) == ("C567755", ("C567755", "613097"), ("sthag6",))
+    assert len(kb.cui_to_entity) > 11000

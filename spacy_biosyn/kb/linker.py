@@ -23,6 +23,7 @@ from ..storage import file_sha256, read_saved_json
 from .dictionary import Concept, Dictionary
 from .index import SPARSE_FILE as _SPARSE_FILE
 from .index import ExactIndex, SearchIndex
+from .knowledge_base import KnowledgeBase
 from .sparse import SparseEncoder
 
 # Names re-encoded at load time to prove the saved vectors came from this encoder.
@@ -120,6 +121,13 @@ class Linker:
     @property
     def is_ready(self) -> bool:
         return self.dictionary is not None
+
+    @property
+    def kb(self) -> KnowledgeBase:
+        """The concepts of the dictionary, synonyms included: `kb.cui_to_entity[cui]`."""
+        if not self.is_ready:
+            raise RuntimeError("the linker has no dictionary: call nlp.initialize() first")
+        return KnowledgeBase(self.dictionary)
 
     def build(
         self,

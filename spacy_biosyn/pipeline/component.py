@@ -35,6 +35,7 @@ from ..evaluation import UNSCORED_CUIS, link_scores
 from ..kb.concepts import ConceptScorer
 from ..kb.dictionary import Dictionary
 from ..kb.index import SearchIndex
+from ..kb.knowledge_base import KnowledgeBase
 from ..kb.linker import Candidate, LinkedPart, Linker
 from ..kb.sieve import Sieve
 from ..kb.vocabularies import VocabularyReader, read_vocabulary
@@ -325,6 +326,20 @@ class BiosynLinker(Pipe):
     def linker(self) -> Linker:
         """The `dictionary`'s linker: the one that ranks labels without a route."""
         return self.routes.default
+
+    @property
+    def kb(self) -> KnowledgeBase:
+        """What the dictionary's IDs mean, as scispaCy's `linker.kb`:
+        `kb.cui_to_entity[cui]` (preferred ID, every ID, canonical name,
+        aliases) and `kb.alias_to_cuis[name]`."""
+        return self.linker.kb
+
+    def kb_for(self, label: str) -> KnowledgeBase:
+        """The knowledge base that links spans of `label`: its route's, else the dictionary's."""
+        key = self.routes.route_of(label)
+        if key is None:
+            raise ValueError(f"{self.name}: no linker serves the label {label!r}")
+        return self.routes.linkers[key].kb
 
     def set_encoder(self, encoder: Encoder, reencode: bool) -> None:
         """Give every linker (the dictionary's and each route's) another
