@@ -470,3 +470,41 @@ def test_a_composite_training_mention_is_no_alias_of_its_first_part(tiny_encoder
     linker.add_synonyms(synonyms)
     entity = linker.kb.cui_to_entity["D001943"]
     assert entity.ids == ("D001943", "114480") and "breast and ovarian cancer" not in entity.aliases
+
+
+def test_id_namespaces_prefix_every_reported_id(tiny_encoder, multi_id_dictionary):
+    namespaces = {"MESH": "[CD]\\d{6}(\\d{3})?", "OMIM": "\\d{6}"}
+    nlp = make_nlp(tiny_encoder, multi_id_dictionary, id_namespaces=namespaces)
+    text = "Breast cancer, breast and ovarian cancer."
+    breast, composite = nlp.get_pipe("biosyn_linker")(doc_with_ents(nlp, text, "Breast cancer", "breast and ovarian cancer")).ents
+    assert (breast._.cui, breast.kb_id_, breast._.concept_ids) == ("MESH:D001943", "MESH:D001943", [("MESH:D001943", "OMIM:114480")])
+    assert all(cui.startswith("MESH:") for cui, _ in breast._.kb_ents)
+    assert composite._.cui == "MESH:D001943|MESH:D010051"
+    assert breast._.candidates[0].concepts == (("D001943", "114480"),)  # the dictionary's own
+    assert nlp.get_pipe("biosyn_linker").kb.cui_to_entity[breast._.cui].concept_id == "D001943"
+
+
+def test_id_namespaces_must_be_patterns(tiny_encoder, multi_id_dictionary):
+    with pytest.raises(ValueError, match="id_namespaces: .* not a regular expression"):
+        make_nlp(tiny_encoder, multi_id_dictionary, id_namespaces={"MESH": "[CD"})
+    with pytest.raises(ValueError, match="id_namespaces must map namespaces"):
+        make_nlp(tiny_encoder, multi_id_dictionary, id_namespaces={"MESH:": "D\\d+"})
+
+
+def test_displacy_links_each_id_to_its_own_namespace(tiny_encoder, multi_id_dictionary):
+    from spacy import displacy
+
+    from spacy_biosyn import displacy_ents, kb_url
+
+    assert kb_url("D001943") == "https://meshb.nlm.nih.gov/record/ui?ui=D001943"
+    assert kb_url("138110") == kb_url("OMIM:138110") == "https://omim.org/entry/138110"
+    assert kb_url("D001943|D010051") is None and kb_url("XYZ:1") is None
+    nlp = make_nlp(tiny_encoder, multi_id_dictionary)
+    doc = nlp.get_pipe("biosyn_linker")(doc_with_ents(nlp, "tooth agenesis selective 6 and breast and ovarian cancer",
+                                                         "tooth agenesis selective 6", "breast and ovarian cancer"))
+    data = displacy_ents(doc)
+    assert [(e["kb_id"], e["kb_url"]) for e in data["ents"]] == [
+        ("C567755", "https://meshb.nlm.nih.gov/record/ui?ui=C567755"), ("D001943|D010051", "#"),
+    ]
+    html = displacy.render(data, style="ent", manual=True)
+    assert 'href="https://meshb.nlm.nih.gov/record/ui?ui=C567755"' in html

@@ -1,7 +1,7 @@
 """From ranked names to what a span says: the reading whose parts scored
 best, and its parts' concepts as span._.parts, candidates, kb_ents, cui and
 concept_ids."""
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from spacy.tokens import Span
 
@@ -40,14 +40,21 @@ def link_score(parts: List[LinkedPart]) -> Optional[float]:
     return sum(part.candidates[0].score for part in parts) / len(parts)
 
 
-def annotate_span(span: Span, parts: List[LinkedPart], limit: int, nil_threshold: Optional[float]) -> None:
+def annotate_span(
+    span: Span, parts: List[LinkedPart], limit: int, nil_threshold: Optional[float],
+    namespaced: Optional[Callable[[str], str]] = None,
+) -> None:
     """Set the span's linking attributes from its linked parts, ranked as
     deep as the linker searched: up to `limit` concepts per part in
     kb_ents, and in candidates the names down to the best name of the
     last of them (at least `limit`); cui None (NIL) when the link score
-    is below `nil_threshold`."""
+    is below `nil_threshold`. `namespaced` rewrites the IDs of cui,
+    kb_ents and concept_ids (namespaces.IdNamespaces); candidates keep
+    the dictionary's."""
     ranked = [_concepts(part.candidates, limit) for part in parts]
     per_part = [concepts for concepts, _ in ranked]
+    if namespaced is not None:
+        per_part = [[(tuple(map(namespaced, ids)), score) for ids, score in concepts] for concepts in per_part]
     span._.parts = [part._replace(candidates=part.candidates[:depth]) for part, (_, depth) in zip(parts, ranked)]
     span._.candidates = [c for part in span._.parts for c in part.candidates]
     span._.kb_ents = interleaved_concepts(per_part)

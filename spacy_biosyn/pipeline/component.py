@@ -45,6 +45,7 @@ from ..preprocess.readings import MentionPreprocessor, long_forms_by_short_form
 from ..preprocess.text import read_corrections
 from .annotate import annotate_span, best_reading
 from .extensions import register_extensions
+from .namespaces import IdNamespaces
 from .reranker import CrossEncoderReranker, MentionInContext
 from .routes import Routes, casefolded_routes
 from .state import pack_state, read_state, unpack_state, write_state
@@ -118,6 +119,10 @@ class DocLinks(NamedTuple):
         "cache_size": 10000,
         # span.kb_id_ mirrors span._.cui, for displaCy and spaCy's scorers.
         "set_kb_id": True,
+        # Namespace -> the pattern its bare IDs match ({"MESH": "[CD]\\d{6}(\\d{3})?",
+        # "OMIM": "\\d{6}"}): cui, kb_id_, kb_ents and concept_ids then read
+        # MESH:D001943; IDs that have a namespace keep it. null: IDs as the vocabulary writes them.
+        "id_namespaces": None,
     },
     requires=["doc.ents"],
     assigns=[
@@ -153,6 +158,7 @@ def make_biosyn_linker(
     nil_threshold: Optional[float],
     cache_size: int,
     set_kb_id: bool,
+    id_namespaces: Optional[Dict[str, str]],
 ) -> "BiosynLinker":
     if isinstance(encoder, str):
         from ..encoders.transformer import TransformerEncoder
@@ -180,6 +186,7 @@ def make_biosyn_linker(
         nil_threshold=nil_threshold,
         cache_size=cache_size,
         set_kb_id=set_kb_id,
+        id_namespaces=id_namespaces,
     )
 
 
@@ -208,6 +215,7 @@ class BiosynLinker(Pipe):
         nil_threshold: Optional[float] = None,
         cache_size: int = 0,
         set_kb_id: bool = True,
+        id_namespaces: Optional[Dict[str, str]] = None,
     ):
         # spaCy's config validation lets "5" through as top_k: settings are checked here.
         if not is_whole_number(top_k, 1):
@@ -231,6 +239,10 @@ class BiosynLinker(Pipe):
             or not all(isinstance(label, str) and label.strip() for label in dictionary_labels)
         ):
             raise ValueError(f"{name}: dictionary_labels must be a list of entity labels or null, got {dictionary_labels!r}")
+        try:
+            self.namespaced = None if id_namespaces is None else IdNamespaces(id_namespaces)
+        except ValueError as error:
+            raise ValueError(f"{name}: {error}") from None
         route_sources = casefolded_routes(name, routes or {})
         self.vocab = vocab
         self.name = name
@@ -481,7 +493,7 @@ class BiosynLinker(Pipe):
             for i, (span, parts) in enumerate(zip(ents, doc_links.entities)):
                 if parts is None:  # no linker for its label: left as it came
                     continue
-                annotate_span(span, parts, self.top_k, self.nil_threshold)
+                annotate_span(span, parts, self.top_k, self.nil_threshold, self.namespaced)
                 if self.set_kb_id:
                     # Extension values are keyed by offsets, so the new span keeps them.
                     ents[i] = Span(doc, span.start, span.end, label=span.label, kb_id=span._.cui or "")
