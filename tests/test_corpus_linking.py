@@ -279,3 +279,19 @@ def test_a_gzip_compressed_pubtator_file_with_an_upper_case_suffix_is_linked(cor
         link_corpus(corpus / "pipeline", path, tmp_path / out, gold_spans=True, progress=False)
     assert row_differences(read_rows(tmp_path / "plain"), read_rows(tmp_path / "packed")) == []
     assert len(read_rows(tmp_path / "packed")) > 0
+
+
+def test_numeric_document_ids_stay_strings(corpus, tmp_path):
+    import pandas as pd
+
+    source = tmp_path / "numbered.jsonl"
+    source.write_text(json.dumps({"id": "00012", "text": "Breast cancer."}) + "\n")
+    for output_format in ("parquet", "jsonl"):
+        output = tmp_path / output_format
+        link_corpus(corpus / "pipeline", source, output, output_format=output_format, progress=False)
+        if output_format == "parquet":
+            table = pd.read_parquet(output)
+        else:
+            # JSON has no types to say so: pandas must be told, or it reads 12.
+            table = pd.read_json(next(output.glob("shard-*.jsonl")), lines=True, dtype={"doc_id": str})
+        assert table["doc_id"].tolist() == ["00012"]

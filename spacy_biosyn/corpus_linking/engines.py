@@ -111,6 +111,10 @@ def _run_ray(settings: RunSettings, shards: Iterable[Shard], workers: int, addre
         linked = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
             _RayShardLinker, fn_constructor_args=(list(settings),), batch_size=1,
             compute=ray.data.ActorPoolStrategy(size=workers), num_cpus=threads, num_gpus=1 if settings.gpu else 0,
+            # Ray Data restarts dead actors from constructor arguments it keeps in the
+            # object store, and logs an error-level caveat about that on every run.
+            # A worker that dies fails the run instead; a re-run links only the shards left.
+            max_restarts=0,
         )
         for row in linked.iter_rows():
             done(json.loads(row["stats"]))
