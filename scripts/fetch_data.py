@@ -2,11 +2,15 @@
 dev abstracts (PubTator) into assets/.
 
 The data is public (BioSyn's archives, linked from
-https://github.com/dmis-lab/BioSyn#datasets); this environment keeps a copy in
-../shared/data, which is the default source. Test splits are not copied.
+https://github.com/dmis-lab/BioSyn#datasets, and the corpora's releases:
+`spacy project assets` downloads them to assets/downloads); this environment
+keeps a copy in ../shared/data, which is the default source. A source that
+holds the dataset's archive (<dataset>.tar.gz) rather than its folder has it
+unpacked first. Test splits are not copied.
 """
 import shutil
 import sys
+import tarfile
 from pathlib import Path
 
 import typer
@@ -31,6 +35,11 @@ def main(
     source: Path = typer.Option(Path("../shared/data"), help="Folder holding <dataset>/"),
 ) -> None:
     origin = source / dataset
+    archive = source / f"{dataset}.tar.gz"
+    if not origin.exists() and archive.exists():
+        with tarfile.open(archive) as tar:
+            tar.extractall(source, filter="data")  # no paths outside source, no devices
+        print(f"Unpacked {archive}")
     missing = [part for part in PARTS if not (origin / part).exists()]
     if missing:
         sys.exit(
