@@ -1,5 +1,5 @@
-"""Does the vocabulary help the NER? Two uses of exact name matches around
-a text pipeline's NER, scored on a dataset's raw dev abstracts.
+"""Does the vocabulary help the NER? Exact name matches and the linker's
+scores around a text pipeline's NER, scored on a dataset's raw dev abstracts.
 
     python benchmarks/ner_vocabulary.py DATASET PIPELINE
 
@@ -13,6 +13,10 @@ mentions, normalized as the linker normalizes them.
 3. Added matches: training mentions found in the text where no entity is,
    for mentions annotated in at least RATE of their training occurrences
    (and at least COUNT times).
+4. Joint recognition and normalization, as TaggerOne's joint model: each
+   span and its one-token extensions and trims (overlapping no other entity)
+   are linked; a span moves to the variant whose link score beats its own by
+   MARGIN, or is dropped when its own score is under THRESHOLD.
 Strict NER P/R/F (exact offsets, any label) for each.
 """
 from collections import Counter
@@ -79,6 +83,50 @@ def rebounded(docs, names, order, normalize) -> list:
     return out
 
 
+def variant_scores(nlp, docs) -> list:
+    """Per doc, {(start, end) of an entity: {(start, end) of a variant: link
+    score}}, the entity itself among its variants. One linking pass per
+    variant: variants moved the same way and overlapping no other entity
+    cannot overlap each other."""
+    from spacy.tokens import Span
+
+    from spacy_biosyn.pipeline.annotate import link_score
+
+    linker = nlp.get_pipe("biosyn_linker")
+    scores = [{(e.start, e.end): {} for e in doc.ents} for doc in docs]
+    for ds, de in [(0, 0), *VARIANTS.values()]:
+        copies, moved = [], []
+        for doc in docs:
+            ents = [(e.start, e.end, e.label_) for e in doc.ents]
+            spans = [(start, end, start + ds, end + de, label) for start, end, label in ents
+                     if 0 <= start + ds < end + de <= len(doc) and not doc[start + ds].is_punct
+                     and not doc[end + de - 1].is_punct
+                     and not any((a, b) != (start, end) and a < end + de and start + ds < b for a, b, _ in ents)]
+            copy = doc.copy()
+            copy.ents = [Span(copy, s, t, label=label) for _, _, s, t, label in spans]
+            copies.append(copy)
+            moved.append(spans)
+        for i, (doc, spans) in enumerate(zip(linker.pipe(copies), moved)):
+            for ent, (start, end, s, t, _) in zip(doc.ents, spans):
+                scores[i][(start, end)][(s, t)] = link_score(ent._.parts)
+    return scores
+
+
+def jointly_bounded(docs, scores, margin, threshold) -> list:
+    out = []
+    for doc, by_ent in zip(docs, scores):
+        spans = set()
+        for (start, end), variants in by_ent.items():
+            own = variants.get((start, end))
+            if own is None or own < threshold:
+                continue
+            best = max(((score, span) for span, score in variants.items() if score is not None), default=(own, None))
+            s, t = best[1] if best[0] >= own + margin else (start, end)
+            spans.add((doc[s:t].start_char, doc[s:t].end_char))
+        out.append(spans)
+    return out
+
+
 def with_matches(docs, matcher, kept) -> tuple:
     out, added = [], 0
     for doc in docs:
@@ -112,8 +160,8 @@ def main() -> None:
     mentions = Counter(d.text[a.start:a.end].lower() for d in train for a in d.annotations)
     names |= {normalize(m) for m in mentions}
 
-    nlp = spacy.load(args.pipeline, exclude=["biosyn_linker"])
-    docs = list(nlp.pipe(d.text for d in dev))
+    nlp = spacy.load(args.pipeline)
+    docs = list(nlp.pipe((d.text for d in dev), disable=["biosyn_linker"]))
     print(f"{args.dataset} dev, {len(dev)} abstracts, NER of {args.pipeline}\n")
     print_table(("error", "count"), sorted(error_kinds(dev, docs).items()))
 
@@ -132,6 +180,14 @@ def main() -> None:
             spans, added = with_matches(docs, matcher, kept)
             rows.append(("added training mentions", f"annotated >= {rate:.0%} of {least}+ times: {added} added",
                          *prf(dev, spans)))
+
+    scores = variant_scores(nlp, docs)
+    for margin in (0.0, 0.02, 0.05, 0.1):
+        rows.append(("re-bounding by link score", f"a variant beats the span by {margin}",
+                     *prf(dev, jointly_bounded(docs, scores, margin, float("-inf")))))
+    for threshold in (0.85, 0.9, 0.95, 1.0, 1.05):
+        rows.append(("rejecting by link score", f"spans scoring under {threshold} dropped",
+                     *prf(dev, jointly_bounded(docs, scores, float("inf"), threshold))))
     print()
     print_table(("lever", "setting", "NER P", "NER R", "NER F"), rows)
 
