@@ -240,6 +240,7 @@ def configs(rng: random.Random, ctx: Context) -> str:
         "sparse_weight": (-5.0, 0.0, 0.125, float("nan"), float("inf"), True, "x", [1]),
         "split_composites": (True, False, "yes", 2),
         "nil_threshold": (None, 0.5, -1.0, "high"),
+        "drop_nil": (False, True, "yes"),
         "routes": ({}, {"Chemical": str(ctx.dictionary)}, {"Chemical": "/no/such/file"}, {"A": "x", "a": "y"}),
         "dictionary_labels": (None, ["Disease"], ["DISEASE", "Chemical"], [], "Disease", [""], [3]),
     }

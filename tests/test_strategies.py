@@ -153,6 +153,27 @@ def test_nil_threshold_withholds_the_cui_but_keeps_the_candidates(tiny_encoder, 
     assert first(make_nlp(tiny_encoder, disease_dictionary, nil_threshold=kb_ents[0][1]), "Ovarian Cancer")[0] == cui
 
 
+def test_drop_nil_removes_the_entities_left_without_an_id_and_round_trips(tiny_encoder, disease_dictionary, tmp_path):
+    exact = first(make_nlp(tiny_encoder, disease_dictionary), "Ovarian Cancer")[1][0][1]
+    nlp = make_nlp(tiny_encoder, disease_dictionary, nil_threshold=exact, drop_nil=True, dictionary_labels=["Disease"])
+    text = "Ovarian Cancer impairs hematopoiesis in BRCA1 carriers."
+    doc = doc_with_ents(nlp, text, "Ovarian Cancer", "hematopoiesis")
+    doc.ents = [*doc.ents, doc.char_span(text.index("BRCA1"), text.index("BRCA1") + 5, label="Gene")]
+    linked = nlp.get_pipe("biosyn_linker")(doc)
+    # the name is linked; the span no name fits leaves doc.ents; a label the linker does not serve stays
+    assert [(e.text, e.label_, e._.cui) for e in linked.ents] == [("Ovarian Cancer", "Disease", "D010051"), ("BRCA1", "Gene", None)]
+    assert [t.ent_iob_ for t in linked[3:5]] == ["O", "O"]  # "impairs hematopoiesis"
+    nlp.to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline")
+    assert loaded.get_pipe("biosyn_linker").drop_nil is True
+    again = loaded.get_pipe("biosyn_linker")(doc_with_ents(loaded, text, "Ovarian Cancer", "hematopoiesis"))
+    assert [(e.text, e._.cui) for e in again.ents] == [("Ovarian Cancer", "D010051")]
+    kept = make_nlp(tiny_encoder, disease_dictionary, nil_threshold=exact)
+    assert [e._.cui for e in kept.get_pipe("biosyn_linker")(doc_with_ents(kept, text, "Ovarian Cancer", "hematopoiesis")).ents] == ["D010051", None]
+    with pytest.raises(ValueError, match="drop_nil"):
+        make_nlp(tiny_encoder, disease_dictionary, drop_nil="yes")
+
+
 def test_every_strategy_round_trips_with_the_pipeline(
     tiny_encoder, disease_dictionary, training_mentions, tmp_path
 ):

@@ -114,6 +114,10 @@ class DocLinks(NamedTuple):
         "reranker": None,
         # Below this score span._.cui is None (NIL); kb_ents keeps the candidates.
         "nil_threshold": None,
+        # Entities left without an ID (below nil_threshold, or nothing to
+        # link) are removed from doc.ents: in a text pipeline they are mostly
+        # the NER's false positives. false keeps them with span._.cui None.
+        "drop_nil": False,
         # Ranked strings remembered per linker across batches and docs (a
         # corpus repeats its mentions); 0 turns it off.
         "cache_size": 10000,
@@ -156,6 +160,7 @@ def make_biosyn_linker(
     concept_scorer: Optional[ConceptScorer],
     reranker: Optional[CrossEncoderReranker],
     nil_threshold: Optional[float],
+    drop_nil: bool,
     cache_size: int,
     set_kb_id: bool,
     id_namespaces: Optional[Dict[str, str]],
@@ -184,6 +189,7 @@ def make_biosyn_linker(
         concept_scorer=concept_scorer,
         reranker=reranker,
         nil_threshold=nil_threshold,
+        drop_nil=drop_nil,
         cache_size=cache_size,
         set_kb_id=set_kb_id,
         id_namespaces=id_namespaces,
@@ -213,6 +219,7 @@ class BiosynLinker(Pipe):
         concept_scorer: Optional[ConceptScorer] = None,
         reranker: Optional[CrossEncoderReranker] = None,
         nil_threshold: Optional[float] = None,
+        drop_nil: bool = False,
         cache_size: int = 0,
         set_kb_id: bool = True,
         id_namespaces: Optional[Dict[str, str]] = None,
@@ -231,7 +238,7 @@ class BiosynLinker(Pipe):
                 f"{name}: abbreviations must be a detector called on a doc's text, such as "
                 f"spacy_biosyn.Ab3P.v1 or spacy_biosyn.SchwartzHearst.v1, or null; got {type(abbreviations).__name__}"
             )
-        for setting, value in (("split_composites", split_composites), ("set_kb_id", set_kb_id)):
+        for setting, value in (("split_composites", split_composites), ("set_kb_id", set_kb_id), ("drop_nil", drop_nil)):
             if not isinstance(value, bool):
                 raise ValueError(f"{name}: {setting} must be true or false, got {value!r}")
         if dictionary_labels is not None and (
@@ -254,6 +261,7 @@ class BiosynLinker(Pipe):
         self.top_k = top_k
         self.names_searched = names_searched
         self.nil_threshold = nil_threshold
+        self.drop_nil = drop_nil
         self.set_kb_id = set_kb_id
         default = Linker(encoder, index, sparse_weight, concept_scorer=concept_scorer, sieve=sieve, cache_size=cache_size)
         self.routes = Routes(default, labels=route_sources, dictionary_labels=dictionary_labels)
@@ -490,15 +498,18 @@ class BiosynLinker(Pipe):
         for doc, doc_links in zip(docs, links):
             doc._.biosyn_abbreviations = doc_links.abbreviations
             ents = list(doc.ents)
+            dropped = set()
             for i, (span, parts) in enumerate(zip(ents, doc_links.entities)):
                 if parts is None:  # no linker for its label: left as it came
                     continue
                 annotate_span(span, parts, self.top_k, self.nil_threshold, self.namespaced)
-                if self.set_kb_id:
+                if self.drop_nil and span._.cui is None:
+                    dropped.add(i)
+                elif self.set_kb_id:
                     # Extension values are keyed by offsets, so the new span keeps them.
                     ents[i] = Span(doc, span.start, span.end, label=span.label, kb_id=span._.cui or "")
-            if self.set_kb_id:
-                doc.ents = ents
+            if self.set_kb_id or dropped:
+                doc.ents = [span for i, span in enumerate(ents) if i not in dropped]
 
     def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, float]:
         """Linking scores of predicted docs against reference entities that
