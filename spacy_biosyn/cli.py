@@ -202,25 +202,27 @@ def tune_nil(
     output_dir: Path = typer.Argument(..., help="Folder for the pipeline with the chosen nil_threshold"),
     metric: str = typer.Option("link_f", help="The end-to-end score to maximize: link_f or doc_f"),
     labels: Optional[str] = typer.Option(None, help="Comma-separated entity labels to score (default: all)"),
-    drop_nil: bool = typer.Option(
-        False, "--drop-nil/--keep-nil", help="Remove the entities left without an ID from doc.ents (drop_nil), or keep them"
+    nil_spans: str = typer.Option(
+        "keep", help="keep the entities left without an ID, drop them from doc.ents (drop_nil), or choose: drop them if that raises NER F on dev"
     ),
 ) -> None:
     """Choose the linker's nil_threshold on dev abstracts for end-to-end F:
     an entity whose best score is below it gets no ID (span._.cui None),
-    which an NER's false positives ("hematopoiesis") mostly are; with
-    --drop-nil it also leaves doc.ents, which raises NER precision and leaves
-    the linking and document scores as they are. The pipeline is saved with
-    both settings in its config."""
+    which an NER's false positives ("hematopoiesis") mostly are. Dropped
+    (drop_nil), such an entity also leaves doc.ents: NER precision rises,
+    recall may fall, linking and document scores stay as they are. The
+    pipeline is saved with both settings in its config."""
     import spacy
     from spacy.training import Example
 
     from .corpus import NCBI_LABELS, pubtator_to_doc, read_pubtator
-    from .evaluation import nil_threshold_sweep
+    from .evaluation import end_to_end_scores, nil_threshold_sweep
     from .storage import save_pipeline
 
     if metric not in ("link_f", "doc_f"):
         raise typer.BadParameter(f"{metric!r}: choose link_f or doc_f", param_hint="--metric")
+    if nil_spans not in ("keep", "drop", "choose"):
+        raise typer.BadParameter(f"{nil_spans!r}: choose keep, drop or choose", param_hint="--nil-spans")
     _check_output_dir(output_dir)
     nlp = spacy.load(pipeline_dir)
     linker = nlp.get_pipe(PIPE_NAME)
@@ -231,11 +233,13 @@ def tune_nil(
     examples = [Example(doc, reference) for doc, reference in zip(predicted, references)]
     results = nil_threshold_sweep(examples, labels.split(",") if labels else None, metric)
     (threshold, best), baseline = results[0], next(scores for t, scores in results if t is None)
+    dropped = end_to_end_scores(examples, labels.split(",") if labels else None, drop_below=threshold)
     msg.table(
-        [(name, f"{100 * baseline[key]:.2f}", f"{100 * best[key]:.2f}")
-         for name, key in (("linking F", "link_f"), ("document F", "doc_f"), ("linking P", "link_p"))],
-        header=("dev", "no threshold", f"nil_threshold {threshold}"),
+        [(name, f"{100 * baseline[key]:.2f}", f"{100 * best[key]:.2f}", f"{100 * dropped[key]:.2f}")
+         for name, key in (("linking F", "link_f"), ("document F", "doc_f"), ("linking P", "link_p"), ("NER F", "ner_f"))],
+        header=("dev", "no threshold", f"nil_threshold {threshold}", "NIL spans dropped"),
     )
+    drop_nil = nil_spans == "drop" or (nil_spans == "choose" and dropped["ner_f"] > best["ner_f"])
     linker.nil_threshold, linker.drop_nil = threshold, drop_nil
     # The pipe's config is what spacy.load builds it from: the settings go there.
     nlp.get_pipe_config(PIPE_NAME).update(nil_threshold=threshold, drop_nil=drop_nil)

@@ -142,7 +142,9 @@ def _first_hit(candidates: List[Candidate], gold: set):
     return None
 
 
-def end_to_end_scores(examples: Iterable[Example], labels: Optional[Collection[str]] = None) -> Dict:
+def end_to_end_scores(
+    examples: Iterable[Example], labels: Optional[Collection[str]] = None, drop_below: Optional[float] = None
+) -> Dict:
     """Raw text in, IDs out: how a whole pipeline's entities and links
     compare with the reference's gold entities (kb_id = gold IDs), as
     fractions, overall ("ner_p" ... "doc_f") and per label ("per_label").
@@ -158,6 +160,8 @@ def end_to_end_scores(examples: Iterable[Example], labels: Optional[Collection[s
     - doc: the set of IDs per document (the measure of BioCreative V CDR's
       disease normalization task), micro-averaged over documents.
     Labels compare case-insensitively: scispaCy's NER says DISEASE.
+    `drop_below` scores the predictions as `drop_nil` would leave them:
+    linked entities whose link score is under it are not predicted.
     """
     wanted = None if labels is None else {label.casefold() for label in labels}
     counts: Dict[str, Counter] = {}
@@ -165,7 +169,7 @@ def end_to_end_scores(examples: Iterable[Example], labels: Optional[Collection[s
     for example in examples:
         n_docs += 1
         gold = _entities(example.reference, wanted, gold=True)
-        predicted = _entities(example.predicted, wanted, gold=False)
+        predicted = _entities(example.predicted, wanted, gold=False, drop_below=drop_below)
         for label in {key[2] for key in gold} | {key[2] for key in predicted} | {"all"}:
             g = {k: v for k, v in gold.items() if label in ("all", k[2])}
             p = {k: v for k, v in predicted.items() if label in ("all", k[2])}
@@ -195,12 +199,14 @@ def end_to_end_scores(examples: Iterable[Example], labels: Optional[Collection[s
     return scores
 
 
-def _entities(doc: Doc, wanted: Optional[set], gold: bool) -> Dict[tuple, object]:
+def _entities(doc: Doc, wanted: Optional[set], gold: bool, drop_below: Optional[float] = None) -> Dict[tuple, object]:
     """(start, end, label) -> the gold IDs (a tuple; empty when CUI-less), or
     the predicted cui."""
     found = {}
     for span in doc.ents:
         label = span.label_.casefold()
+        if drop_below is not None and span._.parts and (link_score(span._.parts) or float("-inf")) < drop_below:
+            continue
         if wanted is None or label in wanted:
             key = (span.start_char, span.end_char, label)
             if gold:

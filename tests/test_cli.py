@@ -262,11 +262,14 @@ def test_tune_nil_leaves_an_ner_false_positive_unlinked_and_saves_the_threshold(
         ("breast cancer", "D001943"), ("type 2 diabetes", "D003924"), ("hematopoiesis", None)
     ]
     assert spacy.load(tmp_path / "pipeline")(doc.text).ents[2]._.cui is not None  # the source is unchanged
-    result = CliRunner().invoke(app, ["tune-nil", str(tmp_path / "pipeline"), str(corpus), str(tmp_path / "dropping"), "--drop-nil"])
+    result = CliRunner().invoke(app, ["tune-nil", str(tmp_path / "pipeline"), str(corpus), str(tmp_path / "dropping"), "--nil-spans", "choose"])
     assert result.exit_code == 0, result.output
     dropping = spacy.load(tmp_path / "dropping")
     assert dropping.get_pipe("biosyn_linker").nil_threshold == threshold
+    # dropping the false positive raises dev NER F, so `choose` drops it
     assert [(e.text, e._.cui) for e in dropping(doc.text).ents] == [("breast cancer", "D001943"), ("type 2 diabetes", "D003924")]
+    result = CliRunner().invoke(app, ["tune-nil", str(tmp_path / "pipeline"), str(corpus), str(tmp_path / "x"), "--nil-spans", "all"])
+    assert result.exit_code != 0 and "--nil-spans" in result.output and not (tmp_path / "x").exists()
 
 
 def test_assemble_makes_one_pipeline_from_text_to_ids(tmp_path, tiny_encoder, disease_dictionary):

@@ -291,6 +291,15 @@ def test_end_to_end_scores_by_hand():
     assert (disease["ner_lenient_p"], disease["ner_lenient_r"]) == pytest.approx((3 / 3, 3 / 4))
     assert end_to_end_scores(examples, labels=["Chemical"])["link_p"] == 0.0
 
+    # as drop_nil leaves them: the entities linked under 0.8 ("cancer," and CIPS) are not predicted
+    from spacy_biosyn import Candidate, LinkedPart
+
+    for span, score in zip(examples[0].predicted.ents, (1.1, 0.5, 0.9, 0.3)):
+        span._.parts = [LinkedPart(span.text, [Candidate("name", (("D1",),), score)])]
+    dropped = end_to_end_scores(examples, drop_below=0.8)
+    assert (dropped["ner_p"], dropped["ner_r"]) == pytest.approx((2 / 2, 2 / 5))
+    assert end_to_end_scores(examples, drop_below=0.2)["ner_p"] == pytest.approx(3 / 4)
+
 
 def test_a_gzip_compressed_corpus_reads_as_its_text(tmp_path):
     import gzip
