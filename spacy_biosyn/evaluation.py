@@ -205,8 +205,10 @@ def _entities(doc: Doc, wanted: Optional[set], gold: bool, drop_below: Optional[
     found = {}
     for span in doc.ents:
         label = span.label_.casefold()
-        if drop_below is not None and span._.parts and (link_score(span._.parts) or float("-inf")) < drop_below:
-            continue
+        if drop_below is not None and span._.parts:
+            score = link_score(span._.parts)
+            if score is None or score < drop_below:
+                continue
         if wanted is None or label in wanted:
             key = (span.start_char, span.end_char, label)
             if gold:

@@ -299,6 +299,8 @@ def test_end_to_end_scores_by_hand():
     dropped = end_to_end_scores(examples, drop_below=0.8)
     assert (dropped["ner_p"], dropped["ner_r"]) == pytest.approx((2 / 2, 2 / 5))
     assert end_to_end_scores(examples, drop_below=0.2)["ner_p"] == pytest.approx(3 / 4)
+    examples[0].predicted.ents[3]._.parts = [LinkedPart("CIPS", [Candidate("name", (("D1",),), 0.0)])]
+    assert end_to_end_scores(examples, drop_below=-0.5)["ner_p"] == pytest.approx(3 / 4)  # a score of 0 is a score
 
 
 def test_a_gzip_compressed_corpus_reads_as_its_text(tmp_path):
