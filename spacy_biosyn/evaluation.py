@@ -17,7 +17,7 @@ from spacy.training import Example
 from .corpus import Query
 from .kb.dictionary import bare_id, split_cuis
 from .kb.linker import Candidate
-from .pipeline.annotate import link_score
+from .pipeline.annotate import is_linked, link_score
 from .pipeline.extensions import register_extensions
 
 register_extensions()  # scores read span._.cui, set by the linker or by hand
@@ -205,10 +205,8 @@ def _entities(doc: Doc, wanted: Optional[set], gold: bool, drop_below: Optional[
     found = {}
     for span in doc.ents:
         label = span.label_.casefold()
-        if drop_below is not None and span._.parts:
-            score = link_score(span._.parts)
-            if score is None or score < drop_below:
-                continue
+        if drop_below is not None and span._.parts and not is_linked(span._.parts, drop_below):
+            continue
         if wanted is None or label in wanted:
             key = (span.start_char, span.end_char, label)
             if gold:

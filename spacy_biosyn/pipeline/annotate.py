@@ -40,6 +40,13 @@ def link_score(parts: List[LinkedPart]) -> Optional[float]:
     return sum(part.candidates[0].score for part in parts) / len(parts)
 
 
+def is_linked(parts: List[LinkedPart], nil_threshold: Optional[float]) -> bool:
+    """Whether linked parts earn their span an ID: every part has
+    candidates, and the link score is not below `nil_threshold`."""
+    score = link_score(parts)
+    return score is not None and (nil_threshold is None or score >= nil_threshold)
+
+
 def annotate_span(
     span: Span, parts: List[LinkedPart], limit: int, nil_threshold: Optional[float],
     namespaced: Optional[Callable[[str], str]] = None,
@@ -58,8 +65,7 @@ def annotate_span(
     span._.parts = [part._replace(candidates=part.candidates[:depth]) for part, (_, depth) in zip(parts, ranked)]
     span._.candidates = [c for part in span._.parts for c in part.candidates]
     span._.kb_ents = interleaved_concepts(per_part)
-    score = link_score(parts)
-    linked = score is not None and (nil_threshold is None or score >= nil_threshold)
+    linked = is_linked(parts, nil_threshold)
     # A composite's cui joins its parts' best concepts (the corpus
     # convention); parts naming one concept give it once.
     span._.cui = "|".join(dict.fromkeys(concepts[0][0][0] for concepts in per_part)) if linked else None
