@@ -193,9 +193,9 @@ def test_set_dictionary_reindexes_with_the_fitted_tfidf(nlp, tmp_path):
     extra = tmp_path / "more.txt"
     extra.write_text("D001943||breast cancer\nD000001||hereditary breast cancer syndrome\n")
     linker = nlp.get_pipe("biosyn_linker")
-    vocabulary = dict(linker.linker.sparse._vectorizer.vocabulary_)
+    vocabulary = dict(linker.linker.sparse.vocabulary)
     linker.set_dictionary(extra)
-    assert linker.linker.sparse._vectorizer.vocabulary_ == vocabulary
+    assert linker.linker.sparse.vocabulary == vocabulary
     assert linker.rank(["Hereditary breast-cancer syndrome"])[0][0].cuis == ("D000001",)
 
 
@@ -398,13 +398,19 @@ Chemical = "{tmp_path / 'chemicals.txt'}"
     assert [e._.cui for e in nlp(doc).ents] == ["D006816", "613097", "D002945"]
 
 
-def test_a_mention_that_is_a_name_takes_its_stored_vector_and_ranks_as_if_encoded(tiny_encoder, disease_dictionary, monkeypatch):
+def test_a_mention_that_is_a_name_takes_its_stored_vectors_and_ranks_as_if_encoded(tiny_encoder, disease_dictionary, monkeypatch):
     pipe = make_nlp(tiny_encoder, disease_dictionary, sparse_weight=0.125, cache_size=0).get_pipe("biosyn_linker")
     linker = pipe.linker
     texts = ["breast cancer", "ovarian tumour", "type 2 diabetes", "breast cancer"]
-    encoded = []
-    encode = linker.encoder.encode
+    encoded, transformed = [], []
+    encode, transform = linker.encoder.encode, linker.sparse.transform
     monkeypatch.setattr(linker.encoder, "encode", lambda batch: encoded.append(list(batch)) or encode(batch))
+    monkeypatch.setattr(linker.sparse, "transform", lambda batch: transformed.append(list(batch)) or transform(batch))
+    distinct = list(dict.fromkeys(texts))
+    _, sparse_rows = linker._queries(distinct)
+    assert transformed == [["ovarian tumour"]]
+    assert (sparse_rows != transform(distinct)).nnz == 0  # the stored tf-idf rows, in the texts' order
+    encoded.clear()
     reused = linker.rank(texts, 5)
     assert encoded == [["ovarian tumour"]]
     monkeypatch.setattr(type(linker.index), "holds_exact_vectors", property(lambda self: False))

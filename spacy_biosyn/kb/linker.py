@@ -15,6 +15,7 @@ from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequenc
 
 import numpy as np
 import srsly
+from scipy.sparse import csr_matrix, vstack
 
 from ..checks import is_whole_number
 from ..encoders.base import Encoder
@@ -209,7 +210,7 @@ class Linker:
             else:
                 ranked[text] = found
         if unique:
-            dense_q, sparse_q = self._dense_queries(unique), self.sparse.transform(unique)
+            dense_q, sparse_q = self._queries(unique)
             scorer = self.concept_scorer
             pool = k if scorer is None else max(k, scorer.pool_size)
             found = self._search(self.index, self.dictionary, dense_q, sparse_q, pool)
@@ -223,23 +224,30 @@ class Linker:
                 self.cache.put((text, k), candidates)
         return [list(ranked[t]) for t in texts]
 
-    def _dense_queries(self, texts: List[str]) -> np.ndarray:
-        """The dense vectors of normalized texts. A text that is one of the
-        names already has its vector in the index (a string encodes to the
-        same vector whoever asks, up to batch noise of about 1e-6, far below
-        the tie tolerance), so only the others are encoded."""
-        if not self.index.holds_exact_vectors:
-            return self.encoder.encode(texts)
+    def _queries(self, texts: List[str]) -> Tuple[np.ndarray, csr_matrix]:
+        """The dense vectors and tf-idf rows of normalized texts. A text that
+        is one of the names already has both in the index (a string encodes
+        to the same vector whoever asks, up to batch noise of about 1e-6, far
+        below the tie tolerance; its tf-idf row is the same exactly), so only
+        the others are encoded."""
         rows = [self.dictionary.row(text) for text in texts]
-        new = [i for i, row in enumerate(rows) if row is None]
-        if len(new) == len(texts):
-            return self.encoder.encode(texts)
         known = [i for i, row in enumerate(rows) if row is not None]
-        vectors = np.empty((len(texts), self.index.dim), dtype=np.float32)
-        vectors[known] = self.index.reconstruct(np.array([rows[i] for i in known], dtype=np.int64))
+        new = [i for i, row in enumerate(rows) if row is None]
+        known_rows = np.array([rows[i] for i in known], dtype=np.int64)
+        new_texts = [texts[i] for i in new]
+        if not self.index.holds_exact_vectors:
+            dense = self.encoder.encode(texts)
+        else:
+            dense = np.empty((len(texts), self.index.dim), dtype=np.float32)
+            dense[known] = self.index.reconstruct(known_rows)
+            if new:
+                dense[new] = self.encoder.encode(new_texts)
+        pieces = [self.index.sparse_vectors[known_rows]] if known else []
         if new:
-            vectors[new] = self.encoder.encode([texts[i] for i in new])
-        return vectors
+            pieces.append(self.sparse.transform(new_texts))
+        # Rows back in the texts' order.
+        order = np.argsort(np.array(known + new, dtype=np.int64), kind="stable")
+        return dense, vstack(pieces, format="csr", dtype=np.float32)[order]
 
     def _search(self, index: SearchIndex, dictionary: Dictionary, dense_q, sparse_q, k: int):
         scores, ids = index.search(dense_q, sparse_q, self.sparse_weight, k)
