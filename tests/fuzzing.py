@@ -241,6 +241,7 @@ def configs(rng: random.Random, ctx: Context) -> str:
         "split_composites": (True, False, "yes", 2),
         "nil_threshold": (None, 0.5, -1.0, "high"),
         "drop_nil": (False, True, "yes"),
+        "resolve_shared_names": (True, False, "no", 0),
         "routes": ({}, {"Chemical": str(ctx.dictionary)}, {"Chemical": "/no/such/file"}, {"A": "x", "a": "y"}),
         "dictionary_labels": (None, ["Disease"], ["DISEASE", "Chemical"], [], "Disease", [""], [3]),
     }

@@ -341,6 +341,20 @@ def test_an_ambiguous_name_links_to_the_concept_the_annotated_corpus_uses(tiny_e
     assert cui(make_nlp(tiny_encoder, str(dictionary), preferred_ids_from=[str(tmp_path)])) == "D009223"
 
 
+def test_an_ambiguous_name_links_to_the_concept_the_rest_of_the_document_names(tiny_encoder, tmp_path):
+    dictionary = tmp_path / "dictionary.txt"
+    dictionary.write_text("D003920||dm\nD003920||diabetes mellitus\nD009223||dm\nD009223||myotonic dystrophy\n")
+    nlp = make_nlp(tiny_encoder, str(dictionary), abbreviations=None)
+    linker = nlp.get_pipe("biosyn_linker")
+    myotonic = doc_with_ents(nlp, "Myotonic dystrophy: two brothers with DM.", "Myotonic dystrophy", "DM")
+    diabetic = doc_with_ents(nlp, "Diabetes mellitus: two brothers with DM.", "Diabetes mellitus", "DM")
+    alone = doc_with_ents(nlp, "Two brothers with DM.", "DM")
+    assert [doc.ents[-1]._.cui for doc in linker.pipe([myotonic, diabetic, alone])] == ["D009223", "D003920", "D003920"]
+    assert [c for c, _ in myotonic.ents[-1]._.kb_ents] == ["D009223", "D003920"]
+    linker.resolve_shared_names = False  # the dictionary's order decides
+    assert linker(doc_with_ents(nlp, "Myotonic dystrophy: two brothers with DM.", "Myotonic dystrophy", "DM")).ents[-1]._.cui == "D003920"
+
+
 def test_readings_equal_but_for_float_noise_keep_the_first():
     from spacy_biosyn.pipeline.annotate import best_reading
 

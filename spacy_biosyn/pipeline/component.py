@@ -43,7 +43,7 @@ from ..names import PIPE_NAME
 from ..preprocess.abbreviations import Abbreviation, AbbreviationDetector
 from ..preprocess.readings import MentionPreprocessor, long_forms_by_short_form
 from ..preprocess.text import read_corrections
-from .annotate import annotate_span, best_reading
+from .annotate import annotate_span, best_reading, resolved_by_document
 from .extensions import register_extensions
 from .namespaces import IdNamespaces
 from .reranker import CrossEncoderReranker, MentionInContext
@@ -118,6 +118,10 @@ class DocLinks(NamedTuple):
         # link) are removed from doc.ents: in a text pipeline they are mostly
         # the NER's false positives. false keeps them with span._.cui None.
         "drop_nil": False,
+        # A name that several concepts share ("dm": diabetes mellitus and
+        # myotonic dystrophy) means the concept the doc's other mentions name;
+        # false: the dictionary's order (preferred_ids_from's prior) decides.
+        "resolve_shared_names": True,
         # Ranked strings remembered per linker across batches and docs (a
         # corpus repeats its mentions); 0 turns it off.
         "cache_size": 10000,
@@ -161,6 +165,7 @@ def make_biosyn_linker(
     reranker: Optional[CrossEncoderReranker],
     nil_threshold: Optional[float],
     drop_nil: bool,
+    resolve_shared_names: bool,
     cache_size: int,
     set_kb_id: bool,
     id_namespaces: Optional[Dict[str, str]],
@@ -190,6 +195,7 @@ def make_biosyn_linker(
         reranker=reranker,
         nil_threshold=nil_threshold,
         drop_nil=drop_nil,
+        resolve_shared_names=resolve_shared_names,
         cache_size=cache_size,
         set_kb_id=set_kb_id,
         id_namespaces=id_namespaces,
@@ -220,6 +226,7 @@ class BiosynLinker(Pipe):
         reranker: Optional[CrossEncoderReranker] = None,
         nil_threshold: Optional[float] = None,
         drop_nil: bool = False,
+        resolve_shared_names: bool = True,
         cache_size: int = 0,
         set_kb_id: bool = True,
         id_namespaces: Optional[Dict[str, str]] = None,
@@ -238,7 +245,8 @@ class BiosynLinker(Pipe):
                 f"{name}: abbreviations must be a detector called on a doc's text, such as "
                 f"spacy_biosyn.Ab3P.v1 or spacy_biosyn.SchwartzHearst.v1, or null; got {type(abbreviations).__name__}"
             )
-        for setting, value in (("split_composites", split_composites), ("set_kb_id", set_kb_id), ("drop_nil", drop_nil)):
+        for setting, value in (("split_composites", split_composites), ("set_kb_id", set_kb_id), ("drop_nil", drop_nil),
+                               ("resolve_shared_names", resolve_shared_names)):
             if not isinstance(value, bool):
                 raise ValueError(f"{name}: {setting} must be true or false, got {value!r}")
         if dictionary_labels is not None and (
@@ -262,6 +270,7 @@ class BiosynLinker(Pipe):
         self.names_searched = names_searched
         self.nil_threshold = nil_threshold
         self.drop_nil = drop_nil
+        self.resolve_shared_names = resolve_shared_names
         self.set_kb_id = set_kb_id
         default = Linker(encoder, index, sparse_weight, concept_scorer=concept_scorer, sieve=sieve, cache_size=cache_size)
         self.routes = Routes(default, labels=route_sources, dictionary_labels=dictionary_labels)
@@ -473,6 +482,8 @@ class BiosynLinker(Pipe):
             for abbreviations, doc_routes, doc_readings in zip(found, route_keys, readings)
         ]
         self._rerank_in_context(docs, links)
+        if self.resolve_shared_names:
+            links = [doc_links._replace(entities=resolved_by_document(doc_links.entities)) for doc_links in links]
         return links
 
     def _rerank_in_context(self, docs: Sequence[Doc], links: List[DocLinks]) -> None:
