@@ -108,6 +108,10 @@ def test_packed_names_behave_like_a_list():
     assert "sjögren" not in d and "gout " not in d
     with pytest.raises(IndexError):
         d.names[3]
+    assert d.names.take([2, 0, 2]) == ["gout", "ménière disease", "gout"]  # as a search returns rows
+    assert d.concepts.take([1]) == [d.concepts[1]] and d.names.take([]) == []
+    with pytest.raises(IndexError):
+        d.names.take([0, 3])
 
 
 def test_names_shared_by_entries_keep_one_concept_per_entry():

@@ -251,11 +251,10 @@ class Linker:
 
     def _search(self, index: SearchIndex, dictionary: Dictionary, dense_q, sparse_q, k: int):
         scores, ids = index.search(dense_q, sparse_q, self.sparse_weight, k)
-        names, concepts = dictionary.names, dictionary.concepts
-        return [
-            [Candidate(names[i], concepts[i], s) for s, i in zip(row_scores, row_ids)]
-            for row_scores, row_ids in zip(scores.tolist(), ids.tolist())
-        ]
+        found = zip(dictionary.names.take(ids.ravel()), dictionary.concepts.take(ids.ravel()), scores.ravel().tolist())
+        candidates = [Candidate(*fields) for fields in found]
+        width = ids.shape[1]
+        return [candidates[start : start + width] for start in range(0, len(candidates), width)]
 
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:
         """Save the state; exclude=["encoder"] when the encoder is saved by

@@ -93,8 +93,9 @@ def annotate_span(
     per_part = [concepts for concepts, _ in ranked]
     if namespaced is not None:
         per_part = [[(tuple(map(namespaced, ids)), score) for ids, score in concepts] for concepts in per_part]
-    span._.parts = [part._replace(candidates=part.candidates[:depth]) for part, (_, depth) in zip(parts, ranked)]
-    span._.candidates = [c for part in span._.parts for c in part.candidates]
+    shown = [part._replace(candidates=part.candidates[:depth]) for part, (_, depth) in zip(parts, ranked)]
+    span._.parts = shown
+    span._.candidates = [c for part in shown for c in part.candidates]
     span._.kb_ents = interleaved_concepts(per_part)
     linked = is_linked(parts, nil_threshold)
     # A composite's cui joins its parts' best concepts (the corpus

@@ -452,18 +452,19 @@ class BiosynLinker(Pipe):
             raise RuntimeError(f"{self.name} has no dictionary: call nlp.initialize() first")
         found, route_keys, readings = [], [], []
         for doc in docs:
+            ents = doc.ents  # each read of doc.ents walks every token
             abbreviations = []
             # Ab3P is only worth its time on docs that have entities to link.
-            if self.abbreviation_detector is not None and doc.ents:
+            if self.abbreviation_detector is not None and ents:
                 abbreviations = self.abbreviation_detector(doc.text)
             long_forms = long_forms_by_short_form(abbreviations)
             found.append(abbreviations)
-            doc_routes = [self.routes.route_of(span.label_) for span in doc.ents]
+            doc_routes = [self.routes.route_of(span.label_) for span in ents]
             route_keys.append(doc_routes)
             readings.append([
                 None if route is None
                 else self.preprocessor.readings(span.text, long_forms, self.routes.linkers[route].dictionary.__contains__)
-                for span, route in zip(doc.ents, doc_routes)
+                for span, route in zip(ents, doc_routes)
             ])
         wanted: Dict[str, Dict[str, None]] = {}
         for doc_routes, doc_readings in zip(route_keys, readings):
