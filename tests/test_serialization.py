@@ -307,3 +307,23 @@ def test_a_save_without_a_format_loads_as_the_first_and_a_newer_format_is_refuse
     srsly.write_json(cfg_path, {**cfg, "format": 2, "saved_by": "spacy-biosyn 9.0.0"})
     with pytest.raises(SavedStateError, match=r"saved in format 2 by spacy-biosyn 9\.0\.0; spacy-biosyn \S+ reads format 1"):
         spacy.load(saved)
+
+
+def test_loading_imports_scikit_learn_only_when_a_mention_needs_a_new_tfidf_row(saved):
+    # A name's tf-idf row comes from the index; scikit-learn's import took
+    # about a second of every load.
+    script = textwrap.dedent(f"""
+        import sys
+        import spacy
+        from spacy.tokens import Span
+        nlp = spacy.load({str(saved)!r})
+        print("sklearn" in sys.modules)
+        for text in ("breast cancer", "hereditary mammary carcinomas"):  # a name, then a new string
+            doc = nlp.make_doc(text)
+            doc.ents = [Span(doc, 0, len(doc), label="Disease")]
+            cui = nlp.get_pipe("biosyn_linker")(doc).ents[0]._.cui
+            print("sklearn" in sys.modules, cui)
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "False", "D001943", "True", "D001943"]
