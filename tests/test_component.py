@@ -355,8 +355,8 @@ def test_an_ambiguous_name_links_to_the_concept_the_rest_of_the_document_names(t
     assert linker(doc_with_ents(nlp, "Myotonic dystrophy: two brothers with DM.", "Myotonic dystrophy", "DM")).ents[-1]._.cui == "D003920"
 
 
-def test_readings_equal_but_for_float_noise_keep_the_first():
-    from spacy_biosyn.pipeline.annotate import best_reading
+def test_readings_equal_but_for_float_noise_keep_the_first_and_are_both_kept_as_tied():
+    from spacy_biosyn.pipeline.annotate import tied_readings
 
     # "CMC" defined as "cystic mastitis chronic", and also a dictionary name: both
     # readings score 1 + lambda, give or take the last bits of a batch's arithmetic.
@@ -365,10 +365,32 @@ def test_readings_equal_but_for_float_noise_keep_the_first():
         "cmc": [Candidate("cmc", (("163000",),), 1.1250001)],
         "gout": [Candidate("gout", (("D006073",),), 0.9)],
     }
-    best = best_reading([("cystic mastitis chronic",), ("cmc",)], ranked)
-    assert [part.text for part in best] == ["cystic mastitis chronic"]
-    better = best_reading([("gout",), ("cmc",)], ranked)  # a real difference still wins
-    assert [part.text for part in better] == ["cmc"]
+    tied = tied_readings([("cystic mastitis chronic",), ("cmc",)], ranked)
+    assert [[part.text for part in reading] for reading in tied] == [["cystic mastitis chronic"], ["cmc"]]
+    better = tied_readings([("gout",), ("cmc",)], ranked)  # a real difference still wins, alone
+    assert [[part.text for part in reading] for reading in better] == [["cmc"]]
+
+
+def test_a_composite_that_is_also_a_name_is_read_as_the_rest_of_the_document_reads_it(tiny_encoder, tmp_path):
+    dictionary = tmp_path / "dictionary.txt"
+    dictionary.write_text(
+        "D001943||breast cancer\nD010051||ovarian cancer\nD061325||breast and ovarian cancer\n"
+        "D061325||hereditary breast and ovarian cancer syndrome\n"
+    )
+    nlp = make_nlp(tiny_encoder, str(dictionary), abbreviations=None)
+    linker = nlp.get_pipe("biosyn_linker")
+    text = "Ovarian cancer, then breast cancer: BRCA1 carriers with breast and ovarian cancer."
+    apart = doc_with_ents(nlp, text, "Ovarian cancer", "breast cancer", "breast and ovarian cancer")
+    syndrome = doc_with_ents(nlp, "Breast and ovarian cancer in two sisters: hereditary breast and ovarian cancer syndrome.",
+                             "Breast and ovarian cancer", "hereditary breast and ovarian cancer syndrome")
+    alone = doc_with_ents(nlp, "Two sisters with breast and ovarian cancer.", "breast and ovarian cancer")
+
+    def composite(doc):
+        return next(e for e in doc.ents if e.text.lower() == "breast and ovarian cancer")._.cui
+
+    assert [composite(doc) for doc in linker.pipe([apart, syndrome, alone])] == ["D001943|D010051", "D061325", "D061325"]
+    linker.resolve_shared_names = False  # the likeliest reading: the name as written
+    assert composite(linker(doc_with_ents(nlp, text, "Ovarian cancer", "breast cancer", "breast and ovarian cancer"))) == "D061325"
 
 
 def test_ranking_text_with_a_lone_surrogate(nlp):

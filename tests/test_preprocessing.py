@@ -90,6 +90,18 @@ def test_ambiguous_short_forms_give_one_reading_per_meaning():
     assert readings("PD", long_forms, {"pd"}.__contains__)[-1] == ("pd",)
 
 
+def test_a_composite_that_is_a_name_is_read_whole_first_and_as_its_parts_second():
+    readings = MentionPreprocessor().readings
+    names = {"breast and ovarian cancer"}.__contains__
+    assert readings("Breast and ovarian cancer", {}, names) == [
+        ("breast and ovarian cancer",), ("breast cancer", "ovarian cancer")
+    ]
+    assert readings("Breast and ovarian cancer", {}, never_a_name) == [("breast cancer", "ovarian cancer")]
+    assert MentionPreprocessor(split_composites=False).readings("Breast and ovarian cancer", {}, names) == [
+        ("breast and ovarian cancer",)
+    ]
+
+
 def test_abbreviations_then_composites_then_normalization():
     long_forms = long_forms_by_short_form([Abbreviation("OC", "ovarian cancer", 20, 0)])
     preprocessor = MentionPreprocessor(corrections={"cancer": "neoplasm"})

@@ -43,7 +43,7 @@ from ..names import PIPE_NAME
 from ..preprocess.abbreviations import Abbreviation, AbbreviationDetector
 from ..preprocess.readings import MentionPreprocessor, long_forms_by_short_form
 from ..preprocess.text import read_corrections
-from .annotate import annotate_span, best_reading, resolved_by_document
+from .annotate import annotate_span, readings_by_document, resolved_by_document, tied_readings
 from .extensions import register_extensions
 from .namespaces import IdNamespaces
 from .reranker import CrossEncoderReranker, MentionInContext
@@ -119,8 +119,10 @@ class DocLinks(NamedTuple):
         # the NER's false positives. false keeps them with span._.cui None.
         "drop_nil": False,
         # A name that several concepts share ("dm": diabetes mellitus and
-        # myotonic dystrophy) means the concept the doc's other mentions name;
-        # false: the dictionary's order (preferred_ids_from's prior) decides.
+        # myotonic dystrophy), or readings of a mention that score alike ("breast
+        # and ovarian cancer": a syndrome, or two cancers), mean what the doc's
+        # other mentions name; false: the dictionary's order (preferred_ids_from's
+        # prior) and the likeliest reading decide.
         "resolve_shared_names": True,
         # Ranked strings remembered per linker across batches and docs (a
         # corpus repeats its mentions); 0 turns it off.
@@ -475,13 +477,17 @@ class BiosynLinker(Pipe):
             route: dict(zip(texts, self.routes.linkers[route].rank(list(texts), self.pool_size)))
             for route, texts in wanted.items()
         }
-        links = [
-            DocLinks(abbreviations, [
-                best_reading(span_readings, ranked[route]) if route is not None else None
+        links = []
+        for abbreviations, doc_routes, doc_readings in zip(found, route_keys, readings):
+            tied = [
+                tied_readings(span_readings, ranked[route]) if route is not None else None
                 for route, span_readings in zip(doc_routes, doc_readings)
-            ])
-            for abbreviations, doc_routes, doc_readings in zip(found, route_keys, readings)
-        ]
+            ]
+            if self.resolve_shared_names:
+                entities = readings_by_document(tied)
+            else:
+                entities = [None if readings is None else readings[0] for readings in tied]
+            links.append(DocLinks(abbreviations, entities))
         self._rerank_in_context(docs, links)
         if self.resolve_shared_names:
             links = [doc_links._replace(entities=resolved_by_document(doc_links.entities)) for doc_links in links]

@@ -48,12 +48,17 @@ class MentionPreprocessor:
         `is_name` says whether a normalized string is a dictionary name."""
         readings: List[Reading] = []
         for expanded in self._expansions(text, long_forms, is_name):
-            parts = [expanded]
+            ways = [[expanded]]
             if self.split_composites:
-                parts = split_composite(expanded, lambda whole: is_name(self.clean(whole)))
-            reading = tuple(p for p in map(self.clean, parts) if p and not is_only_coordinators(p))
-            if reading not in readings:
-                readings.append(reading)
+                ways = [split_composite(expanded, lambda whole: is_name(self.clean(whole)))]
+                # A composite that is a name as written ("breast and ovarian
+                # cancer" names a syndrome too) is also read as its parts, after
+                # the name: the component lets the document choose between them.
+                ways.append(split_composite(expanded, lambda whole: False))
+            for parts in ways:
+                reading = tuple(p for p in map(self.clean, parts) if p and not is_only_coordinators(p))
+                if reading not in readings:
+                    readings.append(reading)
         return readings
 
     def _expansions(
