@@ -1,6 +1,7 @@
 """From ranked names to what a span says: the reading whose parts scored
-best, and its parts' concepts as span._.parts, candidates, kb_ents, cui and
-concept_ids."""
+best (of readings that tie, the one the rest of the document supports),
+each shared name read as the concept the document names, and the parts'
+concepts as span._.parts, candidates, kb_ents, cui and concept_ids."""
 from collections import Counter
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
