@@ -486,7 +486,7 @@ class BiosynLinker(Pipe):
             if self.resolve_shared_names:
                 entities = readings_by_document(tied)
             else:
-                entities = [None if readings is None else readings[0] for readings in tied]
+                entities = [None if options is None else options[0] for options in tied]
             links.append(DocLinks(abbreviations, entities))
         self._rerank_in_context(docs, links)
         if self.resolve_shared_names:

@@ -50,11 +50,11 @@ class MentionPreprocessor:
         for expanded in self._expansions(text, long_forms, is_name):
             ways = [[expanded]]
             if self.split_composites:
-                ways = [split_composite(expanded, lambda whole: is_name(self.clean(whole)))]
+                parts = split_composite(expanded, lambda whole: False)
                 # A composite that is a name as written ("breast and ovarian
                 # cancer" names a syndrome too) is also read as its parts, after
                 # the name: the component lets the document choose between them.
-                ways.append(split_composite(expanded, lambda whole: False))
+                ways = [[expanded], parts] if len(parts) > 1 and is_name(self.clean(expanded)) else [parts]
             for parts in ways:
                 reading = tuple(p for p in map(self.clean, parts) if p and not is_only_coordinators(p))
                 if reading not in readings:
