@@ -28,8 +28,7 @@ def main() -> None:
     from spacy.training import Example
 
     from spacy_biosyn.corpus import NCBI_LABELS, pubtator_to_doc, read_pubtator
-    from spacy_biosyn.kb.dictionary import bare_id
-    from spacy_biosyn.evaluation import END_TO_END_TASKS, end_to_end_scores
+    from spacy_biosyn.evaluation import END_TO_END_TASKS, cui_is_gold, end_to_end_scores
 
     documents = read_pubtator(args.data / RAW_ABSTRACTS[args.dataset]["dev"])
     labels = [args.label] if args.label else None
@@ -49,9 +48,7 @@ def main() -> None:
             for i, (doc, d) in enumerate(zip(docs, documents))
             for a in d.annotations
             if (args.label is None or NCBI_LABELS.get(a.label, a.label) == args.label)
-            and any(e.start_char == a.start and e.end_char == a.end and e._.cui
-                    and {bare_id(c) for c in e._.cui.split("|")} <= {bare_id(c) for c in a.cui.replace("+", "|").split("|")}
-                    for e in doc.ents)
+            and any(e.start_char == a.start and e.end_char == a.end and cui_is_gold(e._.cui, a.cui) for e in doc.ents)
         }
     header = ("pipeline", *(f"{task} {m.upper()}" for task in END_TO_END_TASKS for m in "prf"), "abstracts/s")
     print(f"{args.dataset} dev, {len(documents)} abstracts, label: {args.label or 'all'}\n")

@@ -12,7 +12,6 @@ read by spacy_biosyn.MedicVocabulary.v1 keeps the 1,010 names that two MEDIC
 entries share as two concepts.
 """
 from common import RAW_ABSTRACTS, parser, print_table
-from spacy_biosyn.kb.dictionary import bare_id, split_cuis
 
 # NCBI Disease's four classes and BC5CDR's Disease (its Chemical spans are another route's).
 DISEASE_LABELS = {"SpecificDisease", "DiseaseClass", "Modifier", "CompositeMention", "Disease"}
@@ -28,7 +27,7 @@ def main() -> None:
     import spacy
 
     from spacy_biosyn.corpus import pubtator_to_examples, read_pubtator
-    from spacy_biosyn.evaluation import link_scores
+    from spacy_biosyn.evaluation import cui_is_gold, link_scores
 
     documents = [
         d._replace(annotations=[a for a in d.annotations if a.label in DISEASE_LABELS])
@@ -47,8 +46,8 @@ def main() -> None:
             results[resolve] = (link_scores(examples), _cuis(examples, documents))
         (before, before_cuis), (after, after_cuis) = results[False], results[True]
         changed = [(key, before_cuis[key], after_cuis[key]) for key in before_cuis if before_cuis[key] != after_cuis[key]]
-        fixed = [c for c in changed if _is_gold(c[2], c[0][-1]) and not _is_gold(c[1], c[0][-1])]
-        broken = [c for c in changed if _is_gold(c[1], c[0][-1]) and not _is_gold(c[2], c[0][-1])]
+        fixed = [c for c in changed if cui_is_gold(c[2], c[0][-1]) and not cui_is_gold(c[1], c[0][-1])]
+        broken = [c for c in changed if cui_is_gold(c[1], c[0][-1]) and not cui_is_gold(c[2], c[0][-1])]
         rows.append((
             path, f"{before['cui_acc']:.2f}", f"{after['cui_acc']:.2f}", f"{before['acc@1']:.2f}",
             f"{after['acc@1']:.2f}", len(changed), len(fixed), len(broken), before["n"],
@@ -74,11 +73,6 @@ def _cuis(examples, documents) -> dict:
             span = predicted[(gold.start_char, gold.end_char)]
             cuis[(document.doc_id, gold.start_char, gold.text, gold.kb_id_)] = span._.cui
     return cuis
-
-
-def _is_gold(cui, gold_field: str) -> bool:
-    gold = {bare_id(i) for i in split_cuis(gold_field)}
-    return cui is not None and all(bare_id(c) in gold for c in cui.split("|"))
 
 
 if __name__ == "__main__":

@@ -91,9 +91,16 @@ def link_scores(
     if not golds:
         return {"n": 0, "unscored": unscored, "scale": "percent"}
     metrics = accuracy(parts, golds, max_k)
-    hits = sum(cui is not None and _all_gold(cui.split("|"), _gold_ids(gold)) for cui, gold in zip(cuis, golds))
+    hits = sum(cui_is_gold(cui, gold) for cui, gold in zip(cuis, golds))
     metrics.update(cui_acc=100.0 * hits / len(golds), unscored=unscored)
     return metrics
+
+
+def cui_is_gold(cui: Optional[str], gold_field: str) -> bool:
+    """Whether a span._.cui is right against a gold CUI field: every ID it
+    names (a composite's, joined by '|') is one of the gold IDs, namespaces
+    aside; None never is."""
+    return cui is not None and _all_gold(cui.split("|"), _gold_ids(gold_field))
 
 
 def _gold_ids(gold_field: str) -> set:
