@@ -170,22 +170,14 @@ def evaluate(
 def _evaluate_end_to_end(pipeline_dir: Path, pubtator: Path, labels: Optional[str], output: Optional[Path]) -> None:
     import spacy
     import srsly
-    from spacy.training import Example
 
-    from .corpus import NCBI_LABELS, pubtator_to_doc, read_pubtator
-    from .evaluation import END_TO_END_TASKS, end_to_end_scores
+    from .corpus import read_pubtator
+    from .evaluation import END_TO_END_TASKS, end_to_end_scores, linked_examples
 
     if not _is_pubtator(pubtator):
         msg.fail(f"{pubtator}: --end-to-end takes a PubTator file", exits=1)
     nlp = spacy.load(pipeline_dir)
-    documents = read_pubtator(pubtator)
-    # Gold types named as the NER names them (NCBI's four types are Disease).
-    references = [pubtator_to_doc(nlp, document, label_map=NCBI_LABELS) for document in documents]
-    predicted = nlp.pipe(document.text for document in documents)
-    metrics = end_to_end_scores(
-        [Example(doc, reference) for doc, reference in zip(predicted, references)],
-        labels.split(",") if labels else None,
-    )
+    metrics = end_to_end_scores(linked_examples(nlp, read_pubtator(pubtator)), labels.split(",") if labels else None)
     rows = [("all", metrics), *metrics["per_label"].items()]
     keys = [f"{task}_{m}" for task in END_TO_END_TASKS for m in "prf"]
     msg.table([(label, *(f"{100 * scores[k]:.2f}" for k in keys)) for label, scores in rows], header=("label", *keys))
@@ -213,39 +205,29 @@ def tune_nil(
     recall may fall, linking and document scores stay as they are. The
     pipeline is saved with both settings in its config."""
     import spacy
-    from spacy.training import Example
 
-    from .corpus import NCBI_LABELS, pubtator_to_doc, read_pubtator
-    from .evaluation import end_to_end_scores, nil_threshold_sweep
+    from .corpus import read_pubtator
+    from .evaluation import NIL_METRICS, NIL_SPANS, choose_nil_threshold
     from .storage import save_pipeline
 
-    if metric not in ("link_f", "doc_f"):
-        raise typer.BadParameter(f"{metric!r}: choose link_f or doc_f", param_hint="--metric")
-    if nil_spans not in ("keep", "drop", "choose"):
-        raise typer.BadParameter(f"{nil_spans!r}: choose keep, drop or choose", param_hint="--nil-spans")
+    # Checked before the pipeline loads, and named as the command line names them
+    if metric not in NIL_METRICS:
+        raise typer.BadParameter(f"{metric!r}: choose one of {', '.join(NIL_METRICS)}", param_hint="--metric")
+    if nil_spans not in NIL_SPANS:
+        raise typer.BadParameter(f"{nil_spans!r}: choose one of {', '.join(NIL_SPANS)}", param_hint="--nil-spans")
     _check_output_dir(output_dir)
     nlp = spacy.load(pipeline_dir)
-    linker = nlp.get_pipe(PIPE_NAME)
-    linker.nil_threshold = None
     documents = read_pubtator(pubtator)
-    references = [pubtator_to_doc(nlp, document, label_map=NCBI_LABELS) for document in documents]
-    predicted = nlp.pipe(document.text for document in documents)
-    examples = [Example(doc, reference) for doc, reference in zip(predicted, references)]
-    results = nil_threshold_sweep(examples, labels.split(",") if labels else None, metric)
-    (threshold, best), baseline = results[0], next(scores for t, scores in results if t is None)
-    dropped = end_to_end_scores(examples, labels.split(",") if labels else None, drop_below=threshold)
+    choice = choose_nil_threshold(nlp, documents, labels.split(",") if labels else None, metric, nil_spans)
+    columns = (choice.unthresholded, choice.thresholded, choice.dropped)
     msg.table(
-        [(name, f"{100 * baseline[key]:.2f}", f"{100 * best[key]:.2f}", f"{100 * dropped[key]:.2f}")
+        [(name, *(f"{100 * scores[key]:.2f}" for scores in columns))
          for name, key in (("linking F", "link_f"), ("document F", "doc_f"), ("linking P", "link_p"), ("NER F", "ner_f"))],
-        header=("dev", "no threshold", f"nil_threshold {threshold}", "NIL spans dropped"),
+        header=("dev", "no threshold", f"nil_threshold {choice.threshold}", "NIL spans dropped"),
     )
-    drop_nil = nil_spans == "drop" or (nil_spans == "choose" and dropped["ner_f"] > best["ner_f"])
-    linker.nil_threshold, linker.drop_nil = threshold, drop_nil
-    # The pipe's config is what spacy.load builds it from: the settings go there.
-    nlp.get_pipe_config(PIPE_NAME).update(nil_threshold=threshold, drop_nil=drop_nil)
     save_pipeline(nlp, output_dir)
     msg.good(
-        f"nil_threshold = {threshold} (best {metric} on {len(documents)} documents), drop_nil = {drop_nil}; saved to {output_dir}"
+        f"nil_threshold = {choice.threshold} (best {metric} on {len(documents)} documents), drop_nil = {choice.drop_nil}; saved to {output_dir}"
     )
 
 

@@ -9,14 +9,17 @@ namespace prefix: the raw NCBI corpus writes OMIM:217000 where the
 dictionaries write 217000.
 """
 from collections import Counter
-from typing import Any, Callable, Collection, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Collection, Dict, Iterable, List, NamedTuple, Optional, Sequence
 
+from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
+from tqdm import tqdm
 
-from .corpus import Query
+from .corpus import NCBI_LABELS, PubTatorDocument, Query, pubtator_to_doc
 from .kb.dictionary import bare_id, split_cuis
 from .kb.linker import Candidate
+from .names import PIPE_NAME
 from .pipeline.annotate import is_linked, link_score
 from .pipeline.extensions import register_extensions
 
@@ -275,3 +278,56 @@ def nil_threshold_sweep(
             span._.cui = cui
     # stable: the earlier (lower) threshold wins a tie
     return sorted(results, key=lambda result: -result[1][metric])
+
+
+def linked_examples(nlp: Language, documents: Sequence[PubTatorDocument], progress: bool = True) -> List[Example]:
+    """The pipeline's doc of each PubTator document's raw text beside its
+    gold spans, typed as the NER types them (NCBI's four types: Disease)."""
+    texts = tqdm((document.text for document in documents), total=len(documents), desc="Linking", unit="doc",
+                 disable=not progress, leave=False)
+    return [
+        Example(doc, pubtator_to_doc(nlp, document, label_map=NCBI_LABELS))
+        for doc, document in zip(nlp.pipe(texts), documents)
+    ]
+
+
+NIL_METRICS = ("link_f", "doc_f")
+NIL_SPANS = ("keep", "drop", "choose")
+
+
+class NilChoice(NamedTuple):
+    threshold: float
+    drop_nil: bool
+    # end-to-end scores with no threshold, with the threshold, and with the
+    # spans it leaves unlinked dropped
+    unthresholded: Dict[str, Any]
+    thresholded: Dict[str, Any]
+    dropped: Dict[str, Any]
+
+
+def choose_nil_threshold(
+    nlp: Language,
+    documents: Sequence[PubTatorDocument],
+    labels: Optional[Collection[str]] = None,
+    metric: str = "link_f",
+    nil_spans: str = "keep",
+) -> NilChoice:
+    """Set the linker's nil_threshold to the one of best end-to-end `metric`
+    (link_f or doc_f) on dev PubTator documents, and its drop_nil: "drop",
+    "keep", or "choose" (drop the spans left unlinked where that raises
+    NER F). Both go into the pipe's config too, which is what spacy.load
+    builds it from, so a saved pipeline keeps them."""
+    if metric not in NIL_METRICS:
+        raise ValueError(f"metric {metric!r}: choose one of {', '.join(NIL_METRICS)}")
+    if nil_spans not in NIL_SPANS:
+        raise ValueError(f"nil_spans {nil_spans!r}: choose one of {', '.join(NIL_SPANS)}")
+    linker = nlp.get_pipe(PIPE_NAME)
+    linker.nil_threshold = None
+    examples = linked_examples(nlp, documents)
+    results = nil_threshold_sweep(examples, labels, metric)
+    (threshold, thresholded), unthresholded = results[0], next(scores for t, scores in results if t is None)
+    dropped = end_to_end_scores(examples, labels, drop_below=threshold)
+    drop_nil = nil_spans == "drop" or (nil_spans == "choose" and dropped["ner_f"] > thresholded["ner_f"])
+    linker.nil_threshold, linker.drop_nil = threshold, drop_nil
+    nlp.get_pipe_config(PIPE_NAME).update(nil_threshold=threshold, drop_nil=drop_nil)
+    return NilChoice(threshold, drop_nil, unthresholded, thresholded, dropped)
