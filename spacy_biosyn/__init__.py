@@ -7,7 +7,24 @@ demand: the `biosyn_linker` factory (which registers the Doc extension
 functions. Public names are imported on first use.
 """
 import importlib
+import os
+import sys
 from typing import Any, List
+
+
+def _one_torch_thread_in_a_forked_child() -> None:
+    # A process forked after torch started its OpenMP pool (an NER's
+    # transformer, the linker's encoder, spacy.load's probe) waits forever in
+    # that pool's barrier: nlp.pipe(n_process=N) and link-corpus --workers N
+    # hung. A forked child computes on one thread, as PyTorch's DataLoader
+    # workers do. Registered here, where every pipe of the package passes,
+    # whatever encoder serves; torch is touched only if the parent loaded it.
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+
+
+os.register_at_fork(after_in_child=_one_torch_thread_in_a_forked_child)
 
 # Public names and the module that defines each, imported on first use:
 # `python -m spacy_biosyn --help` then starts without torch, and spaCy's

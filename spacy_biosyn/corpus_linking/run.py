@@ -87,6 +87,11 @@ def link_corpus(
         pending_documents = sum(n for index, n in plan.items() if str(index) not in manifest["shards"])
         if len(plan) < workers:
             warnings.warn(f"{len(plan)} shard(s) for {workers} workers: some will idle; give a smaller shard size")
+        if engine == "local" and workers > 1 and threads and threads > 1:
+            warnings.warn(
+                f"--threads {threads}: the local engine's {workers} workers are forked, and a forked process "
+                "computes on one torch thread (more would hang in OpenMP); Ray and Dask workers take --threads"
+            )
 
         run_settings = RunSettings(
             pipeline=str(pipeline), output=str(output), output_format=output_format, gold_spans=gold_spans,
@@ -182,9 +187,10 @@ def _fingerprint(pipeline: Path) -> str:
 
 
 def _shared_cores(workers: int, engine: str, address: Optional[str]) -> Optional[int]:
-    """This machine's cores shared out between the workers of a local run;
-    the local engine's one process, and workers of a cluster elsewhere,
-    keep torch's own default."""
-    if address is not None or (engine == "local" and workers == 1):
+    """This machine's cores shared out between the workers of a local
+    cluster. The local engine's one process, and workers of a cluster
+    elsewhere, keep torch's own default; the local engine's forked workers
+    compute on one thread each (spacy_biosyn's fork hook)."""
+    if address is not None or engine == "local":
         return None
     return max(1, len(os.sched_getaffinity(0)) // workers)

@@ -6,7 +6,6 @@ reaches out to a model hub.
 """
 import copy
 import io
-import os
 import warnings
 from pathlib import Path
 from typing import Optional, Sequence, Union
@@ -19,14 +18,6 @@ from transformers.utils import logging as hf_logging
 
 from ..errors import SavedStateError
 from .base import Encoder, encode_in_batches, offline_copy, read_saved
-
-# A process forked after torch has started its OpenMP thread pool (by
-# spacy.load's probe encoding, or any nlp(text)) waits forever in that
-# pool's barrier: nlp.pipe(n_process=N) hung with the default fork start.
-# A forked child therefore computes on one thread, as PyTorch's own
-# DataLoader workers do; N processes use the N cores.
-os.register_at_fork(after_in_child=lambda: torch.set_num_threads(1))
-
 
 @registry.misc("spacy_biosyn.TransformerEncoder.v1")
 class TransformerEncoder(Encoder):

@@ -139,8 +139,6 @@ class CrossEncoderReranker:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
         from transformers.utils import logging as hf_logging
 
-        from ..encoders import transformer  # noqa: F401  (its fork hook: one torch thread per forked child)
-
         self.device = torch.device(
             ("cuda" if torch.cuda.is_available() else "cpu") if self.device_setting == "auto" else self.device_setting
         )
