@@ -1,60 +1,28 @@
 """Every NER recipe of configs/ trains a few steps on a tiny corpus, and the
 pipeline it saves splits text with the biomedical tokenizer rules."""
+import pickle
 from pathlib import Path
 
 import pytest
 import spacy
 from spacy.cli.train import train
-from typer.testing import CliRunner
 
-from spacy_biosyn.cli import app
+from conftest import TINY_TRANSFORMER
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 RECIPES = sorted(CONFIGS.glob("ner*.cfg"))
-ABSTRACTS = """\
-1|t|Doxorubicin (DOX)-induced cardiomyopathy in breast cancer
-1|a|Cardiomyopathy was seen in 3 of 20 patients.
-1\t0\t11\tDoxorubicin\tChemical\tD004317
-1\t13\t16\tDOX\tChemical\tD004317
-1\t26\t40\tcardiomyopathy\tDisease\tD009202
-1\t44\t57\tbreast cancer\tDisease\tD001943
-1\t58\t72\tCardiomyopathy\tDisease\tD009202
-
-2|t|Gout and ovarian cancer
-2|a|Cisplatin-induced nephrotoxicity.
-2\t0\t4\tGout\tDisease\tD006073
-2\t9\t23\tovarian cancer\tDisease\tD010051
-2\t24\t33\tCisplatin\tChemical\tD002945
-2\t42\t56\tnephrotoxicity\tDisease\tD007674
-"""
-
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("ner-corpus")
-    (folder / "abstracts.txt").write_text(ABSTRACTS)
-    result = CliRunner().invoke(app, ["convert", str(folder / "abstracts.txt"), str(folder / "train.spacy")])
-    assert result.exit_code == 0, result.output
-    return folder / "train.spacy"
-
 
 def test_there_is_a_cnn_and_a_transformer_recipe():
     assert {path.name for path in RECIPES} >= {"ner-cnn.cfg", "ner-transformer.cfg"}
 
 
 @pytest.mark.parametrize("config", RECIPES, ids=[path.stem for path in RECIPES])
-def test_each_ner_recipe_trains_and_saves_the_biomedical_tokenizer(config, corpus, tiny_encoder, tmp_path):
-    overrides = {"paths.train": str(corpus), "paths.dev": str(corpus), "training.max_steps": 3,
+def test_each_ner_recipe_trains_and_saves_the_biomedical_tokenizer(config, ner_corpus, tiny_encoder, tmp_path):
+    overrides = {"paths.train": str(ner_corpus), "paths.dev": str(ner_corpus), "training.max_steps": 3,
                  "training.eval_frequency": 2}
     if "transformer" in config.stem:
         # the tiny random BERT of conftest stands in for all-MiniLM-L6-v2
-        overrides.update({
-            "paths.encoder": tiny_encoder, "components.transformer.model.vocab_size": 77,
-            "components.transformer.model.hidden_width": 32, "components.transformer.model.intermediate_width": 64,
-            "components.transformer.model.num_attention_heads": 2, "components.transformer.model.num_hidden_layers": 2,
-            "components.transformer.model.max_position_embeddings": 64,
-            "components.transformer.model.with_spans.window": 32, "components.transformer.model.with_spans.stride": 24,
-        })
+        overrides.update({"paths.encoder": tiny_encoder, **TINY_TRANSFORMER})
     train(config, tmp_path / "out", overrides=overrides)
     nlp = spacy.load(tmp_path / "out" / "model-last")
     assert "ner" in nlp.pipe_names and set(nlp.get_pipe("ner").labels) == {"Chemical", "Disease"}
@@ -65,3 +33,71 @@ def test_each_ner_recipe_trains_and_saves_the_biomedical_tokenizer(config, corpu
     assert [len(t) for t in nlp.make_doc(f"in {nested} cases")] == [2, 50_001, 5]
     doc = nlp("Doxorubicin (DOX)-induced cardiomyopathy.")  # a few steps teach nothing: it must only run
     assert all(ent.label_ in {"Chemical", "Disease"} for ent in doc.ents)
+
+
+@pytest.fixture(scope="module")
+def text_nlp(text_pipeline):
+    return spacy.load(text_pipeline)
+
+
+def test_the_transformer_recipe_reads_word_pieces_in_linear_time(text_nlp):
+    assert text_nlp.config["components"]["transformer"]["model"]["piece_encoder"]["@architectures"] == (
+        "spacy_biosyn.BertWordpieceEncoder.v1"
+    )
+    encoder = text_nlp.get_pipe("transformer").model.get_ref("piece_encoder")
+    unknown = encoder.attrs["wordpiece_processor"].get_initial("[UNK]")
+    blob = "ACGT" * 50_000  # a DNA sequence: 200k characters, one token
+    doc = text_nlp.make_doc(f"Breast cancer {blob} gout-like (x)")
+    (pieces,) = encoder.predict([doc])
+    lengths = pieces.lengths.tolist()
+    # [CLS], then per token; a word over BERT's 100 characters is one [UNK], as in Hugging Face's BertTokenizer
+    assert lengths[3] == 1 and int(pieces.dataXd[1 + sum(lengths[1:3])]) == unknown
+    # Ordinary text is read as by the encoder it wraps, piece for piece
+    from spacy_curated_transformers.tokenization.wordpiece_encoder import build_bert_wordpiece_encoder_v1
+
+    curated = build_bert_wordpiece_encoder_v1()
+    curated.attrs.update(encoder.attrs)
+    docs = [text_nlp.make_doc("Doxorubicin (DOX)-induced cardiomyopathy;\n café α-synuclein 患者 🙂 " + "x" * 99)]
+    assert [p.dataXd.tolist() for p in curated.predict(docs)] == [p.dataXd.tolist() for p in encoder.predict(docs)]
+
+
+def test_the_same_entities_around_a_long_token(text_nlp):
+    text = "Breast cancer and ovarian cancer."
+    found = [(e.text, e._.cui) for e in text_nlp(text).ents]
+    assert found and [(e.text, e._.cui) for e in text_nlp(text + " " + "ACGT" * 50_000).ents] == found
+
+
+@pytest.mark.parametrize("text", ["", " ", "\n", "\u3000", " \t\n "])
+def test_a_document_of_whitespace_alone_is_linked_as_text(text_nlp, text):
+    assert list(text_nlp(text).ents) == []
+    assert [list(doc.ents) for doc in text_nlp.pipe([text, text])] == [[], []]
+
+
+def test_a_pickle_planted_in_the_saved_ner_is_refused_unrun(text_pipeline, tmp_path):
+    """The transformer's weights are torch.load-ed inside thinc; torch >= 2.6
+    (setup.cfg's floor) loads weights only, so a planted pickle runs nothing."""
+    import shutil
+
+    import srsly
+
+    planted = tmp_path / "pipeline"
+    shutil.copytree(text_pipeline, planted)
+    marker = tmp_path / "ran"
+    model = srsly.msgpack_loads((planted / "transformer" / "model").read_bytes())
+    shims = [shim for node in model["shims"] for shim in node]
+    assert shims, "the saved transformer holds PyTorch state"
+    evil = pickle.dumps(_Planted(str(marker)))
+    model["shims"] = [[srsly.msgpack_dumps({**srsly.msgpack_loads(shim), "state": evil}) for shim in node]
+                      for node in model["shims"]]
+    (planted / "transformer" / "model").write_bytes(srsly.msgpack_dumps(model))
+    with pytest.raises(Exception, match="(?i)weights_only|unpickl"):
+        spacy.load(planted)
+    assert not marker.exists()
+
+
+class _Planted:
+    def __init__(self, path: str):
+        self.path = path
+
+    def __reduce__(self):
+        return (Path.touch, (Path(self.path),))
