@@ -28,6 +28,16 @@ def test_offsets_are_characters_even_after_non_ascii_text(detector):
     assert found[1].short_start == TEXT.index("(CALS") + 1
 
 
+@pytest.mark.parametrize("before", ["", "Seen in 3\x00 cases. ", "A \x01\x1f\x7f code. ", "A lone \ud800 surrogate. "])
+def test_characters_ab3ps_c_code_cannot_read_change_no_definition(before):
+    """Ab3P's C strings end at a NUL: everything after one was read as text
+    without abbreviations, and "BC" linked to another concept."""
+    text = before + "Germline breast cancer (BC) in women. BC is common."
+    found = Ab3PDetector()(text)
+    assert [(a.short_form, a.long_form) for a in found] == [("BC", "breast cancer")]
+    assert text[found[0].short_start : found[0].short_end] == "BC" and text[found[0].long_start :].startswith("breast")
+
+
 def test_ab3p_finds_definitions_in_sentences_with_whitespace_runs(capfd):
     text = "Three sisters had fish-eye disease (FED),  a defect of lecithin  cholesterol\nacyltransferase (LCAT)."
     found = Ab3PDetector()(text)

@@ -1,6 +1,7 @@
 import pytest
 
-from spacy_biosyn import Dictionary, DictionaryError, normalize
+from spacy_biosyn import BiosynError, Dictionary, DictionaryError, normalize
+from spacy_biosyn.preprocess.text import text_lines
 
 
 @pytest.mark.parametrize(
@@ -69,6 +70,14 @@ def test_malformed_line_names_file_and_line(tmp_path, content, line, what):
         Dictionary.from_file(path)
     assert f"{path}, line {line}" in str(err.value)
     assert what in str(err.value)
+
+
+def test_a_nul_byte_anywhere_in_a_file_names_its_line(tmp_path):
+    """Not only in the first 4,096 bytes, where the UTF-16 check looks."""
+    path = tmp_path / "corpus.txt"
+    path.write_bytes(b"D1||breast cancer\n" * 400 + b"D2||ovarian\x00 cancer\n")
+    with pytest.raises(BiosynError, match=f"{path}, line 401: holds a NUL byte"):
+        list(text_lines(path))
 
 
 def test_empty_dictionary_is_an_error(tmp_path):

@@ -15,7 +15,7 @@ cut by a piece's edge is whole in the piece that holds its short form.
 When Ab3P cannot find one of its sentences in the text (it rewrites "_"
 and "`" before looking), it writes "Failed to find sentence" and the whole
 text to the process's stderr. Those two characters are given to it already
-rewritten, and whatever else it writes is caught and counted in a debug
+rewritten (and the characters its C code cannot read, NUL first, replaced), and whatever else it writes is caught and counted in a debug
 line of the "spacy_biosyn" logger instead of filling a user's console.
 """
 import logging
@@ -38,9 +38,18 @@ _MAX_PIECE_CHARS = 10_000
 # More than Ab3P's longest long form (2 words per short-form character, 10 at most).
 _OVERLAP_CHARS = 500
 _SENTENCE_END = re.compile(r"[.!?]\s+|\n")
-# What Ab3P rewrites in its copy of a sentence; one ASCII byte for another
-# keeps every offset.
-_AB3P_REWRITES = str.maketrans("_`", "-'")
+# What Ab3P cannot be given as it is, rewritten one character for one, so
+# every character offset holds:
+# - "_" and "`", which Ab3P rewrites in its copy of a sentence;
+# - C0 control characters: its C strings end at a NUL, and abbreviations
+#   after one were silently not found ("breast cancer (BC)" then linked BC
+#   to another concept);
+# - lone surrogates, which have no UTF-8 form: U+FFFD, as wide in UTF-8.
+_AB3P_REWRITES = {
+    **str.maketrans("_`", "-'"),
+    **{c: " " for c in [*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F]},
+    **{c: 0xFFFD for c in range(0xD800, 0xE000)},
+}
 
 
 class Abbreviation(NamedTuple):

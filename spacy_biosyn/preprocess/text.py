@@ -81,6 +81,12 @@ def _text_lines(path: Path) -> Iterator[Tuple[int, str]]:
         )
     with open_maybe_gzipped(path) as f:  # decoded line by line, so an error names its line
         for number, raw in enumerate(f, start=1):
+            nul = raw.find(b"\x00")
+            if nul >= 0:  # past the first 4,096 bytes too: no text file holds one
+                raise BiosynError(
+                    f"{path}, line {number}: holds a NUL byte (byte {nul + 1} of the line); "
+                    "a text file holds none: remove it, or convert the file to UTF-8"
+                )
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as error:
@@ -89,6 +95,16 @@ def _text_lines(path: Path) -> Iterator[Tuple[int, str]]:
                     "the line); convert the file to UTF-8 (latin-1 and UTF-16 files must be converted)"
                 ) from None
             yield number, (line[1:] if number == 1 and line.startswith("\ufeff") else line).rstrip("\r\n")
+
+
+def without_lone_surrogates(text: str) -> str:
+    """`text` with each lone surrogate (JSON's "\\ud800", broken UTF-16)
+    replaced by U+FFFD, one character for one: no UTF-8 form exists for
+    one, so spaCy's tokenizer and every native library refuse the text."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def numbered_lines(path: Union[str, Path]) -> Iterator[Tuple[int, str]]:
