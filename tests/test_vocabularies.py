@@ -165,6 +165,20 @@ def test_biosyn_files_order_ids_by_the_preference(tmp_path):
         (read_scispacy_kb, "kb.jsonl", '{"concept_id": "C1", "canonical_name": 7, "aliases": []}\n', 1, "string 'canonical_name'"),
         (read_scispacy_kb, "kb.jsonl", '{"concept_id": "C1", "canonical_name": "gout", "aliases": [null]}\n', 1, "string 'aliases'"),
         (read_biosyn, "d.txt", "D1||gout\n" + MEDIC_PIPES, 3, "MedicVocabulary"),
+        # IDs with whitespace or a separator inside: one concept of two IDs, or two concepts, read silently before
+        (read_biosyn, "d.txt", "D1||gout\nD 2||arthritis\n", 2, "'D 2' is not an ID"),
+        (read_scispacy_kb, "kb.jsonl", '{"concept_id": "C001|C002", "canonical_name": "gout"}\n', 1, "'C001|C002' is not an ID"),
+        (read_scispacy_kb, "kb.jsonl", '{"concept_id": "C005||C006", "canonical_name": "gout"}\n', 1, "is not an ID"),
+        (read_scispacy_kb, "kb.jsonl", '{"concept_id": " ", "canonical_name": "gout"}\n', 1, "' ' is not an ID"),
+        # a newline in an ID initialized and saved, and the saved pipeline could not load
+        (read_scispacy_kb, "kb.jsonl", '{"concept_id": "C1\\nC2", "canonical_name": "gout"}\n', 1, "is not an ID"),
+        (read_scispacy_kb, "kb.jsonl", '{"concept_id": "C1", "canonical_name": "gout", "types": "T047"}\n', 1, "string 'types'"),
+        (read_obo, "x.obo", "[Term]\nid: MONDO:1|MESH:D2\nname: gout\n", 2, "'MONDO:1|MESH:D2' is not an ID"),
+        (read_medic, "CTD_diseases.tsv", "Gout\tMESH:D006073\tOMIM:1 38\t\t\t\t\tGouty\t\n", 1, "'OMIM:1 38' is not an ID"),
+        (read_umls, "MRCONSO.RRF", "C00 01|ENG|P|L1|PF|S1|Y|A1||||MSH|PT|D1|Gout|0|N||\n", 1, "'C00 01' is not an ID"),
+        # files of another format: a BioSyn .concept file given as MEDIC
+        (read_medic, "8589722.concept", "8589722||117|152||CompositeMention||breast and ovarian cancer||D061325\n", 1,
+         "expected 'ID|ID||Name|Synonym|...'"),
     ],
 )
 def test_a_line_that_does_not_fit_names_file_and_line(tmp_path, reader, name, content, line, what):
@@ -217,3 +231,21 @@ def test_the_knowledge_base_of_the_whole_of_medic():
     tooth = kb.cui_to_entity["613097"]
     assert (tooth.concept_id, tooth.ids, tooth.aliases) == ("C567755", ("C567755", "613097"), ("sthag6",))
     assert len(kb.cui_to_entity) > 11000
+
+
+def test_a_spelling_corrections_file_is_no_dictionary(tmp_path):
+    path = write(tmp_path, "ncbi-spell-check.txt", "sitosterolemia||sitosterolaemia\nadenomatous||adenomatus\n")
+    with pytest.raises(DictionaryError, match=f"{path}: no ID in the file holds a digit.*corrections"):
+        read_biosyn(path)
+
+
+def test_one_type_given_as_a_string_is_one_type_not_its_characters(tmp_path):
+    path = write(tmp_path, "kb.jsonl", SCISPACY)
+    assert list(read_scispacy_kb(path, types="T047").names) == list(read_scispacy_kb(path, types=["T047"]).names)
+
+
+def test_a_dictionary_built_in_python_refuses_an_id_it_could_not_save_and_load():
+    from spacy_biosyn.kb.dictionary import Dictionary
+
+    with pytest.raises(DictionaryError, match="'C1\\\\nC2' is not an ID"):
+        Dictionary.from_entries([(("C1\nC2",), "gout")])

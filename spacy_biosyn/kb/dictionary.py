@@ -262,6 +262,10 @@ class Dictionary:
         merged: Dict[str, str] = {}
         for ids, name in entries:
             if name and ids:
+                # Readers name the file and line first; this guards every other way in,
+                # since a saved dictionary.txt with such an ID could not be loaded again.
+                for cui in ids:
+                    checked_id(cui, f"the concept {ids!r} of the name {name!r}")
                 known = merged.get(name)
                 if known is None:
                     merged[name] = "|".join(ids)
@@ -325,9 +329,23 @@ class Dictionary:
             yield field + "||" + name
 
 
+_ID = re.compile(r"[^\s|]+")
+
+
+def checked_id(cui: object, where: str) -> str:
+    """`cui` if it is an ID: one word, with no `|` (which joins a concept's
+    IDs in every saved dictionary); else DictionaryError naming `where`."""
+    if not isinstance(cui, str) or not _ID.fullmatch(cui):
+        raise DictionaryError(f"{where}: {cui!r} is not an ID: an ID is one word, with no whitespace or '|' in it")
+    return cui
+
+
 def _checked_entries(path: Path) -> Iterator[Tuple[Concept, str]]:
     """(IDs, normalized name) of each line, or DictionaryError at the first
-    malformed one."""
+    malformed one. A file none of whose IDs holds a digit is no dictionary
+    (every vocabulary's IDs do: D001943, 114480, C0006142, MONDO:0007254):
+    BioSyn's spelling corrections (`misspelling||correction`) look alike."""
+    any_digit, number = False, 0
     for number, line in numbered_lines(path):
         cui_field, sep, name = line.partition("||")
         where = f"{path}, line {number}"
@@ -335,6 +353,9 @@ def _checked_entries(path: Path) -> Iterator[Tuple[Concept, str]]:
             raise DictionaryError(f"{where}: expected 'CUI||name', found {line[:80]!r}")
         if not all(c.strip() for c in cui_field.replace("+", "|").split("|")):
             raise DictionaryError(f"{where}: empty concept ID in {line[:80]!r}")
+        for cui in cui_field.replace("+", "|").split("|"):
+            checked_id(cui.strip(), where)
+        any_digit = any_digit or any(c.isdigit() for c in cui_field)
         if "|" in name:
             raise DictionaryError(
                 f"{where}: the name {name[:60]!r} holds a '|'. Raw MEDIC lists a concept's "
@@ -344,6 +365,11 @@ def _checked_entries(path: Path) -> Iterator[Tuple[Concept, str]]:
         if not normalized:
             raise DictionaryError(f"{where}: the name {name!r} is empty once punctuation is removed")
         yield split_cuis(cui_field), normalized
+    if number and not any_digit:
+        raise DictionaryError(
+            f"{path}: no ID in the file holds a digit, so these are not 'CUI||name' lines (a spelling "
+            "corrections file, 'misspelling||correction', looks alike: give it as `corrections`)"
+        )
 
 
 def bare_id(cui: str) -> str:

@@ -19,7 +19,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 from spacy.util import registry
 
 from ..preprocess.text import numbered_lines
-from .dictionary import DEFAULT_ID_PREFERENCE, Concept, Dictionary, DictionaryError, IdPreference
+from .dictionary import DEFAULT_ID_PREFERENCE, Concept, Dictionary, DictionaryError, IdPreference, checked_id
 
 PathLike = Union[str, Path]
 Entries = Iterator[Tuple[Concept, str]]
@@ -78,11 +78,12 @@ def _uncommented_lines(path: Path) -> Iterator[Tuple[int, str]]:
 
 def _medic_pipes_entries(path: Path, preference: IdPreference) -> Entries:
     for number, line in _uncommented_lines(path):
+        where = f"{path}, line {number}"
         ids, sep, names = line.partition("||")
-        concept = tuple(i.strip() for i in ids.split("|"))
-        if not sep or not all(concept) or not names.strip("| "):
-            raise DictionaryError(f"{path}, line {number}: expected 'ID|ID||Name|Synonym|...', found {line[:80]!r}")
-        concept = preference(concept)
+        # An empty name is a second '||': a BioSyn .concept line (PMID||start|end||type||...) has three.
+        if not sep or not all(i.strip() for i in ids.split("|")) or not all(n.strip() for n in names.split("|")):
+            raise DictionaryError(f"{where}: expected 'ID|ID||Name|Synonym|...', found {line[:80]!r}")
+        concept = preference(tuple(checked_id(i.strip(), where) for i in ids.split("|")))
         for name in names.split("|"):
             yield concept, name
 
@@ -95,7 +96,8 @@ def _ctd_entries(path: Path) -> Entries:
                 f"{path}, line {number}: expected CTD_diseases.tsv's tab-separated DiseaseName, "
                 f"DiseaseID, AltDiseaseIDs, ..., Synonyms; found {line[:80]!r}"
             )
-        concept = tuple(dict.fromkeys([fields[1].strip(), *_pipe_list(fields[2])]))
+        where = f"{path}, line {number}"
+        concept = tuple(dict.fromkeys(checked_id(i, where) for i in [fields[1].strip(), *_pipe_list(fields[2])]))
         for name in [fields[0], *_pipe_list(fields[7])]:
             yield concept, name
 
@@ -146,6 +148,7 @@ def read_umls(
                     f"{mrconso}, line {number}: expected MRCONSO.RRF's 18 '|'-terminated fields, "
                     f"found {len(row) - 1}: {line[:80]!r}"
                 )
+            checked_id(row[_CUI], f"{mrconso}, line {number}")
             if (
                 row[_LAT] in languages
                 and row[_SUPPRESS] in suppress
@@ -247,12 +250,13 @@ def _obo_terms(path: Path) -> Iterator[_OboTerm]:
             raise DictionaryError(f"{path}, line {number}: expected 'tag: value', found {line[:80]!r}")
         tag, value = match.groups()
         bare = value.split(" !")[0].split(" {")[0].strip()  # trailing comment and qualifiers
+        where = f"{path}, line {number}"
         if tag == "id":
-            term.id = bare
+            term.id = checked_id(bare, where)
         elif tag == "alt_id":
-            term.alt_ids.append(bare)
+            term.alt_ids.append(checked_id(bare, where))
         elif tag == "xref":
-            term.xrefs.append(bare.split(" ")[0])
+            term.xrefs.append(checked_id(bare.split(" ")[0], where))
         elif tag == "name":
             term.names.append(("NAME", value))
         elif tag == "synonym":
@@ -283,6 +287,8 @@ def read_scispacy_kb(path: PathLike, types: Optional[Sequence[str]] = None) -> D
     `aliases`, `types`): the concept_id is the ID, the canonical name and
     aliases its names; with `types`, only concepts of one of those types."""
     path = Path(path)
+    if isinstance(types, str):
+        types = [types]  # one type, not a set of its characters
     return _dictionary(path, _scispacy_entries(path, None if types is None else set(types)))
 
 
@@ -292,17 +298,22 @@ def _scispacy_entries(path: Path, types: Optional[Set[str]]) -> Entries:
             concept = json.loads(line)
             cui, canonical = concept["concept_id"], concept["canonical_name"]
             aliases, concept_types = concept.get("aliases", []), concept.get("types", [])
-            if not (isinstance(cui, str) and cui and isinstance(canonical, str) and isinstance(aliases, list)
-                    and all(isinstance(alias, str) for alias in aliases)):
+            if not (isinstance(cui, str) and cui and isinstance(canonical, str) and _strings(aliases)
+                    and _strings(concept_types)):
                 raise TypeError
         except (ValueError, KeyError, TypeError):
             raise DictionaryError(
                 f"{path}, line {number}: expected a JSON object with a string 'concept_id', a string "
-                f"'canonical_name' and a list of string 'aliases', found {line[:80]!r}"
+                f"'canonical_name', a list of string 'aliases' and a list of string 'types', found {line[:80]!r}"
             ) from None
+        checked_id(cui, f"{path}, line {number}")
         if types is None or types.intersection(concept_types):
             for name in [canonical, *aliases]:
                 yield (cui,), name
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
 @registry.readers("spacy_biosyn.ScispacyKb.v1")
