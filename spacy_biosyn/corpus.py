@@ -1,9 +1,10 @@
 """Readers for annotated corpora: BioSyn `.concept` queries and PubTator files,
 and the mentions they hold as synonyms for the dictionary."""
+import hashlib
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from pathlib import Path
-from typing import Collection, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import Collection, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Tuple, Union
 
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin, Span
@@ -100,18 +101,25 @@ def _holds_queries(path: Path) -> bool:
 def read_pubtator(path: Union[str, Path]) -> List[PubTatorDocument]:
     """Documents of a PubTator file: `PMID|t|title`, `PMID|a|abstract`, then
     tab-separated annotation lines; relation lines (`PMID<TAB>CID<TAB>...`) are
-    skipped. A repeated PMID keeps its first copy, as BioSyn does."""
+    skipped. An exact copy of a document is skipped, as BioSyn does (NCBI's
+    train set holds one); a PMID reused for another document is an error."""
     return list(iter_pubtator(path))
 
 
 def iter_pubtator(path: Union[str, Path]) -> Iterator[PubTatorDocument]:
     """`read_pubtator`'s documents one at a time, for files too large to hold."""
     path = Path(path)
-    seen = set()
-    for doc_id, text, annotations in _pubtator_blocks(path):
-        if doc_id not in seen:
-            seen.add(doc_id)
+    seen: Dict[str, Tuple[int, str]] = {}  # PMID -> (its document's number, a digest of it)
+    for number, (doc_id, text, annotations) in enumerate(_pubtator_blocks(path), start=1):
+        digest = hashlib.sha256(repr((text, annotations)).encode("utf-8", "surrogatepass")).hexdigest()
+        first = seen.setdefault(doc_id, (number, digest))
+        if first[0] == number:
             yield PubTatorDocument(doc_id, text, annotations)
+        elif first[1] != digest:
+            raise CorpusError(
+                f"{path}: document {number} reuses PMID {doc_id} of document {first[0]} with another text or "
+                "other annotations; each document needs its own PMID (an exact copy is skipped)"
+            )
 
 
 def _pubtator_blocks(path: Path) -> Iterator[Tuple[str, str, List[Annotation]]]:

@@ -2,7 +2,7 @@ import pytest
 import spacy
 
 import spacy_biosyn.evaluation  # noqa: F401 (registers the Span extensions)
-from spacy_biosyn import BiosynError
+from spacy_biosyn import BiosynError, CorpusError
 from spacy_biosyn.corpus import (
     Annotation,
     CorpusError,
@@ -37,15 +37,16 @@ def test_folder_without_concept_files_is_an_error(tmp_path):
         read_concept_queries(tmp_path)
 
 
-def test_reads_pubtator_keeping_the_first_copy_of_a_repeated_document(tmp_path):
+def test_reads_pubtator_skipping_an_exact_copy_and_refusing_a_reused_pmid(tmp_path):
+    document = "1|t|Ocular toxicity\n1|a|Seen in rats.\n1\t0\t15\tOcular toxicity\tDisease\t D014786\n1\tCID\tD1\tD014786\n"
     path = tmp_path / "corpus.txt"
-    path.write_text(
-        "\n1|t|Ocular toxicity\n1|a|Seen in rats.\n1\t0\t15\tOcular toxicity\tDisease\t D014786\n"
-        "1\tCID\tD1\tD014786\n\n1|t|Duplicate\n1|a|Ignored.\n"
-    )
+    path.write_text(f"\n{document}\n{document}")  # NCBI's train set holds such a copy
     (doc,) = read_pubtator(path)
     assert doc.text == "Ocular toxicity Seen in rats."
     assert [(a.start, a.end, a.text, a.cui) for a in doc.annotations] == [(0, 15, "Ocular toxicity", "D014786")]
+    path.write_text(f"{document}\n1|t|Another document\n1|a|Same PMID.\n")
+    with pytest.raises(CorpusError, match=f"{path}: document 2 reuses PMID 1 of document 1"):
+        read_pubtator(path)
 
 
 def ranker(table):

@@ -1,6 +1,7 @@
 """link_corpus: the same rows on every engine and worker count, runs that
 resume exactly, and input errors that name their file and line."""
 import json
+from pathlib import Path
 
 import bioc
 from bioc import biocjson, biocxml
@@ -146,6 +147,26 @@ def test_gold_spans_link_the_annotations_and_keep_their_ids(corpus, tmp_path):
     ]
 
 
+def test_gold_spans_the_pipeline_drops_stay_rows_keyed_by_offsets(corpus, tmp_path):
+    """drop_nil takes unlinked spans out of doc.ents: each row still carries
+    the gold ID of the span at its own offsets, and a dropped span is a row
+    without an ID (pairing by position shifted every later gold ID)."""
+    nlp = spacy.load(corpus / "pipeline")
+    linker = nlp.get_pipe("biosyn_linker")
+    linker.nil_threshold, linker.drop_nil = 100.0, True  # no score reaches it
+    nlp.get_pipe_config("biosyn_linker").update(nil_threshold=100.0, drop_nil=True)
+    nlp.to_disk(tmp_path / "dropping")
+    pubtator = tmp_path / "abstracts.txt"
+    pubtator.write_text(PUBTATOR)
+    link_corpus(tmp_path / "dropping", pubtator, tmp_path / "out", gold_spans=True, output_format="jsonl", progress=False)
+    rows = read_rows(tmp_path / "out")
+    assert [(r["doc_id"], r["start"], r["text"], r["gold_id"], r["id"], r["candidates"]) for r in rows] == [
+        ("1", 0, "Breast cancer", "D001943", None, []),
+        ("1", 27, "Huntington chorea", "D006816", None, []),
+        ("2", 0, "Type 2 diabetes", "D003924", None, []),
+    ]
+
+
 def test_bioc_xml_and_json_give_the_text_and_annotations_at_their_offsets(tmp_path):
     document = bioc.BioCDocument.of_text("unused")
     document.id, document.passages = "77", []
@@ -189,6 +210,49 @@ def test_malformed_input_is_named_with_its_line(corpus, tmp_path, name, content,
     with pytest.raises(CorpusError, match=error):
         link_corpus(corpus / "pipeline", tmp_path / name, tmp_path / "out", progress=False)
     assert not list((tmp_path / "out").glob("shard-*"))
+
+
+def test_rows_of_two_files_reusing_an_id_say_which_file_they_come_from(corpus, tmp_path):
+    for name in ("a.jsonl", "b.jsonl"):
+        (tmp_path / "in").mkdir(exist_ok=True)
+        (tmp_path / "in" / name).write_text(json.dumps({"id": "1", "text": f"Breast cancer in {name}."}) + "\n")
+    link_corpus(corpus / "pipeline", tmp_path / "in", tmp_path / "out", progress=False)
+    rows = read_rows(tmp_path / "out")
+    assert [(Path(r["file"]).name, r["doc_id"], r["text"]) for r in rows] == [
+        ("a.jsonl", "1", "Breast cancer"), ("b.jsonl", "1", "Breast cancer"),
+    ]
+
+
+def test_a_pubtator_pmid_reused_for_another_document_is_refused(corpus, tmp_path):
+    (tmp_path / "twice.txt").write_text(PUBTATOR + "\n1|t|Another text.\n1|a|\n")
+    with pytest.raises(CorpusError, match=r"twice.txt: document 3 reuses PMID 1 of document 1"):
+        link_corpus(corpus / "pipeline", tmp_path / "twice.txt", tmp_path / "out", progress=False)
+
+
+def test_text_no_tokenizer_can_encode_is_linked_as_text(corpus, tmp_path):
+    """JSON can spell a lone surrogate, and ids can hold the characters
+    str.splitlines splits at: no traceback, and every row read back."""
+    records = [
+        {"id": "surrogate", "text": "Breast cancer \ud800 in carriers."},
+        {"id": "line\u2028separator\u0085next", "text": "Type 2 diabetes."},
+        {"id": "blank", "text": " \n\u3000"},
+    ]
+    (tmp_path / "odd.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    link_corpus(corpus / "pipeline", tmp_path / "odd.jsonl", tmp_path / "out", output_format="jsonl", progress=False)
+    rows = read_rows(tmp_path / "out")
+    assert [(r["doc_id"], r["text"], r["id"]) for r in rows] == [
+        ("surrogate", "Breast cancer", "D001943"), ("line\u2028separator\u0085next", "Type 2 diabetes", "D003924"),
+    ]
+
+
+def test_a_bioc_json_gz_cut_short_is_named(corpus, tmp_path):
+    import gzip
+
+    collection = bioc.BioCCollection.of_documents(bioc.BioCDocument.of_text("Breast cancer in carriers."))
+    packed = gzip.compress(biocjson.dumps(collection).encode("utf-8"))
+    (tmp_path / "cut.json.gz").write_bytes(packed[: len(packed) // 2])
+    with pytest.raises(CorpusError, match=r"cut.json.gz: cannot be read, cut short"):
+        link_corpus(corpus / "pipeline", tmp_path / "cut.json.gz", tmp_path / "out", progress=False)
 
 
 def test_a_parquet_file_without_a_text_column_is_named(corpus, tmp_path):

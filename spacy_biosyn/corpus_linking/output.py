@@ -13,12 +13,13 @@ import math
 import os
 import uuid
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence
+from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence
 
 from spacy.tokens import Doc, Span
 
 from ..errors import CorpusError
 from ..pipeline.annotate import link_score
+from .sources import Document
 
 OUTPUT_FORMATS = ("parquet", "jsonl")
 # Named as pyarrow and pandas skip it, so the folder reads as one dataset:
@@ -34,26 +35,42 @@ def _schema():
 
     candidate = pa.struct([("id", pa.string()), ("name", pa.string()), ("score", pa.float64())])
     return pa.schema([
-        ("doc_id", pa.string()), ("start", pa.int64()), ("end", pa.int64()), ("text", pa.string()),
+        ("file", pa.string()), ("doc_id", pa.string()), ("start", pa.int64()), ("end", pa.int64()), ("text", pa.string()),
         ("label", pa.string()), ("id", pa.string()), ("score", pa.float64()), ("gold_id", pa.string()),
         ("candidates", pa.list_(candidate)),
     ])
 
 
-def document_rows(doc_id: str, doc: Doc, gold_ids: Optional[Sequence[str]]) -> List[dict]:
-    """A row per entity: its character offsets, text, label, `span._.cui`,
-    its link score (what nil_threshold compares), the gold ID when the spans
-    came from annotations, and the ranked concepts of `span._.kb_ents` with
-    their best names."""
+class GoldSpan(NamedTuple):
+    start: int
+    end: int
+    text: str
+    label: str
+    id: str
+
+
+def document_rows(document: Document, doc: Doc, gold: Optional[Sequence[GoldSpan]]) -> List[dict]:
+    """A row per entity: its file, character offsets, text, label,
+    `span._.cui`, its link score (what nil_threshold compares), and the
+    ranked concepts of `span._.kb_ents` with their best names. With gold
+    spans, each row holds the gold ID of the span at the same offsets, and
+    a gold span the pipeline dropped (drop_nil) is still a row, with no ID."""
+    gold_ids = {(g.start, g.end): g.id for g in gold or ()}
     rows = []
-    for i, span in enumerate(doc.ents):
+    for span in doc.ents:
         score = link_score(span._.parts) if span._.cui else None
-        rows.append({
-            "doc_id": doc_id, "start": span.start_char, "end": span.end_char, "text": span.text,
-            "label": span.label_, "id": span._.cui, "score": score,
-            "gold_id": gold_ids[i] if gold_ids is not None else None, "candidates": _ranked_concepts(span),
-        })
-    return rows
+        rows.append(_row(document, span.start_char, span.end_char, span.text, span.label_, span._.cui, score,
+                         gold_ids.pop((span.start_char, span.end_char), None), _ranked_concepts(span)))
+    dropped = [g for g in gold or () if (g.start, g.end) in gold_ids]
+    rows.extend(_row(document, g.start, g.end, g.text, g.label, None, None, g.id, []) for g in dropped)
+    return sorted(rows, key=lambda row: (row["start"], row["end"]))
+
+
+def _row(document: Document, start, end, text, label, cui, score, gold_id, candidates) -> dict:
+    return {
+        "file": document.file, "doc_id": document.id, "start": start, "end": end, "text": text, "label": label,
+        "id": cui, "score": score, "gold_id": gold_id, "candidates": candidates,
+    }
 
 
 def _ranked_concepts(span: Span) -> List[dict]:
@@ -122,7 +139,8 @@ def read_rows(folder: Path) -> List[dict]:
 
             rows.extend(pq.read_table(path).to_pylist())
         else:
-            rows.extend(json.loads(line) for line in path.read_text(encoding="utf-8").splitlines())
+            # Split at "\n" only: str.splitlines also splits at U+2028 and U+0085 inside an id.
+            rows.extend(json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line)
     return rows
 
 
@@ -130,10 +148,18 @@ def row_differences(left: Iterable[dict], right: Iterable[dict], tolerance: floa
     """How two runs' rows differ: keys, IDs, texts, candidate IDs exactly,
     scores to `tolerance` (encoder batches differ across engines, and so
     do the last bits of their sums). Empty when they are the same."""
-    def key(row: dict) -> tuple:
-        return row["doc_id"], row["start"], row["end"]
+    def keyed(rows: Iterable[dict]) -> Dict[tuple, dict]:
+        # A document id may recur in another input file: the n-th row at the
+        # same place is paired with the other run's n-th, whatever the files are called.
+        seen: Dict[tuple, int] = {}
+        keyed_rows = {}
+        for row in rows:
+            place = (row["doc_id"], row["start"], row["end"])
+            seen[place] = seen.get(place, -1) + 1
+            keyed_rows[(*place, seen[place])] = row
+        return keyed_rows
 
-    left_rows, right_rows = {key(r): r for r in left}, {key(r): r for r in right}
+    left_rows, right_rows = keyed(left), keyed(right)
     differences = [f"{k}: only in the first" for k in sorted(left_rows.keys() - right_rows.keys())]
     differences += [f"{k}: only in the second" for k in sorted(right_rows.keys() - left_rows.keys())]
     for k in sorted(left_rows.keys() & right_rows.keys()):

@@ -7,15 +7,17 @@ the engine or the number of workers: that is what lets a re-run skip the
 shards a killed run finished, and every engine write the same rows.
 """
 import glob
+import gzip
 import io
 import json
+import zlib
 from itertools import count, islice
 from pathlib import Path
 from typing import Dict, Iterator, List, NamedTuple, Optional
 
 from ..corpus import Annotation, iter_pubtator
 from ..errors import CorpusError
-from ..preprocess.text import numbered_lines, open_maybe_gzipped
+from ..preprocess.text import numbered_lines, open_maybe_gzipped, without_lone_surrogates
 
 FORMATS = ("pubtator", "bioc-xml", "bioc-json", "jsonl", "parquet")
 _BY_SUFFIX = {".jsonl": "jsonl", ".parquet": "parquet", ".xml": "bioc-xml", ".json": "bioc-json"}
@@ -28,6 +30,8 @@ class Document(NamedTuple):
     text: str
     # Gold spans, where the format holds them (PubTator, BioC); None otherwise.
     annotations: Optional[List[Annotation]]
+    # The input file it was read from: ids are unique within a file only.
+    file: str = ""
 
 
 class Shard(NamedTuple):
@@ -83,10 +87,10 @@ def check_annotated(files: List[Path], format: Optional[str]) -> None:
 
 
 def read_documents(path: Path, format: str) -> Iterator[Document]:
-    """A file's documents; an id seen twice in the file is an error, since
-    the output's rows are known by it (PubTator's repeated PMIDs keep their
-    first copy, as BioSyn does). Ids are checked within each file, so the
-    memory of the check is one file's ids."""
+    """A file's documents, each knowing its file; an id seen twice in the
+    file is an error in every format, since the output's rows are known by
+    it. Ids are checked within each file, so the memory of the check is one
+    file's ids; rows of several files carry their file."""
     seen: Dict[str, int] = {}
     for number, document in enumerate(_READERS[format](path), start=1):
         first = seen.setdefault(document.id, number)
@@ -95,7 +99,7 @@ def read_documents(path: Path, format: str) -> Iterator[Document]:
                 f"{path}: document {number} has the id {document.id!r} of document {first}; each document "
                 "of a file needs its own id, which names its rows in the output"
             )
-        yield document
+        yield document._replace(file=str(path))
 
 
 def shards(files: List[Path], format: Optional[str], size: int) -> Iterator[Shard]:
@@ -144,7 +148,8 @@ def _parquet(path: Path) -> Iterator[Document]:
 def _record(record: object, where: str) -> Document:
     if not isinstance(record, dict) or not isinstance(record.get("text"), str) or record.get("id") in (None, ""):
         raise CorpusError(f"{where}: expected an 'id' and a 'text' string, found {str(record)[:80]!r}")
-    return Document(str(record["id"]), record["text"], None)
+    # JSON may spell a lone surrogate ("\\ud800"), which no tokenizer can encode.
+    return Document(str(record["id"]), without_lone_surrogates(record["text"]), None)
 
 
 def _bioc_xml(path: Path) -> Iterator[Document]:
@@ -168,6 +173,8 @@ def _bioc_json(path: Path) -> Iterator[Document]:
             collection = biocjson.load(io.TextIOWrapper(f, encoding="utf-8"))
         except (ValueError, KeyError, TypeError) as error:
             raise CorpusError(f"{path}: not BioC JSON ({error})") from None
+        except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+            raise CorpusError(f"{path}: cannot be read, cut short? ({type(error).__name__}: {error})") from None
     for document in collection.documents:
         yield _bioc_document(path, document)
 
@@ -179,6 +186,7 @@ def _bioc_document(path: Path, document) -> Document:
     import bioc
 
     _, text = bioc.get_text(document)
+    text = without_lone_surrogates(text)
     annotations = []
     for passage in document.passages:
         for annotation in passage.annotations:

@@ -12,7 +12,7 @@ from typing import Iterable, Iterator, List, NamedTuple, Optional
 from ..corpus import PubTatorDocument, pubtator_to_doc, unlinked_copy
 from ..errors import CorpusError
 from ..names import PIPE_NAME
-from .output import document_rows, write_shard
+from .output import GoldSpan, document_rows, write_shard
 from .sources import Document, Shard
 
 
@@ -47,18 +47,18 @@ class ShardLinker:
 
     def pipe(self, documents: Iterable[Document], n_process: int = 1) -> Iterator[List[dict]]:
         """Each document's rows, in input order."""
-        pending: deque = deque()  # (doc id, gold IDs) of the documents nlp.pipe has taken
+        pending: deque = deque()  # (document, gold spans) of the documents nlp.pipe has taken
 
         def inputs():
             for document in documents:
-                item, gold_ids = self._prepared(document)
-                pending.append((document.id, gold_ids))
+                item, gold = self._prepared(document)
+                pending.append((document, gold))
                 yield item
 
         linked = self.nlp.pipe(inputs(), batch_size=self.settings.batch_size, n_process=n_process, disable=self.disabled)
         for doc in linked:
-            doc_id, gold_ids = pending.popleft()
-            yield document_rows(doc_id, doc, gold_ids)
+            document, gold = pending.popleft()
+            yield document_rows(document, doc, gold)
 
     def __call__(self, shard: Shard) -> dict:
         """Link a shard, write it, and say what it cost."""
@@ -73,7 +73,8 @@ class ShardLinker:
         reference = pubtator_to_doc(
             self.nlp, PubTatorDocument(document.id, document.text, document.annotations), self.settings.labels
         )
-        return unlinked_copy(reference), [span.kb_id_ for span in reference.ents]
+        gold = [GoldSpan(e.start_char, e.end_char, e.text, e.label_, e.kb_id_) for e in reference.ents]
+        return unlinked_copy(reference), gold
 
 
 def check_pipeline(pipeline: Path, gold_spans: bool) -> None:
