@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional
 import typer
 from wasabi import msg
 
-from .errors import BiosynError
+from .errors import BiosynError, CorpusError
 from .names import PIPE_NAME
 
 if TYPE_CHECKING:
@@ -216,9 +216,12 @@ def tune_nil(
     if nil_spans not in NIL_SPANS:
         raise typer.BadParameter(f"{nil_spans!r}: choose one of {', '.join(NIL_SPANS)}", param_hint="--nil-spans")
     _check_output_dir(output_dir)
-    nlp = spacy.load(pipeline_dir)
     documents = read_pubtator(pubtator)
-    choice = choose_nil_threshold(nlp, documents, labels.split(",") if labels else None, metric, nil_spans)
+    nlp = spacy.load(pipeline_dir)
+    try:
+        choice = choose_nil_threshold(nlp, documents, labels.split(",") if labels else None, metric, nil_spans)
+    except CorpusError as error:
+        raise CorpusError(f"{pubtator}: {error}") from None
     columns = (choice.unthresholded, choice.thresholded, choice.dropped)
     msg.table(
         [(name, *(f"{100 * scores[key]:.2f}" for scores in columns))
@@ -372,7 +375,7 @@ def link_corpus(
     labels: Optional[str] = typer.Option(None, help="With --gold-spans: comma-separated annotation types to link"),
     address: Optional[str] = typer.Option(None, help="An existing Ray or Dask cluster; without it a local one is started"),
     gpu: bool = typer.Option(False, "--gpu", help="One GPU per worker"),
-    threads: Optional[int] = typer.Option(None, help="Torch threads per worker (default: the cores shared out)"),
+    threads: Optional[int] = typer.Option(None, help="Torch threads per Ray or Dask worker (default: the cores shared out); the local engine's forked workers use one each"),
 ) -> None:
     """Link a whole corpus into Parquet or JSONL shards, one row per entity
     (doc id, offsets, text, label, ID, score, ranked candidates), with a

@@ -17,6 +17,7 @@ from spacy.training import Example
 from tqdm import tqdm
 
 from .corpus import NCBI_LABELS, PubTatorDocument, Query, pubtator_to_doc
+from .errors import CorpusError
 from .kb.dictionary import bare_id, split_cuis
 from .kb.linker import Candidate
 from .names import PIPE_NAME
@@ -265,7 +266,7 @@ def nil_threshold_sweep(
     # threshold half a unit of the last place below a score keeps all its ties.
     top_scores = sorted(round(score, 4) for _, _, score in linked)
     if not top_scores:
-        raise ValueError("no linked entity to choose a NIL threshold from")
+        raise CorpusError("the pipeline linked no entity in these documents: there is no score to choose a NIL threshold from")
     quantiles = {round(top_scores[q * (len(top_scores) - 1) // steps] - 5e-5, 5) for q in range(1, steps)}
     results = []
     try:
@@ -292,6 +293,9 @@ def linked_examples(nlp: Language, documents: Sequence[PubTatorDocument], progre
 
 
 NIL_METRICS = ("link_f", "doc_f")
+# Fewer gold spans or documents than this choose a threshold from noise; none
+# at all printed zeros and saved nil_threshold = null over a tuned value.
+MIN_NIL_DOCUMENTS, MIN_NIL_GOLD_SPANS = 2, 10
 NIL_SPANS = ("keep", "drop", "choose")
 
 
@@ -303,6 +307,16 @@ class NilChoice(NamedTuple):
     unthresholded: Dict[str, Any]
     thresholded: Dict[str, Any]
     dropped: Dict[str, Any]
+
+
+def _check_enough_to_choose_on(documents: Sequence[PubTatorDocument], labels: Optional[Collection[str]]) -> None:
+    spans = sum(1 for d in documents for a in d.annotations if labels is None or NCBI_LABELS.get(a.label, a.label) in labels)
+    if len(documents) < MIN_NIL_DOCUMENTS or spans < MIN_NIL_GOLD_SPANS:
+        scored = f" of the labels {', '.join(sorted(labels))}" if labels else ""
+        raise CorpusError(
+            f"{len(documents)} document(s) with {spans} gold span(s){scored}: too few to choose a NIL threshold on "
+            f"(at least {MIN_NIL_DOCUMENTS} documents and {MIN_NIL_GOLD_SPANS} gold spans); give annotated dev abstracts"
+        )
 
 
 def choose_nil_threshold(
@@ -321,6 +335,7 @@ def choose_nil_threshold(
         raise ValueError(f"metric {metric!r}: choose one of {', '.join(NIL_METRICS)}")
     if nil_spans not in NIL_SPANS:
         raise ValueError(f"nil_spans {nil_spans!r}: choose one of {', '.join(NIL_SPANS)}")
+    _check_enough_to_choose_on(documents, labels)
     linker = nlp.get_pipe(PIPE_NAME)
     linker.nil_threshold = None
     examples = linked_examples(nlp, documents)

@@ -1,6 +1,9 @@
 import json
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 import spacy
 from spacy.util import load_config
 from typer.testing import CliRunner
@@ -246,11 +249,12 @@ def test_tune_nil_leaves_an_ner_false_positive_unlinked_and_saves_the_threshold(
     ruler.add_patterns([{"label": "Disease", "pattern": p} for p in ("breast cancer", "type 2 diabetes", "hematopoiesis")])
     nlp.to_disk(tmp_path / "pipeline")
     corpus = tmp_path / "dev.txt"
-    corpus.write_text(
-        "1|t|breast cancer and type 2 diabetes impair hematopoiesis\n1|a|\n"
-        "1\t0\t13\tbreast cancer\tSpecificDisease\tD001943\n"
-        "1\t18\t33\ttype 2 diabetes\tSpecificDisease\tD003924\n"
-    )
+    corpus.write_text("\n".join(
+        f"{pmid}|t|breast cancer and type 2 diabetes impair hematopoiesis\n{pmid}|a|\n"
+        f"{pmid}\t0\t13\tbreast cancer\tSpecificDisease\tD001943\n"
+        f"{pmid}\t18\t33\ttype 2 diabetes\tSpecificDisease\tD003924\n"
+        for pmid in range(1, 6)  # 10 gold spans: the fewest tune-nil chooses on
+    ))
     result = CliRunner().invoke(app, ["tune-nil", str(tmp_path / "pipeline"), str(corpus), str(tmp_path / "tuned")])
     assert result.exit_code == 0, result.output
     threshold = load_config(tmp_path / "tuned" / "config.cfg")["components"]["biosyn_linker"]["nil_threshold"]
@@ -270,6 +274,27 @@ def test_tune_nil_leaves_an_ner_false_positive_unlinked_and_saves_the_threshold(
     assert [(e.text, e._.cui) for e in dropping(doc.text).ents] == [("breast cancer", "D001943"), ("type 2 diabetes", "D003924")]
     result = CliRunner().invoke(app, ["tune-nil", str(tmp_path / "pipeline"), str(corpus), str(tmp_path / "x"), "--nil-spans", "all"])
     assert result.exit_code != 0 and "--nil-spans" in result.output and not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("dev", [
+    "1|t|breast cancer and type 2 diabetes\n1|a|\n\n2|t|gout\n2|a|\n",  # no annotations
+    "1|t|breast cancer and type 2 diabetes\n1|a|\n1\t0\t13\tbreast cancer\tDisease\tD001943\n",  # one document
+])
+def test_tune_nil_refuses_a_dev_file_too_thin_to_choose_on_and_saves_nothing(tmp_path, tiny_encoder, disease_dictionary, dev):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("entity_ruler").add_patterns([{"label": "Disease", "pattern": "breast cancer"}])
+    nlp.add_pipe("biosyn_linker", config={"dictionary": disease_dictionary, "encoder": tiny_encoder, "nil_threshold": 0.9})
+    nlp.initialize()
+    nlp.to_disk(tmp_path / "pipeline")
+    (tmp_path / "dev.txt").write_text(dev)
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy_biosyn", "tune-nil", str(tmp_path / "pipeline"), str(tmp_path / "dev.txt"), str(tmp_path / "tuned")],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert f"{tmp_path / 'dev.txt'}: " in result.stderr and "too few to choose a NIL threshold on" in result.stderr
+    assert not (tmp_path / "tuned").exists()
+    assert load_config(tmp_path / "pipeline" / "config.cfg")["components"]["biosyn_linker"]["nil_threshold"] == 0.9
 
 
 def test_assemble_makes_one_pipeline_from_text_to_ids(tmp_path, tiny_encoder, disease_dictionary):
