@@ -2,12 +2,14 @@
 in a watched worker process, counted by outcome.
 
     python benchmarks/fuzz.py [--cases 10000] [--checkout DIR] [--timeout 120]
+    python benchmarks/fuzz.py --only texts --text-pipeline PIPELINE_DIR [--cases 500]
     python benchmarks/fuzz.py --replay documents:443
 
 Cases are split over the categories (documents 30%, spans, dictionaries and
 corpora 20% each, configs 10%), seeds 0.. in each. A worker that dies is a
 crash, one silent for --timeout seconds a hang; either way the next case
-gets a fresh worker. --checkout runs the same cases against another checkout
+gets a fresh worker. The "texts" cases (raw text through a saved text
+pipeline, NER and linker) run only with --text-pipeline. --checkout runs the same cases against another checkout
 of spacy-biosyn (its package first on the worker's path), e.g. an older
 commit in a git worktree, for a before/after table.
 """
@@ -26,7 +28,7 @@ from common import print_table  # noqa: E402
 from conftest import make_tiny_encoder  # noqa: E402
 from fuzzing import CATEGORIES, Context, Worker, run_case  # noqa: E402
 
-SHARES = {"documents": 0.3, "spans": 0.2, "dictionaries": 0.2, "corpora": 0.2, "configs": 0.1}
+SHARES = {"documents": 0.3, "spans": 0.2, "dictionaries": 0.2, "corpora": 0.2, "configs": 0.1, "texts": 0.0}
 OUTCOMES = ("crash", "hang", "unclear error", "wrong result")
 
 
@@ -36,18 +38,24 @@ def main() -> None:
     p.add_argument("--checkout", type=Path, help="another spacy-biosyn checkout to run the cases against")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds a case may take before it is a hang")
     p.add_argument("--replay", help="category:seed, run in this process with its outcome")
+    p.add_argument("--only", choices=CATEGORIES, help="run every case in this category")
+    p.add_argument("--text-pipeline", type=Path, help="a saved pipeline from raw text to IDs, for the texts cases")
     args = p.parse_args()
+    shares = {args.only: 1.0} if args.only else SHARES
+    text_pipeline = str(args.text_pipeline.resolve()) if args.text_pipeline else None
+    if shares.get("texts") and text_pipeline is None:
+        p.error("the texts cases need --text-pipeline")
     with tempfile.TemporaryDirectory() as tmp:
         encoder = make_tiny_encoder(Path(tmp) / "encoder")
         if args.replay:
             category, seed = args.replay.split(":")
-            print(run_case(category, int(seed), Context(encoder, Path(tmp))))
+            print(run_case(category, int(seed), Context(encoder, Path(tmp), text_pipeline)))
             return
         env = dict(os.environ, PYTHONPATH=str(args.checkout.resolve())) if args.checkout else None
-        worker = Worker(encoder, args.timeout, env)
+        worker = Worker(encoder, args.timeout, env, text_pipeline)
         rows, failures, start = [], [], time.perf_counter()
-        for category in CATEGORIES:
-            n = round(args.cases * SHARES[category])
+        for category in [c for c in CATEGORIES if shares.get(c)]:
+            n = round(args.cases * shares[category])
             counts = Counter()
             for seed in range(n):
                 outcome = worker.run(category, seed)

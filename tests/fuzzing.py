@@ -28,7 +28,7 @@ from spacy.tokens import Doc, Span
 
 from spacy_biosyn.tokenizer import add_biomedical_rules
 
-CATEGORIES = ("documents", "spans", "dictionaries", "corpora", "configs")
+CATEGORIES = ("documents", "spans", "dictionaries", "corpora", "configs", "texts")
 
 DICTIONARY = """\
 114480|D001943||breast cancer
@@ -105,14 +105,26 @@ def _links(doc: Doc):
 
 
 class Context:
-    """A small pipeline and a scratch folder, made once per process."""
+    """A small pipeline and a scratch folder, made once per process, and a
+    saved text pipeline (NER + linker) for the "texts" cases."""
 
-    def __init__(self, encoder: str, folder: Path):
+    def __init__(self, encoder: str, folder: Path, text_pipeline: Optional[str] = None):
         self.folder = folder
         self.encoder = encoder
         self.dictionary = folder / "dictionary.txt"
         self.dictionary.write_text(DICTIONARY)
         self.nlp = self.make_nlp()
+        self.text_pipeline = text_pipeline
+        self._text_nlp: Optional[spacy.Language] = None
+
+    @property
+    def text_nlp(self) -> spacy.Language:
+        if self._text_nlp is None:
+            if self.text_pipeline is None:
+                raise RuntimeError("the texts cases need a text pipeline")
+            self._text_nlp = spacy.load(self.text_pipeline)
+            self._text_nlp.max_length = 2_000_000
+        return self._text_nlp
 
     def make_nlp(self, **config) -> spacy.Language:
         nlp = add_biomedical_rules(spacy.blank("en"))
@@ -135,6 +147,54 @@ def documents(rng: random.Random, ctx: Context) -> str:
     together = list(nlp.pipe([doc.copy() for doc in docs], batch_size=rng.randint(1, 4)))
     problems = [p for doc in together for p in _check_links(doc, nlp.get_pipe("biosyn_linker").top_k)]
     if [_links(doc) for doc in together] != alone:
+        problems.append("links differ between one doc at a time and a batch")
+    return "wrong result" if problems else "ok"
+
+
+SCRIPTS = ["αβγ-synuclein", "患者の乳癌", "سرطان الثدي", "рак груди", "e\u0301\u0302", "\u200f\u202e", "🧬🙂", "ﬁbrosis"]
+
+
+def _raw_text(rng: random.Random) -> str:
+    """Raw text as corpora bring it: whitespace alone, control characters,
+    lone surrogates, long unbroken tokens (DNA, base64), mixed scripts."""
+    roll = rng.random()
+    if roll < 0.15:
+        return "".join(rng.choice(" \t\n\r\u3000\u00a0\u2028\u0085") for _ in range(rng.randint(0, 6)))
+    words = []
+    for _ in range(rng.randint(1, 40)):
+        kind = rng.random()
+        if kind < 0.05:
+            words.append("".join(rng.choice("ACGT") for _ in range(rng.choice([150, 2_000, 20_000, 200_000]))))
+        elif kind < 0.08:
+            words.append("".join(rng.choice(string.ascii_letters + string.digits + "+/=") for _ in range(rng.randint(101, 5_000))))
+        elif kind < 0.15:
+            words.append("".join(chr(rng.choice([*range(32), 0x7F])) for _ in range(rng.randint(1, 3))))
+        elif kind < 0.18:
+            words.append(chr(rng.randint(0xD800, 0xDFFF)))
+        elif kind < 0.3:
+            words.append(rng.choice(SCRIPTS))
+        else:
+            words.append(rng.choice(WORDS + ["breast cancer (BC)", "BC", "ovarian cancer", "G6PD deficiency"]))
+    return rng.choice([" ", "", "\n"]).join(words)
+
+
+def texts(rng: random.Random, ctx: Context) -> str:
+    """Raw text through the text pipeline, alone and in a batch: entities
+    lie on the text, links are well formed and equal either way. A lone
+    surrogate is no text: spaCy's tokenizer refuses it (link-corpus's
+    readers replace it), and nothing else may fail."""
+    nlp = ctx.text_nlp
+    batch = [_raw_text(rng) for _ in range(rng.randint(1, 4))]
+    try:
+        alone = [nlp(text) for text in batch]
+    except UnicodeEncodeError:
+        return "ok" if any(0xD800 <= ord(c) <= 0xDFFF for text in batch for c in text) else "unclear error"
+    together = list(nlp.pipe(batch, batch_size=rng.randint(1, 4)))
+    problems = [p for doc in together for p in _check_links(doc, nlp.get_pipe("biosyn_linker").top_k)]
+    for text, doc in zip(batch, together):
+        if any(doc.text[e.start_char:e.end_char] != e.text or not e.text.strip() for e in doc.ents) or doc.text != text:
+            problems.append("an entity off its text")
+    if [_links(doc) for doc in together] != [_links(doc) for doc in alone]:
         problems.append("links differ between one doc at a time and a batch")
     return "wrong result" if problems else "ok"
 
@@ -259,6 +319,7 @@ def configs(rng: random.Random, ctx: Context) -> str:
 
 CASES: Dict[str, Callable[[random.Random, Context], str]] = {
     "documents": documents, "spans": spans, "dictionaries": dictionaries, "corpora": corpora, "configs": configs,
+    "texts": texts,
 }
 
 
@@ -275,14 +336,15 @@ class Worker:
     next case gets a fresh child. Outcomes come back on a pipe of their own:
     native code may print to stdout."""
 
-    def __init__(self, encoder: str, timeout_s: float = 120.0, env: Optional[dict] = None):
-        self.encoder, self.timeout_s, self.env = encoder, timeout_s, env
+    def __init__(self, encoder: str, timeout_s: float = 120.0, env: Optional[dict] = None, text_pipeline: Optional[str] = None):
+        self.encoder, self.timeout_s, self.env, self.text_pipeline = encoder, timeout_s, env, text_pipeline
         self.process = None
 
     def _start(self) -> None:
         read_end, write_end = os.pipe()
         self.process = subprocess.Popen(
-            [sys.executable, __file__, self.encoder, str(write_end)], stdin=subprocess.PIPE,
+            [sys.executable, __file__, self.encoder, str(write_end), *([self.text_pipeline] if self.text_pipeline else [])],
+            stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(write_end,), text=True, env=self.env,
         )
         os.close(write_end)
@@ -308,9 +370,9 @@ class Worker:
             self.process = None
 
 
-def _serve(encoder: str, fd: int) -> None:
+def _serve(encoder: str, fd: int, text_pipeline: Optional[str] = None) -> None:
     with tempfile.TemporaryDirectory() as tmp, os.fdopen(fd, "w") as results:
-        ctx = Context(encoder, Path(tmp))
+        ctx = Context(encoder, Path(tmp), text_pipeline)
         for line in sys.stdin:
             category, seed = json.loads(line)
             results.write(json.dumps(run_case(category, seed, ctx)) + "\n")
@@ -318,4 +380,4 @@ def _serve(encoder: str, fd: int) -> None:
 
 
 if __name__ == "__main__":
-    _serve(sys.argv[1], int(sys.argv[2]))
+    _serve(sys.argv[1], int(sys.argv[2]), *sys.argv[3:])

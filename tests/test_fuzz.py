@@ -1,5 +1,5 @@
-"""Property-based: random documents, spans, dictionaries, corpora and
-configs never crash the process, hang, fail unclearly or link wrongly.
+"""Property-based: random documents, spans, dictionaries, corpora,
+configs and raw texts through a text pipeline never crash the process, hang, fail unclearly or link wrongly.
 Cases run in a child process (fuzzing.Worker), so a crash in native code
 fails its case, not the run. benchmarks/fuzz.py runs thousands of them."""
 import random
@@ -10,12 +10,12 @@ from hypothesis import strategies as st
 
 from fuzzing import CATEGORIES, Worker, span_text
 
-EXAMPLES = {"documents": 40, "spans": 30, "dictionaries": 60, "corpora": 60, "configs": 20}
+EXAMPLES = {"documents": 40, "spans": 30, "dictionaries": 60, "corpora": 60, "configs": 20, "texts": 30}
 
 
 @pytest.fixture(scope="module")
-def worker(tiny_encoder):
-    worker = Worker(tiny_encoder)
+def worker(tiny_encoder, text_pipeline):
+    worker = Worker(tiny_encoder, text_pipeline=str(text_pipeline))
     yield worker
     worker.close()
 
