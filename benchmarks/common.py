@@ -6,7 +6,8 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # benchmarks never reach a hub
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+# The BioSyn datasets' folder: $SPACY_BIOSYN_DATA, else the shared data beside the checkout.
+DATA = Path(os.environ.get("SPACY_BIOSYN_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 # The raw PubTator abstracts of each disease dataset, relative to DATA.
 RAW_ABSTRACTS = {
     "ncbi-disease": {

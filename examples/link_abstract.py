@@ -1,6 +1,6 @@
 """Link the disease mentions of a real PubMed abstract's raw text to MEDIC.
 
-    python examples/link_abstract.py [--doc 0] [--text "..."]
+    python examples/link_abstract.py [--doc 0] [--text "..."] [--data DATA_DIR]
 
 Raw text in, IDs out: an NER finds the diseases, the biosyn_linker links
 them. Nothing is downloaded: the first run trains the NER on the NCBI
@@ -12,7 +12,9 @@ on the dev abstracts (as the project's tune-nil), then saves the assembled
 pipeline under pipelines/; later runs load it in seconds. The abstract is
 one of NCBI Disease's dev set, which the NER never trains on (dev chooses
 the NER's best step and the NIL score, as the project's recipes do); its
-gold annotations are printed beside the prediction.
+gold annotations are printed beside the prediction. The data folder (the
+BioSyn datasets, as `spacy project run data` reads them) is --data, else
+$SPACY_BIOSYN_DATA, else ../shared/data beside the checkout.
 """
 import argparse
 import os
@@ -31,8 +33,17 @@ from spacy_biosyn.evaluation import choose_nil_threshold  # noqa: E402
 from spacy_biosyn.tokenizer import add_biomedical_rules  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "ncbi-disease"
-TRAIN, DEV = DATA / "raw" / "NCBItrainset_corpus.txt", DATA / "raw" / "NCBIdevelopset_corpus.txt"
+DATA_ROOT = Path(os.environ.get("SPACY_BIOSYN_DATA", ROOT.parent / "shared" / "data"))
+
+
+def use_data(folder: Path) -> None:
+    """Read NCBI Disease from `folder` (the datasets' folder)."""
+    global DATA, TRAIN, DEV
+    DATA = folder / "ncbi-disease"
+    TRAIN, DEV = DATA / "raw" / "NCBItrainset_corpus.txt", DATA / "raw" / "NCBIdevelopset_corpus.txt"
+
+
+use_data(DATA_ROOT)
 # Steps of each NER recipe (configs/ner-<recipe>.cfg) that fit a first run
 # of about 25 minutes on 2 cores; the project's train-ner trains longer.
 NER_STEPS = {"transformer": 500, "cnn": 3000}
@@ -110,12 +121,17 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--doc", type=int, default=0, help="which abstract of NCBI Disease dev")
     p.add_argument("--text", help="link this text instead")
+    p.add_argument("--data", type=Path, default=DATA_ROOT,
+                   help="the BioSyn datasets' folder (default: $SPACY_BIOSYN_DATA, else ../shared/data)")
     p.add_argument("--pipeline", type=Path, default=ROOT / "pipelines" / "ncbi-disease-text")
     p.add_argument("--ner-recipe", choices=sorted(NER_STEPS), default="transformer",
                    help="the NER to train when building (configs/ner-<recipe>.cfg)")
     p.add_argument("--without-training-names", action="store_true",
                    help="index MEDIC alone, without the training mentions as synonyms (when building)")
     args = p.parse_args()
+    use_data(args.data)
+    if not TRAIN.exists() and not args.pipeline.exists():
+        p.error(f"no NCBI Disease abstracts at {TRAIN}: give --data, the folder holding ncbi-disease/raw/")
 
     nlp = load_or_build(args.pipeline, args.ner_recipe, training_names=not args.without_training_names)
     document = read_pubtator(DEV)[args.doc]

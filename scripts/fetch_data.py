@@ -1,5 +1,6 @@
 """Copy one BioSyn dataset (queries and dictionaries) and its raw train and
-dev abstracts (PubTator) into assets/.
+dev abstracts (PubTator) into assets/, with the vocabularies of the other
+entity types the corpus annotates.
 
 The data is public (BioSyn's archives, linked from
 https://github.com/dmis-lab/BioSyn#datasets, and the corpora's releases:
@@ -12,6 +13,7 @@ import shutil
 import sys
 import tarfile
 from pathlib import Path
+from typing import List, Tuple
 
 import typer
 
@@ -22,30 +24,25 @@ RAW = {
     "ncbi-disease": {"train": "ncbi-disease/raw/NCBItrainset_corpus.txt", "dev": "ncbi-disease/raw/NCBIdevelopset_corpus.txt"},
     "bc5cdr-disease": {"train": "bc5cdr/raw/CDR_TrainingSet.PubTator.txt", "dev": "bc5cdr/raw/CDR_DevelopmentSet.PubTator.txt"},
 }
-# Vocabularies for the other entity types the corpus annotates, copied to
-# <dest>/routes/<label> for `index --routes-dir`. No chemical vocabulary is
-# public offline: BC5CDR's training chemicals (BioSyn's un-preprocessed
-# queries) stand in for one.
-ROUTES = {"bc5cdr-disease": {"Chemical": "bc5cdr-chemical/train"}}
+# Vocabularies for the other entity types the corpus annotates, written to
+# <dest>/routes/<label>.txt for `index --routes-dir`. No chemical vocabulary is
+# public offline: the chemicals BC5CDR's training abstracts annotate (every
+# mention with its MeSH ID, from an asset project.yml declares) stand in.
+ROUTES = {"bc5cdr-disease": {"Chemical": "train"}}
 
 
 def main(
     dataset: str = typer.Argument(..., help="e.g. ncbi-disease, bc5cdr-disease"),
     dest: Path = typer.Argument(..., help="Folder to create, e.g. assets/ncbi-disease"),
-    source: Path = typer.Option(Path("../shared/data"), help="Folder holding <dataset>/"),
+    source: Path = typer.Option(Path("../shared/data"), help="Folder holding <dataset>/ or <dataset>.tar.gz"),
 ) -> None:
-    origin = source / dataset
-    archive = source / f"{dataset}.tar.gz"
-    if not origin.exists() and archive.exists():
-        with tarfile.open(archive) as tar:
-            tar.extractall(source, filter="data")  # no paths outside source, no devices
-        print(f"Unpacked {archive}")
+    origin = dataset_folder(source, dataset)
     missing = [part for part in PARTS if not (origin / part).exists()]
     if missing:
         sys.exit(
             f"{origin} lacks {', '.join(missing)}. Download the {dataset} archive linked from "
-            "https://github.com/dmis-lab/BioSyn#datasets, unpack it, and pass its parent folder "
-            "as --source."
+            "https://github.com/dmis-lab/BioSyn#datasets (`spacy project assets` does), and pass the "
+            "folder holding it as --source."
         )
     dest.mkdir(parents=True, exist_ok=True)
     for part in PARTS:
@@ -55,18 +52,50 @@ def main(
         else:
             shutil.copy2(origin / part, target)
     print(f"Copied {', '.join(PARTS)} from {origin} to {dest}")
-    (dest / "routes").mkdir(exist_ok=True)  # empty: every label links against the dictionary
-    for label, part in ROUTES.get(dataset, {}).items():
-        shutil.copytree(source / part, dest / "routes" / label, dirs_exist_ok=True)
-        print(f"Copied {source / part} to {dest / 'routes' / label}")
-    for split in ("train", "dev"):
-        raw = source / RAW.get(dataset, {}).get(split, f"{dataset}/raw_{split}.PubTator.txt")
+    raw = {split: source / RAW.get(dataset, {}).get(split, f"{dataset}/raw_{split}.PubTator.txt") for split in ("train", "dev")}
+    for split, path in raw.items():
         target = dest / f"raw_{split}.PubTator.txt"
-        if raw.exists():
-            shutil.copy2(raw, target)
-            print(f"Copied {raw} to {target}")
+        if path.exists():
+            shutil.copy2(path, target)
+            print(f"Copied {path} to {target}")
         else:
-            print(f"No raw {split} abstracts at {raw}: the steps that need {target.name} will not run")
+            print(f"No raw {split} abstracts at {path}: the steps that need {target.name} will not run")
+    (dest / "routes").mkdir(exist_ok=True)  # empty: every label links against the dictionary
+    for label, split in ROUTES.get(dataset, {}).items():
+        target = dest / "routes" / f"{label}.txt"
+        names = annotated_names(raw[split], label)
+        target.write_text("".join(f"{cui}||{name}\n" for cui, name in names), encoding="utf-8")
+        print(f"Wrote the {len(names)} {label} names of {raw[split]} to {target}")
+
+
+def dataset_folder(source: Path, dataset: str) -> Path:
+    """The folder holding the dataset's PARTS: <source>/<dataset>, or the
+    folder inside <source>/<dataset>.tar.gz that holds them, unpacked once
+    beside it (`spacy project assets` puts the raw abstracts in
+    <source>/<dataset>/raw/ too, so that folder alone says nothing)."""
+    origin = source / dataset
+    archive = source / f"{dataset}.tar.gz"
+    if all((origin / part).exists() for part in PARTS) or not archive.exists():
+        return origin
+    unpacked = source / f"{dataset}.unpacked"
+    if not unpacked.exists():
+        with tarfile.open(archive) as tar:
+            tar.extractall(unpacked, filter="data")  # no paths outside the folder, no devices
+        print(f"Unpacked {archive} to {unpacked}")
+    found = sorted(path.parent for path in unpacked.rglob(PARTS[0]) if path.is_dir())
+    return found[0] if found else unpacked
+
+
+def annotated_names(pubtator: Path, label: str) -> List[Tuple[str, str]]:
+    """(MeSH ID, mention) of every `label` annotation with an ID, once each."""
+    from spacy_biosyn.corpus import read_pubtator
+
+    names = {
+        (annotation.cui, " ".join(annotation.text.split()))
+        for document in read_pubtator(pubtator) for annotation in document.annotations
+        if annotation.label == label and annotation.cui not in ("", "-1")
+    }
+    return sorted(names)
 
 
 if __name__ == "__main__":

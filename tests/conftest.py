@@ -137,3 +137,15 @@ def text_pipeline(tmp_path_factory, tiny_encoder, ner_corpus):
     nlp.add_pipe("biosyn_linker", source=linker)
     nlp.to_disk(folder / "pipeline")
     return folder / "pipeline"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The BioSyn datasets' folder: $SPACY_BIOSYN_DATA, by default the shared
+    data beside the checkout. Tests that read real data skip without it."""
+    import os
+
+    folder = Path(os.environ.get("SPACY_BIOSYN_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+    if not folder.is_dir():
+        pytest.skip(f"no data folder at {folder}: set SPACY_BIOSYN_DATA to the BioSyn datasets' folder")
+    return folder

@@ -2,7 +2,7 @@ import pytest
 import spacy
 
 import spacy_biosyn.evaluation  # noqa: F401 (registers the Span extensions)
-from spacy_biosyn import BiosynError, CorpusError
+from spacy_biosyn import BiosynError
 from spacy_biosyn.corpus import (
     Annotation,
     CorpusError,

@@ -1,9 +1,12 @@
 """The project's data step: what `spacy project assets` downloads is enough to run on."""
+import hashlib
+import shutil
 import subprocess
 import sys
 import tarfile
 from pathlib import Path
 
+import pytest
 import srsly
 
 ROOT = Path(__file__).parents[1]
@@ -35,3 +38,52 @@ def test_the_data_step_unpacks_a_downloaded_archive(tmp_path):
     )
     assert (dest / "processed_dev" / "1.concept").read_text() == "1||0|5||Disease||tumor||D009369\n"
     assert (dest / "train_dictionary.txt").exists()
+
+
+# What each asset of project.yml is, in the data folder: the archives are
+# BioSyn's dataset folders packed, the plain files copies of the same bytes.
+ARCHIVED = {"assets/downloads/ncbi-disease.tar.gz": "ncbi-disease", "assets/downloads/bc5cdr-disease.tar.gz": "bc5cdr-disease"}
+PARTS = ("processed_train", "processed_dev", "train_dictionary.txt", "dev_dictionary.txt")
+
+
+def lay_out_assets(project: Path, data: Path) -> None:
+    """Every asset of project.yml at its dest, as `spacy project assets` writes
+    it (downloads into assets/downloads/...), from the local copies."""
+    for asset in srsly.read_yaml(ROOT / "project.yml")["assets"]:
+        dest = project / asset["dest"]
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if asset["dest"] in ARCHIVED:
+            name = ARCHIVED[asset["dest"]]
+            with tarfile.open(dest, "w:gz") as tar:
+                for part in PARTS:
+                    tar.add(data / name / part, arcname=f"{name}/{part}")
+        else:
+            local = data / asset["dest"].removeprefix("assets/downloads/")
+            shutil.copy2(local, dest)
+            assert hashlib.md5(dest.read_bytes()).hexdigest() == asset["checksum"], asset["dest"]
+
+
+@pytest.mark.parametrize("dataset", ["ncbi-disease", "bc5cdr-disease"])
+def test_the_project_runs_from_its_own_assets(tmp_path, shared_data, dataset):
+    project = tmp_path / "project"
+    project.mkdir()
+    for part in ("project.yml", "scripts", "configs"):
+        (shutil.copytree if (ROOT / part).is_dir() else shutil.copy2)(ROOT / part, project / part)
+    lay_out_assets(project, shared_data)
+    for command in ("data", "convert-ner"):
+        result = subprocess.run(
+            [sys.executable, "-m", "spacy", "project", "run", command, str(project),
+             "--vars.dataset", dataset, "--vars.data_source", "assets/downloads"],
+            capture_output=True, text=True, timeout=600,
+        )
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assets = project / "assets" / dataset
+    assert len(list((assets / "processed_dev").glob("*.concept"))) == len(list((shared_data / dataset / "processed_dev").glob("*.concept")))
+    assert (assets / "raw_train.PubTator.txt").stat().st_size > 0
+    assert (project / "corpus" / dataset / "ner-dev.spacy").stat().st_size > 0
+    routes = sorted(path.name for path in (assets / "routes").iterdir())
+    if dataset == "bc5cdr-disease":
+        assert routes == ["Chemical.txt"]
+        assert "d004317||doxorubicin" in (assets / "routes" / "Chemical.txt").read_text().lower()
+    else:
+        assert routes == []

@@ -11,12 +11,11 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "link_abstract.py"
 
 
 @pytest.fixture(scope="module")
-def example():
+def example(shared_data):
     spec = importlib.util.spec_from_file_location("link_abstract", EXAMPLE)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    if not (module.DATA / "processed_train").is_dir():
-        pytest.skip(f"the shared data is not beside the checkout ({module.DATA})")
+    module.use_data(shared_data)
     return module
 
 
@@ -50,11 +49,12 @@ def test_the_example_pipeline_leaves_spans_no_concept_fits_unlinked_with_a_thres
         return nlp
 
     dev = tmp_path / "dev.txt"
-    dev.write_text(
-        "1|t|breast cancer and type 2 diabetes impair hematopoiesis\n1|a|\n"
-        "1\t0\t13\tbreast cancer\tSpecificDisease\tD001943\n"
-        "1\t18\t33\ttype 2 diabetes\tSpecificDisease\tD003924\n"
-    )
+    dev.write_text("\n".join(
+        f"{pmid}|t|breast cancer and type 2 diabetes impair hematopoiesis\n{pmid}|a|\n"
+        f"{pmid}\t0\t13\tbreast cancer\tSpecificDisease\tD001943\n"
+        f"{pmid}\t18\t33\ttype 2 diabetes\tSpecificDisease\tD003924\n"
+        for pmid in range(1, 6)  # tune-nil chooses on 2 documents and 10 gold spans at the least
+    ))
     monkeypatch.setattr(example, "train_ner", train_ner)
     monkeypatch.setattr(example, "index_medic", index_medic)
     monkeypatch.setattr(example, "DEV", dev)

@@ -220,12 +220,8 @@ def test_the_knowledge_base_says_what_a_medic_id_means(tmp_path):
         kb.cui_to_entity["D999999"]
 
 
-MEDIC_FILE = Path(__file__).parents[2] / "shared" / "data" / "resources" / "medic_06Jul2012.txt"
-
-
-@pytest.mark.skipif(not MEDIC_FILE.exists(), reason="MEDIC is read from ../shared/data")
-def test_the_knowledge_base_of_the_whole_of_medic():
-    kb = KnowledgeBase(read_medic(MEDIC_FILE))
+def test_the_knowledge_base_of_the_whole_of_medic(shared_data):
+    kb = KnowledgeBase(read_medic(shared_data / "resources" / "medic_06Jul2012.txt"))
     assert kb.cui_to_entity["D005955"].canonical_name == "glucosephosphate dehydrogenase deficiency"
     # A MeSH concept that MEDIC also lists under OMIM: one entity, MeSH first.
     tooth = kb.cui_to_entity["613097"]
