@@ -78,6 +78,7 @@ def test_every_registered_name_resolves_in_a_fresh_process():
 # ExactIndex.v1 does. This snapshot is that contract; edit it only by adding.
 SIGNATURES = {
     "spacy_biosyn.BiomedicalTokenizer.v1": (),
+    "spacy_biosyn.BertWordpieceEncoder.v1": (),
     "spacy_biosyn.HardEM.v1": (),
     "spacy_biosyn.MarginalNLL.v1": (),
     "spacy_biosyn.PairwiseBCE.v1": (),
@@ -127,3 +128,35 @@ def test_registered_names_keep_their_arguments_and_defaults():
             (p.name, None if p.default is inspect.Parameter.empty else p.default) for p in parameters
         )
         assert found == SIGNATURES[name], f"{name} changed its arguments: register a new version instead"
+
+
+# The optional extras' modules, hidden as if they were not installed.
+EXTRAS = ("faiss", "onnxruntime", "onnx", "spacy_curated_transformers", "ray", "distributed", "pyarrow", "bioc")
+WITHOUT_EXTRAS = f"""
+import importlib.abc, sys
+class Hidden(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {EXTRAS!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}")
+sys.meta_path.insert(0, Hidden())
+"""
+
+
+def test_every_registered_name_enumerates_and_resolves_without_the_extras():
+    """catalogue imports every entry point of a registry it lists: one that
+    raised at import broke any tool listing spaCy's registry."""
+    script = WITHOUT_EXTRAS + (
+        "from importlib.metadata import distribution\n"
+        "from spacy.util import registry\n"
+        "for entry_point in distribution('spacy-biosyn').entry_points:  # as catalogue's get_all loads them\n"
+        "    entry_point.load()\n"
+        f"for kind, name in {sorted(registered_in_source())!r}:\n"
+        "    getattr(registry, kind).get(name)\n"
+        "try:\n"
+        "    registry.misc.get('spacy_biosyn.FaissIndex.v1')()\n"
+        "except ImportError as error:\n"
+        "    print(error)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert 'pip install "spacy-biosyn[faiss]"' in result.stdout

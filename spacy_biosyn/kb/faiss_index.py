@@ -6,6 +6,8 @@ the best by sparse score, and S is computed on their union with the vectors
 that index stores. A module of its own: faiss is imported only by pipelines
 that use it.
 """
+from __future__ import annotations  # faiss's types name faiss, which may be missing
+
 from pathlib import Path
 from typing import Optional, Union
 
@@ -17,7 +19,12 @@ from spacy.util import registry
 from ..scoring import biosyn_scores, pooled_sparse_scores, sparse_scores, top_k
 from .index import FAISS_FILE, SearchIndex, import_faiss
 
-faiss = import_faiss("spacy_biosyn.FaissIndex.v1")
+try:
+    import faiss
+except ImportError:
+    # The name must still enumerate and resolve where the extra is missing
+    # (catalogue imports every entry point): the constructor says what to install.
+    faiss = None
 
 
 @registry.misc("spacy_biosyn.FaissIndex.v1")
@@ -53,6 +60,7 @@ class FaissIndex(SearchIndex):
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be positive, got {chunk_size}")
         super().__init__()
+        import_faiss("spacy_biosyn.FaissIndex.v1")
         self.factory = factory
         self.pool_size = pool_size
         self.ef_search = ef_search
