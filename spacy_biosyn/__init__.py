@@ -69,6 +69,11 @@ _EXPORTS = {
     "read_scispacy_kb": "kb.vocabularies",
     "read_umls": "kb.vocabularies",
     "read_vocabulary": "kb.vocabularies",
+    "read_vocabulary_file": "kb.vocabularies",
+    "detect_format": "kb.vocabularies",
+    "read_ctd_chemicals": "kb.vocabularies",
+    "read_mesh": "kb.mesh",
+    "ConceptDetails": "kb.dictionary",
 }
 
 

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 
 MAX_K = 5
+DICTIONARY_HELP = "The vocabulary: a file or its URL (fetched once into a cache), in --format"
+FORMAT_HELP = "biosyn, medic, ctd-chemicals, umls, obo, mesh or scispacy (default: detected from the file, and said)"
 ROUTE_HELP = (
     "LABEL=PATH: link spans of LABEL against their own vocabulary, a CUI||name file or a folder "
     "of .concept files whose mentions become the names (repeatable)"
@@ -29,7 +31,8 @@ ROUTE_HELP = (
 def build(
     output_dir: Path = typer.Argument(..., help="Folder for the spaCy pipeline"),
     encoder: str = typer.Option(..., help="Hugging Face model name or local folder"),
-    dictionary: Path = typer.Option(..., exists=True, dir_okay=False, help="CUI||name file"),
+    dictionary: str = typer.Option(..., help=DICTIONARY_HELP),
+    format: Optional[str] = typer.Option(None, help=FORMAT_HELP),
     pooling: Optional[str] = typer.Option(None, help="cls or mean"),
     similarity: Optional[str] = typer.Option(None, help="cosine or dot"),
     sparse_weight: Optional[float] = typer.Option(None, help="lambda in S = dense + lambda * sparse"),
@@ -49,12 +52,15 @@ def build(
     """Build a pipeline whose linker indexes DICTIONARY with ENCODER (no training)."""
     import spacy
 
+    from .kb.vocabularies import reader_block
+
+    vocabulary, format = _vocabulary(dictionary, format, reader_block)
     nlp = spacy.blank(lang)
     # Options left unset keep the component's and encoder's own defaults.
     encoder_block = _given({"name": encoder, "pooling": pooling, "similarity": similarity})
     config = _given({"sparse_weight": sparse_weight, "top_k": top_k})
     config.update(
-        dictionary=str(dictionary),
+        dictionary=vocabulary,
         encoder={"@misc": "spacy_biosyn.TransformerEncoder.v1", **encoder_block},
         synonyms=[str(path) for path in synonyms],
         preferred_ids_from=[str(path) for path in preferred_ids_from],
@@ -69,7 +75,8 @@ def build(
 def index(
     pipeline_dir: Path = typer.Argument(..., exists=True, help="A saved spaCy pipeline"),
     output_dir: Path = typer.Argument(..., help="Folder for the re-indexed pipeline"),
-    dictionary: Path = typer.Option(..., exists=True, dir_okay=False, help="CUI||name file"),
+    dictionary: str = typer.Option(..., help=DICTIONARY_HELP),
+    format: Optional[str] = typer.Option(None, help=FORMAT_HELP),
     preferred_ids_from: List[Path] = typer.Option(
         [], exists=True, help="Annotated corpora whose gold IDs pick each concept's preferred ID (repeatable)"
     ),
@@ -83,6 +90,9 @@ def index(
     tf-idf: one model serves dictionaries larger than the one it was trained on."""
     import spacy
 
+    from .kb.vocabularies import read_vocabulary_file
+
+    vocabulary, _ = _vocabulary(dictionary, format, read_vocabulary_file)
     routes = _routes(route)
     if routes_dir is not None:
         routes.update((entry.stem, entry) for entry in sorted(routes_dir.iterdir()) if not entry.name.startswith("."))
@@ -92,7 +102,7 @@ def index(
         linker.learn_preferred_ids(preferred_ids_from)
 
     def index_all() -> None:
-        linker.set_dictionary(dictionary)
+        linker.set_dictionary(vocabulary)
         for label, path in routes.items():
             linker.add_route(label, path)
 
@@ -444,6 +454,23 @@ def _check_output_dir(output_dir: Path) -> None:
 def _is_pubtator(path: Path) -> bool:
     """A single file that is not a `.concept` file is read as PubTator."""
     return path.is_file() and path.suffix != ".concept"
+
+
+def _vocabulary(source: str, format: Optional[str], read: Callable):
+    """`read(source, format)` (a reader block, or a dictionary) with the
+    format said, or a bad --dictionary / --format named."""
+    from .downloads import is_url
+
+    if not is_url(source) and not Path(source).is_file():
+        raise typer.BadParameter(f"{source!r}: no such file", param_hint="--dictionary")
+    try:
+        result, found = read(source, format)
+    except BiosynError as error:
+        if format is not None and str(error).startswith("format "):
+            raise typer.BadParameter(str(error), param_hint="--format") from None
+        raise
+    msg.info(f"{source}: read as {found}" + ("" if format else " (detected; --format to choose)"))
+    return result, found
 
 
 def _routes(options: List[str]) -> Dict[str, Path]:

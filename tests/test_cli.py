@@ -210,7 +210,7 @@ def test_an_error_in_the_users_input_is_one_line_not_a_traceback(tmp_path, tiny_
     dictionary = tmp_path / "medic.txt"
     dictionary.write_text("D1||gout\n114480|D001943||Breast Neoplasms|Breast Cancer\n")
     command = [sys.executable, "-m", "spacy_biosyn", "build", str(tmp_path / "p"), "--encoder", tiny_encoder,
-               "--dictionary", str(dictionary)]
+               "--dictionary", str(dictionary), "--format", "biosyn"]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert result.returncode == 1
     assert "Traceback" not in result.stdout + result.stderr
@@ -362,3 +362,29 @@ def test_a_built_pipeline_keeps_no_path_of_this_machine_and_links_as_before(tmp_
     doc = nlp.make_doc("St. Vitus' dance and cisplatin")
     doc.ents = [doc.char_span(0, 16, label="Disease"), doc.char_span(21, 30, label="Chemical")]
     assert [e._.cui for e in nlp(doc).ents] == ["D006816", "D002945"]
+
+
+def test_build_reads_a_mesh_file_and_the_saved_pipeline_says_what_its_ids_mean(tmp_path, tiny_encoder):
+    from test_vocabularies import MESH_DESCRIPTORS_BIN
+
+    (tmp_path / "d2025.bin").write_text(MESH_DESCRIPTORS_BIN)
+    result = CliRunner().invoke(app, [
+        "build", str(tmp_path / "p"), "--encoder", tiny_encoder, "--dictionary", str(tmp_path / "d2025.bin"),
+        "--sparse-weight", "10",
+    ])
+    assert result.exit_code == 0, result.output
+    assert "read as mesh (detected" in " ".join(result.output.split())
+    nlp = spacy.load(tmp_path / "p")
+    doc = nlp.make_doc("Breast cancer in carriers.")
+    doc.ents = [doc.char_span(0, 13, label="Disease")]
+    span = nlp(doc).ents[0]
+    entity = nlp.get_pipe("biosyn_linker").kb.cui_to_entity[span._.cui]
+    assert (span._.cui, entity.canonical_name, entity.definition) == ("D001943", "Breast Neoplasms", "Tumors or cancer of the human BREAST.")
+    assert entity.types[:2] == ("T191", "C04.588.180")
+
+
+def test_build_names_a_format_it_does_not_know(tmp_path, tiny_encoder, disease_dictionary):
+    result = CliRunner().invoke(app, [
+        "build", str(tmp_path / "p"), "--encoder", tiny_encoder, "--dictionary", disease_dictionary, "--format", "rrf",
+    ])
+    assert result.exit_code != 0 and "--format" in result.output and "ctd-chemicals" in result.output

@@ -112,6 +112,8 @@ SIGNATURES = {
     "spacy_biosyn.MedicVocabulary.v1": (("path", None), ("preferred_ids", [r"(MESH:)?[CD]\d+", r"(OMIM:)?\d+"])),
     "spacy_biosyn.OboVocabulary.v1": (("path", None), ("synonym_scopes", ["EXACT", "RELATED"]), ("xref_prefixes", [])),
     "spacy_biosyn.ScispacyKb.v1": (("path", None), ("types", None)),
+    "spacy_biosyn.CtdChemicals.v1": (("path", None),),
+    "spacy_biosyn.MeshVocabulary.v1": (("path", None),),
     "spacy_biosyn.UmlsVocabulary.v1": (
         ("mrconso", None), ("languages", ["ENG"]), ("suppress", ["N"]), ("sources", None),
         ("alt_id_sources", ["MSH", "OMIM"]), ("mrsty", None), ("semantic_types", None),

@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from spacy_biosyn import (
-    DictionaryError, Entity, KnowledgeBase, read_biosyn, read_medic, read_obo, read_scispacy_kb, read_umls,
+    DictionaryError, Entity, KnowledgeBase, detect_format, read_biosyn, read_ctd_chemicals, read_medic, read_mesh,
+    read_obo, read_scispacy_kb, read_umls, read_vocabulary_file,
 )
 
 # BioSyn's copy of MEDIC: IDs||Name|Synonym|..., IDs in no meaningful order.
@@ -210,10 +211,11 @@ def test_ctds_diseases_file_reads_as_it_comes_gzip_compressed(tmp_path):
 
 def test_the_knowledge_base_says_what_a_medic_id_means(tmp_path):
     kb = KnowledgeBase(read_medic(write(tmp_path, "medic.txt", MEDIC_PIPES)))
-    breast = Entity("D001943", ("D001943", "114480"), "breast neoplasms", ("breast cancer", "mammary carcinoma human"))
+    # scispaCy's fields in scispaCy's order, the name as MEDIC writes it, then every ID
+    breast = Entity("D001943", "Breast Neoplasms", ("breast cancer", "mammary carcinoma human"), (), "", ("D001943", "114480"))
     # Any ID of the concept finds it, with or without a namespace.
     assert kb.cui_to_entity["D001943"] == kb.cui_to_entity["114480"] == kb.cui_to_entity["MESH:D001943"] == breast
-    assert kb.cui_to_entity["C563004"] == Entity("C563004", ("C563004", "266140"), "hypophosphatasia infantile", ("hpp",))
+    assert kb.cui_to_entity["C563004"] == Entity("C563004", "Hypophosphatasia, Infantile", ("hpp",), (), "", ("C563004", "266140"))
     assert kb.alias_to_cuis["hpp"] == {"145250", "C563004"}
     assert sorted(kb.cui_to_entity) == ["145250", "C563004", "C565588", "D001943"]
     with pytest.raises(KeyError):
@@ -222,7 +224,7 @@ def test_the_knowledge_base_says_what_a_medic_id_means(tmp_path):
 
 def test_the_knowledge_base_of_the_whole_of_medic(shared_data):
     kb = KnowledgeBase(read_medic(shared_data / "resources" / "medic_06Jul2012.txt"))
-    assert kb.cui_to_entity["D005955"].canonical_name == "glucosephosphate dehydrogenase deficiency"
+    assert kb.cui_to_entity["D005955"].canonical_name == "Glucosephosphate Dehydrogenase Deficiency"
     # A MeSH concept that MEDIC also lists under OMIM: one entity, MeSH first.
     tooth = kb.cui_to_entity["613097"]
     assert (tooth.concept_id, tooth.ids, tooth.aliases) == ("C567755", ("C567755", "613097"), ("sthag6",))
@@ -245,3 +247,161 @@ def test_a_dictionary_built_in_python_refuses_an_id_it_could_not_save_and_load()
 
     with pytest.raises(DictionaryError, match="'C1\\\\nC2' is not an ID"):
         Dictionary.from_entries([(("C1\nC2",), "gout")])
+
+
+# NLM's MeSH ASCII release: a record per *NEWRECORD, "FIELD = value" lines;
+# ENTRY keeps the term before its first '|'.
+MESH_DESCRIPTORS_BIN = """\
+*NEWRECORD
+RECTYPE = D
+MH = Breast Neoplasms
+AQ = BL CF CI CL CO
+ENTRY = Breast Cancer|T191|EQV|NLM (1990)|900101|abbcdef|
+ENTRY = Mammary Carcinoma, Human|T191|NON|NLM (1990)|900101|abbcdef|
+PRINT ENTRY = Tumors, Breast|T191|EQV|NLM (1990)|900101|abbcdef|
+MN = C04.588.180
+MN = C17.800.090.500
+ST = T191
+MS = Tumors or cancer of the human BREAST.
+UI = D001943
+
+*NEWRECORD
+RECTYPE = D
+MH = Ovarian Neoplasms
+ENTRY = Ovarian Cancer
+MN = C04.588.322.455
+ST = T191
+MS = Tumors or cancer of the OVARY.
+UI = D010051
+"""
+MESH_SUPPLEMENTARY_BIN = """\
+*NEWRECORD
+RECTYPE = C
+NM = tooth agenesis, selective, 6
+SY = STHAG6|NLM (2009)|090917|abbcdef|
+HM = *Anodontia
+ST = T019
+NO = autosomal dominant; OMIM 613097
+UI = C567755
+"""
+MESH_DESCRIPTORS_XML = """\
+<?xml version="1.0"?>
+<!DOCTYPE DescriptorRecordSet SYSTEM "https://www.nlm.nih.gov/databases/dtd/nlmdescriptorrecordset_20250101.dtd">
+<DescriptorRecordSet LanguageCode = "eng">
+<DescriptorRecord DescriptorClass = "1">
+  <DescriptorUI>D001943</DescriptorUI>
+  <DescriptorName><String>Breast Neoplasms</String></DescriptorName>
+  <TreeNumberList><TreeNumber>C04.588.180</TreeNumber><TreeNumber>C17.800.090.500</TreeNumber></TreeNumberList>
+  <ConceptList>
+    <Concept PreferredConceptYN="Y">
+      <ConceptUI>M0002781</ConceptUI>
+      <ConceptName><String>Breast Neoplasms</String></ConceptName>
+      <ScopeNote>Tumors or cancer of the human BREAST.</ScopeNote>
+      <TermList>
+        <Term ConceptPreferredTermYN="Y" IsPermutedTermYN="N" LexicalTag="NON" RecordPreferredTermYN="Y">
+          <TermUI>T005249</TermUI><String>Breast Neoplasms</String></Term>
+        <Term ConceptPreferredTermYN="N" IsPermutedTermYN="N" LexicalTag="NON" RecordPreferredTermYN="N">
+          <TermUI>T005250</TermUI><String>Breast Cancer</String></Term>
+      </TermList>
+    </Concept>
+  </ConceptList>
+</DescriptorRecord>
+</DescriptorRecordSet>
+"""
+# CTD_chemicals.tsv: ChemicalName, ChemicalID, CasRN, Definition, ParentIDs,
+# TreeNumbers, ParentTreeNumbers, Synonyms
+CTD_CHEMICALS = """\
+# Comparative Toxicogenomics Database (CTD) - http://ctdbase.org/
+# Fields:
+# ChemicalName\tChemicalID\tCasRN\tDefinition\tParentIDs\tTreeNumbers\tParentTreeNumbers\tSynonyms
+#
+Doxorubicin\tMESH:D004317\t23214-92-8\tAntineoplastic antibiotic obtained from Streptomyces peucetius.\tMESH:D000903\tD02.455.326.271.665.202.495.500|D04.615.638.325\tD02.455.326.271.665.202.495|D04.615.638\tAdriamycin|Adriblastin
+Cisplatin\tMESH:D002945\t15663-27-1\tAn inorganic platinum compound.\tMESH:D017673\tD01.210.375.250|D01.710.100.250\tD01.210.375|D01.710.100\tcis-Diamminedichloroplatinum(II)|Platinol
+"""
+MONDO_OBO = """\
+format-version: 1.2
+ontology: mondo
+
+[Term]
+id: MONDO:0007254
+name: breast cancer
+namespace: disease_and_phenotype
+def: "A primary or metastatic malignant neoplasm involving the breast." [MONDO:sssom]
+synonym: "malignant neoplasm of breast" EXACT []
+xref: MESH:D001943
+"""
+
+
+@pytest.mark.parametrize("name, content, format", [
+    ("d2025.bin", MESH_DESCRIPTORS_BIN, "mesh"),
+    ("desc2025.xml", MESH_DESCRIPTORS_XML, "mesh"),
+    ("c2025.bin.gz", MESH_SUPPLEMENTARY_BIN, "mesh"),
+    ("CTD_chemicals.tsv.gz", CTD_CHEMICALS, "ctd-chemicals"),
+    ("mondo.obo", MONDO_OBO, "obo"),
+    ("CTD_diseases.tsv", CTD_TSV, "medic"),
+    ("medic_06Jul2012.txt", MEDIC_PIPES, "medic"),
+    ("MRCONSO.RRF", MRCONSO, "umls"),
+    ("kb.jsonl", SCISPACY, "scispacy"),
+    ("train_dictionary.txt", "D001943||breast cancer\n", "biosyn"),
+])
+def test_each_format_is_detected_and_read(tmp_path, name, content, format):
+    import gzip
+
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(content.encode("utf-8")) if name.endswith(".gz") else content.encode("utf-8"))
+    assert detect_format(path) == format
+    dictionary, read_as = read_vocabulary_file(path)
+    assert read_as == format and len(dictionary)
+
+
+def test_mesh_keeps_names_as_written_types_and_scope_notes(tmp_path):
+    for name, content in (("d2025.bin", MESH_DESCRIPTORS_BIN), ("desc2025.xml", MESH_DESCRIPTORS_XML)):
+        kb = KnowledgeBase(read_mesh(write(tmp_path, name, content)))
+        breast = kb.cui_to_entity["D001943"]
+        assert (breast.canonical_name, breast.definition) == ("Breast Neoplasms", "Tumors or cancer of the human BREAST.")
+        assert {"C04.588.180", "C17.800.090.500"} <= set(breast.types)
+        assert "breast cancer" in breast.aliases
+    bin_kb = KnowledgeBase(read_mesh(write(tmp_path, "d.bin", MESH_DESCRIPTORS_BIN)))
+    assert bin_kb.cui_to_entity["D001943"].types[0] == "T191"  # the semantic type first
+    assert set(bin_kb.cui_to_entity["D001943"].aliases) == {"breast cancer", "mammary carcinoma human", "tumors breast"}
+    tooth = KnowledgeBase(read_mesh(write(tmp_path, "c.bin", MESH_SUPPLEMENTARY_BIN))).cui_to_entity["C567755"]
+    assert (tooth.canonical_name, tooth.aliases, tooth.types) == ("tooth agenesis, selective, 6", ("sthag6",), ("T019",))
+    assert tooth.definition == "autosomal dominant; OMIM 613097"
+
+
+def test_ctd_chemicals_and_obo_keep_their_definitions_and_types(tmp_path):
+    doxorubicin = KnowledgeBase(read_ctd_chemicals(write(tmp_path, "CTD_chemicals.tsv", CTD_CHEMICALS))).cui_to_entity["MESH:D004317"]
+    assert doxorubicin.concept_id == "MESH:D004317" and doxorubicin.canonical_name == "Doxorubicin"
+    assert doxorubicin.types == ("D02.455.326.271.665.202.495.500", "D04.615.638.325")
+    assert doxorubicin.definition.startswith("Antineoplastic antibiotic") and "adriamycin" in doxorubicin.aliases
+    breast = KnowledgeBase(read_obo(write(tmp_path, "mondo.obo", MONDO_OBO))).cui_to_entity["MONDO:0007254"]
+    assert breast.types == ("disease_and_phenotype",)
+    assert breast.definition == "A primary or metastatic malignant neoplasm involving the breast."
+
+
+def test_a_vocabulary_named_by_url_is_fetched_once_into_the_cache(tmp_path, monkeypatch):
+    import functools
+    import http.server
+    import threading
+
+    served = tmp_path / "served"
+    served.mkdir()
+    write(served, "CTD_chemicals.tsv", CTD_CHEMICALS)
+    requests = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            requests.append(self.path)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(served)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("SPACY_BIOSYN_CACHE", str(tmp_path / "cache"))
+    url = f"http://127.0.0.1:{server.server_address[1]}/CTD_chemicals.tsv"
+    try:
+        first, format = read_vocabulary_file(url)
+        second = read_ctd_chemicals(url)
+    finally:
+        server.shutdown()
+    assert format == "ctd-chemicals" and list(first.names) == list(second.names) and "doxorubicin" in first
+    assert requests == ["/CTD_chemicals.tsv"]  # the second read came from the cache
+    assert [p.name.endswith("-CTD_chemicals.tsv") for p in (tmp_path / "cache").iterdir()] == [True]

@@ -12,13 +12,14 @@ Names and concepts are packed into UTF-8 buffers: a Python str costs about
 names) is gigabytes of memory spent on object headers.
 """
 import hashlib
+import json
 import operator
 import re
 from array import array
 from functools import cached_property
 from itertools import chain
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union, overload
+from typing import Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 
@@ -27,6 +28,16 @@ from ..preprocess.text import normalize, numbered_lines
 
 # One concept's IDs, preferred first.
 Concept = Tuple[str, ...]
+
+
+class ConceptDetails(NamedTuple):
+    """What a vocabulary says of a concept beyond its names: its name as the
+    vocabulary writes it, its types (semantic types, tree numbers, an OBO
+    namespace) and its definition ("" where it gives none)."""
+
+    name: str
+    types: Tuple[str, ...] = ()
+    definition: str = ""
 
 # The ID namespaces of NCBI Disease and BC5CDR's gold annotations: MeSH
 # (descriptors D..., supplementary concepts C...), then OMIM. Measured on
@@ -158,6 +169,8 @@ class Dictionary:
     def _set(self, names: "PackedStrings", fields: "PackedStrings") -> None:
         if len(names) != len(fields):
             raise ValueError(f"{len(names)} names but {len(fields)} concept lists")
+        # A concept's ConceptDetails by the ID its vocabulary leads with, where the vocabulary has them.
+        self.details: Dict[str, ConceptDetails] = {}
         self.names = names
         self.concepts = _PackedConcepts(fields)
         self.cuis = _AllIds(fields)
@@ -281,7 +294,13 @@ class Dictionary:
         normalized: the dictionary's own already are."""
         own = ((ids, name) for name, concepts in zip(self.names, self.concepts) for ids in concepts)
         extra = ((split_cuis(field), normalize(name)) for field, name in pairs)
-        return Dictionary._merged(chain(own, extra))
+        return Dictionary._merged(chain(own, extra)).with_details(self.details)
+
+    def with_details(self, details: Mapping[str, ConceptDetails]) -> "Dictionary":
+        """Attach what the vocabulary says of its concepts (by the ID each
+        concept leads with there); returns this dictionary."""
+        self.details = dict(details)
+        return self
 
     def with_preferred_ids(self, usage: Mapping[str, int]) -> "Dictionary":
         """A new dictionary ordered by how an annotated corpus uses the IDs.
@@ -300,7 +319,7 @@ class Dictionary:
         def ranked(concepts: Sequence[Concept]) -> List[Concept]:
             return sorted(map(reordered, concepts), key=lambda ids: -usage.get(bare_id(ids[0]), 0))
 
-        return Dictionary(self.names, (ranked(concepts) for concepts in self.concepts))
+        return Dictionary(self.names, (ranked(concepts) for concepts in self.concepts)).with_details(self.details)
 
     def pairs(self) -> Iterator[Tuple[str, str]]:
         """(ID field, name) of every concept of every name, in order, as
@@ -370,6 +389,34 @@ def _checked_entries(path: Path) -> Iterator[Tuple[Concept, str]]:
             f"{path}: no ID in the file holds a digit, so these are not 'CUI||name' lines (a spelling "
             "corrections file, 'misspelling||correction', looks alike: give it as `corrections`)"
         )
+
+
+def write_details(path: Path, details: Mapping[str, ConceptDetails]) -> None:
+    """One JSON line per concept, `{"id", "name", "types", "definition"}`; no
+    file where there are none (a BioSyn `CUI||name` dictionary)."""
+    path = Path(path)
+    if not details:
+        path.unlink(missing_ok=True)
+        return
+    with path.open("w", encoding="utf-8") as f:
+        for cui, (name, types, definition) in details.items():
+            f.write(json.dumps({"id": cui, "name": name, "types": list(types), "definition": definition}, ensure_ascii=False) + "\n")
+
+
+def read_details(path: Path) -> Dict[str, ConceptDetails]:
+    """What `write_details` wrote; {} where no file is."""
+    path = Path(path)
+    if not path.exists():
+        return {}
+    details = {}
+    with path.open(encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            try:
+                record = json.loads(line)
+                details[record["id"]] = ConceptDetails(record["name"], tuple(record["types"]), record["definition"])
+            except (ValueError, KeyError, TypeError):
+                raise DictionaryError(f"{path}, line {number}: not a saved concept ({line[:80]!r}); save the pipeline again") from None
+    return details
 
 
 def bare_id(cui: str) -> str:

@@ -6,9 +6,11 @@ MEDIC's `D001943|114480` on one name and `D001943` alone on another are one
 disease. Any of its IDs finds it, with or without a namespace (`MESH:D001943`
 finds `D001943`). Names are the ones the linker searches: normalized, and
 including synonyms added to the dictionary. A concept's canonical name is
-the first of its names that no other concept shares (MEDIC lists "HPP"
-under two diseases before one of them is named), else its first. Semantic types and definitions are not
-kept: the dictionary holds names and IDs only.
+the name its vocabulary gives it, as written there, where the reader keeps
+it (every reader but BioSyn's `CUI||name`, whose names are normalized
+already); else the first of its names that no other concept shares (MEDIC
+lists "HPP" under two diseases before one of them is named), else its
+first. Types and definition are the vocabulary's where it has them.
 """
 from typing import Dict, Iterator, List, Mapping, NamedTuple, Optional, Set, Tuple
 
@@ -16,10 +18,14 @@ from .dictionary import Concept, Dictionary, bare_id
 
 
 class Entity(NamedTuple):
+    """scispaCy's Entity, field for field, plus every ID of the concept."""
+
     concept_id: str  # the preferred ID: what span._.cui reports
+    canonical_name: str  # as the vocabulary writes it
+    aliases: Tuple[str, ...]  # its other names (normalized, as searched), in dictionary order
+    types: Tuple[str, ...]  # semantic types, tree numbers or namespace, where the vocabulary has them
+    definition: str  # "" where the vocabulary has none
     ids: Concept  # the IDs its canonical name has, preferred first
-    canonical_name: str  # the concept's first name that is its own
-    aliases: Tuple[str, ...]  # its other names with no IDs beyond those, in dictionary order
 
 
 class ConceptLookup(Mapping[str, Entity]):
@@ -46,7 +52,10 @@ class ConceptLookup(Mapping[str, Entity]):
             name for name, own, _ in rows
             if name != canonical[0] and any(set(concept) <= set(ids) for concept in own)
         )
-        return Entity(preferred, ids, canonical[0], aliases)
+        details = next((self.dictionary.details[i] for i in ids if i in self.dictionary.details), None)
+        if details is None:
+            return Entity(preferred, canonical[0], aliases, (), "", ids)
+        return Entity(preferred, details.name, aliases, details.types, details.definition, ids)
 
     def _preferred_id(self, cui: str) -> Optional[str]:
         """The preferred ID of the concept that `cui` (or, if not found, its

@@ -21,12 +21,14 @@ from ..checks import is_whole_number
 from ..encoders.base import Encoder
 from ..errors import DictionaryError, MismatchError
 from ..storage import file_sha256, read_saved_json
-from .dictionary import Concept, Dictionary
+from .dictionary import Concept, Dictionary, read_details, write_details
 from .index import SPARSE_FILE as _SPARSE_FILE
 from .index import ExactIndex, SearchIndex
 from .knowledge_base import KnowledgeBase
 from .sparse import SparseEncoder
 
+# What the vocabulary says of each concept (names as written, types, definitions).
+DETAILS_FILE = "concepts.jsonl"
 # Names re-encoded at load time to prove the saved vectors came from this encoder.
 _N_PROBES = 8
 _PROBE_MIN_COSINE = 0.99
@@ -286,6 +288,7 @@ class Linker:
             self.synonyms.to_file(path / "synonyms.txt")
         else:
             (path / "synonyms.txt").unlink(missing_ok=True)
+        write_details(path / DETAILS_FILE, self.dictionary.details)
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "Linker":
         path = Path(path)
@@ -312,7 +315,7 @@ class Linker:
             self.encoder.from_disk(path / "encoder")
         self.index.from_disk(path / "index")
         self._check_saved_state(path, dictionary, meta)
-        self.dictionary = dictionary
+        self.dictionary = dictionary.with_details(read_details(path / DETAILS_FILE))
         self.synonyms = None
         if (path / "synonyms.txt").exists():
             self.synonyms = Dictionary.from_file(path / "synonyms.txt")

@@ -14,12 +14,21 @@ import json
 import re
 from functools import partial
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
+from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
 from spacy.util import registry
 
+from ..downloads import cached_path
 from ..preprocess.text import numbered_lines
-from .dictionary import DEFAULT_ID_PREFERENCE, Concept, Dictionary, DictionaryError, IdPreference, checked_id
+from .dictionary import (
+    DEFAULT_ID_PREFERENCE,
+    Concept,
+    ConceptDetails,
+    Dictionary,
+    DictionaryError,
+    IdPreference,
+    checked_id,
+)
 
 PathLike = Union[str, Path]
 Entries = Iterator[Tuple[Concept, str]]
@@ -31,11 +40,77 @@ def read_vocabulary(source: Union[PathLike, VocabularyReader]) -> Dictionary:
     return source() if callable(source) else read_biosyn(source)
 
 
-def _dictionary(path: Path, entries: Iterable[Tuple[Concept, str]]) -> Dictionary:
+def vocabulary_formats() -> Dict[str, Callable[[PathLike], Dictionary]]:
+    """Each format `build --format` names, and its reader with its defaults."""
+    from .mesh import read_mesh
+
+    return {
+        "biosyn": read_biosyn, "medic": read_medic, "ctd-chemicals": read_ctd_chemicals, "umls": read_umls,
+        "obo": read_obo, "mesh": read_mesh, "scispacy": read_scispacy_kb,
+    }
+
+
+def detect_format(source: PathLike) -> str:
+    """The format of a vocabulary file, by its name, else its first line."""
+    path = cached_path(source)
+    name = path.name.lower().removesuffix(".gz")
+    by_name = {"mrconso": "umls", "ctd_chemicals": "ctd-chemicals", "ctd_diseases": "medic", "medic": "medic"}
+    found = next((fmt for key, fmt in by_name.items() if key in name), None)
+    if found:
+        return found
+    if name.endswith(".obo"):
+        return "obo"
+    first = next((line for _, line in numbered_lines(path)), "")
+    if first.startswith("{") or name.endswith(".jsonl"):
+        return "scispacy"
+    if first.startswith("*NEWRECORD") or "DescriptorRecordSet" in first or "SupplementalRecordSet" in first or (
+        first.startswith("<?xml") and name.startswith(("desc", "supp"))
+    ):
+        return "mesh"
+    if first.startswith("format-version:"):
+        return "obo"
+    if first.startswith("#") or "\t" in first or "|" in first.partition("||")[2]:
+        return "medic"  # CTD's TSV, or BioSyn's copy of MEDIC: IDs||Name|Synonym
+    return "biosyn"
+
+
+# Each format's registered reader, and the name of its file argument.
+READERS = {
+    "biosyn": ("spacy_biosyn.BiosynDictionary.v1", "path"), "medic": ("spacy_biosyn.MedicVocabulary.v1", "path"),
+    "ctd-chemicals": ("spacy_biosyn.CtdChemicals.v1", "path"), "umls": ("spacy_biosyn.UmlsVocabulary.v1", "mrconso"),
+    "obo": ("spacy_biosyn.OboVocabulary.v1", "path"), "mesh": ("spacy_biosyn.MeshVocabulary.v1", "path"),
+    "scispacy": ("spacy_biosyn.ScispacyKb.v1", "path"),
+}
+
+
+def reader_block(source: PathLike, format: Optional[str] = None) -> Tuple[dict, str]:
+    """The config block that reads `source` (a path or URL) in `format`,
+    detected when None, and the format."""
+    if format is not None and format not in READERS:
+        raise DictionaryError(f"format {format!r}: expected one of {', '.join(READERS)}")
+    format = format or detect_format(source)
+    name, argument = READERS[format]
+    return {"@readers": name, argument: str(source)}, format
+
+
+def read_vocabulary_file(source: PathLike, format: Optional[str] = None) -> Tuple[Dictionary, str]:
+    """A vocabulary file (or URL) in `format`, detected when None; returns
+    the dictionary and the format read."""
+    formats = vocabulary_formats()
+    if format is not None and format not in formats:
+        raise DictionaryError(f"format {format!r}: expected one of {', '.join(formats)}")
+    format = format or detect_format(source)
+    return formats[format](source), format
+
+
+def _dictionary(
+    path: Path, entries: Iterable[Tuple[Concept, str]], details: Optional[Dict[str, ConceptDetails]] = None
+) -> Dictionary:
+    """The entries' dictionary, with `details`, which the entries fill as they are read."""
     dictionary = Dictionary.from_entries(entries)
     if not len(dictionary):
         raise DictionaryError(f"{path}: the vocabulary has no names")
-    return dictionary
+    return dictionary.with_details(details or {})
 
 
 # BioSyn `CUI||name` ---------------------------------------------------------
@@ -43,6 +118,7 @@ def _dictionary(path: Path, entries: Iterable[Tuple[Concept, str]]) -> Dictionar
 
 def read_biosyn(path: PathLike, preferred_ids: Sequence[str] = DEFAULT_ID_PREFERENCE) -> Dictionary:
     """One `ID|ID||name` line per concept name."""
+    path = cached_path(path)
     return Dictionary.from_file(path, IdPreference(preferred_ids))
 
 
@@ -54,9 +130,25 @@ def biosyn_dictionary(path: str, preferred_ids: List[str] = list(DEFAULT_ID_PREF
 
 # MEDIC ---------------------------------------------------------------------
 
+class _CtdColumns(NamedTuple):
+    """Where a CTD vocabulary keeps each field, and what to call it."""
+
+    file: str
+    n: int  # columns; the last may be missing
+    name: int
+    id: int
+    alt_ids: Optional[int]
+    definition: int
+    tree_numbers: int
+    synonyms: int
+
+
 # CTD_diseases.tsv: DiseaseName, DiseaseID, AltDiseaseIDs, Definition,
 # ParentIDs, TreeNumbers, ParentTreeNumbers, Synonyms, SlimMappings.
-_CTD_COLUMNS = 9
+_CTD_DISEASES = _CtdColumns("CTD_diseases.tsv's DiseaseName, DiseaseID, AltDiseaseIDs, ..., Synonyms", 9, 0, 1, 2, 3, 5, 7)
+# CTD_chemicals.tsv: ChemicalName, ChemicalID, CasRN, Definition, ParentIDs,
+# TreeNumbers, ParentTreeNumbers, Synonyms.
+_CTD_CHEMICALS = _CtdColumns("CTD_chemicals.tsv's ChemicalName, ChemicalID, CasRN, Definition, ..., Synonyms", 8, 0, 1, None, 3, 5, 7)
 
 
 def read_medic(path: PathLike, preferred_ids: Sequence[str] = DEFAULT_ID_PREFERENCE) -> Dictionary:
@@ -66,17 +158,21 @@ def read_medic(path: PathLike, preferred_ids: Sequence[str] = DEFAULT_ID_PREFERE
     - BioSyn's copy (`medic_06Jul2012.txt`): `IDs||Name|Synonym|...`, one
       concept a line, whose IDs carry no order and are sorted by `preferred_ids`.
     """
-    path = Path(path)
+    path = cached_path(path)
     first = next((line for _, line in _uncommented_lines(path)), "")
-    entries = _ctd_entries(path) if "\t" in first else _medic_pipes_entries(path, IdPreference(preferred_ids))
-    return _dictionary(path, entries)
+    details: Dict[str, ConceptDetails] = {}
+    if "\t" in first:
+        entries = _ctd_entries(path, _CTD_DISEASES, details)
+    else:
+        entries = _medic_pipes_entries(path, IdPreference(preferred_ids), details)
+    return _dictionary(path, entries, details)
 
 
 def _uncommented_lines(path: Path) -> Iterator[Tuple[int, str]]:
     return ((number, line) for number, line in numbered_lines(path) if not line.startswith("#"))
 
 
-def _medic_pipes_entries(path: Path, preference: IdPreference) -> Entries:
+def _medic_pipes_entries(path: Path, preference: IdPreference, details: Dict[str, ConceptDetails]) -> Entries:
     for number, line in _uncommented_lines(path):
         where = f"{path}, line {number}"
         ids, sep, names = line.partition("||")
@@ -84,22 +180,44 @@ def _medic_pipes_entries(path: Path, preference: IdPreference) -> Entries:
         if not sep or not all(i.strip() for i in ids.split("|")) or not all(n.strip() for n in names.split("|")):
             raise DictionaryError(f"{where}: expected 'ID|ID||Name|Synonym|...', found {line[:80]!r}")
         concept = preference(tuple(checked_id(i.strip(), where) for i in ids.split("|")))
+        details.setdefault(concept[0], ConceptDetails(names.split("|")[0].strip()))
         for name in names.split("|"):
             yield concept, name
 
 
-def _ctd_entries(path: Path) -> Entries:
+def _ctd_entries(path: Path, columns: _CtdColumns, details: Dict[str, ConceptDetails]) -> Entries:
     for number, line in _uncommented_lines(path):
         fields = line.split("\t")
-        if len(fields) < _CTD_COLUMNS - 1 or not fields[0].strip() or not fields[1].strip():
+        fields += [""] * (columns.n - len(fields)) if len(fields) == columns.n - 1 else []  # the last column may be cut
+        if len(fields) != columns.n or not fields[columns.name].strip() or not fields[columns.id].strip():
             raise DictionaryError(
-                f"{path}, line {number}: expected CTD_diseases.tsv's tab-separated DiseaseName, "
-                f"DiseaseID, AltDiseaseIDs, ..., Synonyms; found {line[:80]!r}"
+                f"{path}, line {number}: expected {columns.file} ({columns.n} tab-separated columns); "
+                f"found {line[:80]!r}"
             )
         where = f"{path}, line {number}"
-        concept = tuple(dict.fromkeys(checked_id(i, where) for i in [fields[1].strip(), *_pipe_list(fields[2])]))
-        for name in [fields[0], *_pipe_list(fields[7])]:
-            yield concept, name
+        alt_ids = _pipe_list(fields[columns.alt_ids]) if columns.alt_ids is not None else []
+        concept = tuple(dict.fromkeys(checked_id(i, where) for i in [fields[columns.id].strip(), *alt_ids]))
+        name = fields[columns.name].strip()
+        details[concept[0]] = ConceptDetails(
+            name, tuple(_pipe_list(fields[columns.tree_numbers])), fields[columns.definition].strip()
+        )
+        for alias in [name, *_pipe_list(fields[columns.synonyms])]:
+            yield concept, alias
+
+
+def read_ctd_chemicals(path: PathLike) -> Dictionary:
+    """CTD's chemical vocabulary (`CTD_chemicals.tsv`, gzip-compressed or
+    not), the one BioSyn's BC5CDR-Chemical results were measured on:
+    ChemicalID (`MESH:D004317`) is the ID, ChemicalName and Synonyms the
+    names, TreeNumbers the types, Definition the definition."""
+    path = cached_path(path)
+    details: Dict[str, ConceptDetails] = {}
+    return _dictionary(path, _ctd_entries(path, _CTD_CHEMICALS, details), details)
+
+
+@registry.readers("spacy_biosyn.CtdChemicals.v1")
+def ctd_chemicals(path: str) -> VocabularyReader:
+    return partial(read_ctd_chemicals, path)
 
 
 def _pipe_list(field: str) -> List[str]:
@@ -135,7 +253,7 @@ def read_umls(
     their SAB in `sources`. With `mrsty` and `semantic_types` (TUIs such
     as T047, or names such as "Disease or Syndrome"), only concepts of
     those types are kept."""
-    mrconso = Path(mrconso)
+    mrconso = cached_path(mrconso)
     if (mrsty is None) != (semantic_types is None):
         raise ValueError("read_umls: give both mrsty and semantic_types, or neither")
     wanted_cuis = _cuis_of_types(Path(mrsty), set(semantic_types)) if mrsty is not None else None
@@ -164,8 +282,16 @@ def read_umls(
         for row in kept_rows():
             if row[_SAB] in alt_id_sources and row[_CODE]:
                 alt_ids.setdefault(row[_CUI], {})[f"{row[_SAB]}:{row[_CODE]}"] = None
-    entries = (((row[_CUI], *alt_ids.get(row[_CUI], ())), row[_STR]) for row in kept_rows())
-    return _dictionary(mrconso, entries)
+    details: Dict[str, ConceptDetails] = {}
+
+    def entries() -> Entries:
+        for row in kept_rows():
+            # The concept's name: its preferred atom's string (TS P, STT PF, ISPREF Y), else its first.
+            if row[_CUI] not in details or (row[2], row[4], row[6]) == ("P", "PF", "Y"):
+                details[row[_CUI]] = ConceptDetails(row[_STR])
+            yield (row[_CUI], *alt_ids.get(row[_CUI], ())), row[_STR]
+
+    return _dictionary(mrconso, entries(), details)
 
 
 def _cuis_of_types(mrsty: Path, types: Set[str]) -> Set[str]:
@@ -197,6 +323,7 @@ def umls_vocabulary(
 # OBO -----------------------------------------------------------------------
 
 _SYNONYM = re.compile(r'^"((?:[^"\\]|\\.)*)"\s*(EXACT|RELATED|BROAD|NARROW)?\b')
+_QUOTED = re.compile(r'^"((?:[^"\\]|\\.)*)"')
 _TAG = re.compile(r"^([A-Za-z_-]+):\s?(.*)$")
 
 
@@ -208,9 +335,12 @@ def read_obo(
     """[Term] stanzas of an OBO ontology (MONDO, DOID, HPO): `id` is primary,
     `alt_id`s and the xrefs whose prefix is in `xref_prefixes` (e.g. MESH,
     OMIM) follow; names are `name` and the synonyms of `synonym_scopes`
-    (BROAD and NARROW ones name other concepts). Obsolete terms are skipped."""
-    path = Path(path)
-    return _dictionary(path, (entry for term in _obo_terms(path) for entry in term.entries(synonym_scopes, xref_prefixes)))
+    (BROAD and NARROW ones name other concepts). Obsolete terms are skipped.
+    A term's `namespace` is its type and its `def` its definition."""
+    path = cached_path(path)
+    details: Dict[str, ConceptDetails] = {}
+    entries = (entry for term in _obo_terms(path) for entry in term.entries(synonym_scopes, xref_prefixes, details))
+    return _dictionary(path, entries, details)
 
 
 class _OboTerm:
@@ -220,15 +350,19 @@ class _OboTerm:
         self.alt_ids: List[str] = []
         self.xrefs: List[str] = []
         self.names: List[Tuple[str, str]] = []  # (scope, name); the name's scope is "NAME"
+        self.namespace = ""
+        self.definition = ""
         self.obsolete = False
 
-    def entries(self, scopes: Sequence[str], xref_prefixes: Sequence[str]) -> Entries:
+    def entries(self, scopes: Sequence[str], xref_prefixes: Sequence[str], details: Dict[str, ConceptDetails]) -> Entries:
         if self.id is None:
             raise DictionaryError(f"{self.where}: a [Term] stanza without an id")
         if self.obsolete:
             return
         xrefs = [x for x in self.xrefs if x.partition(":")[0] in xref_prefixes]
         concept = tuple(dict.fromkeys([self.id, *self.alt_ids, *xrefs]))
+        name = next((name for scope, name in self.names if scope == "NAME"), "")
+        details[self.id] = ConceptDetails(name, (self.namespace,) if self.namespace else (), self.definition)
         for scope, name in self.names:
             if scope == "NAME" or scope in scopes:
                 yield concept, name
@@ -268,6 +402,11 @@ def _obo_terms(path: Path) -> Iterator[_OboTerm]:
             term.names.append((scope or "RELATED", re.sub(r"\\(.)", r"\1", text)))
         elif tag == "is_obsolete":
             term.obsolete = bare == "true"
+        elif tag == "namespace":
+            term.namespace = bare
+        elif tag == "def":
+            quoted = _QUOTED.match(value)  # "text" [references]
+            term.definition = re.sub(r"\\(.)", r"\1", quoted.group(1)) if quoted else value
     if term is not None:
         yield term
 
@@ -286,13 +425,14 @@ def read_scispacy_kb(path: PathLike, types: Optional[Sequence[str]] = None) -> D
     """scispaCy's knowledge-base JSONL (`concept_id`, `canonical_name`,
     `aliases`, `types`): the concept_id is the ID, the canonical name and
     aliases its names; with `types`, only concepts of one of those types."""
-    path = Path(path)
+    path = cached_path(path)
     if isinstance(types, str):
         types = [types]  # one type, not a set of its characters
-    return _dictionary(path, _scispacy_entries(path, None if types is None else set(types)))
+    details: Dict[str, ConceptDetails] = {}
+    return _dictionary(path, _scispacy_entries(path, None if types is None else set(types), details), details)
 
 
-def _scispacy_entries(path: Path, types: Optional[Set[str]]) -> Entries:
+def _scispacy_entries(path: Path, types: Optional[Set[str]], details: Dict[str, ConceptDetails]) -> Entries:
     for number, line in numbered_lines(path):
         try:
             concept = json.loads(line)
@@ -308,6 +448,8 @@ def _scispacy_entries(path: Path, types: Optional[Set[str]]) -> Entries:
             ) from None
         checked_id(cui, f"{path}, line {number}")
         if types is None or types.intersection(concept_types):
+            definition = concept.get("definition")
+            details[cui] = ConceptDetails(canonical, tuple(concept_types), definition if isinstance(definition, str) else "")
             for name in [canonical, *aliases]:
                 yield (cui,), name
 
