@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 
 MAX_K = 5
+INDEXES = {"exact": "spacy_biosyn.ExactIndex.v2", "faiss": "spacy_biosyn.FaissIndex.v1"}
 DICTIONARY_HELP = "The vocabulary: a file or its URL (fetched once into a cache), in --format"
 FORMAT_HELP = "biosyn, medic, ctd-chemicals, umls, obo, mesh or scispacy (default: detected from the file, and said)"
 ROUTE_HELP = (
@@ -30,11 +31,17 @@ ROUTE_HELP = (
 @app.command()
 def build(
     output_dir: Path = typer.Argument(..., help="Folder for the spaCy pipeline"),
-    encoder: str = typer.Option(..., help="Hugging Face model name or local folder"),
     dictionary: str = typer.Option(..., help=DICTIONARY_HELP),
+    encoder: Optional[str] = typer.Option(None, help="Hugging Face model name or local folder"),
+    from_biosyn: Optional[str] = typer.Option(
+        None, help="A checkpoint saved by BioSyn's code (folder or Hugging Face name): its encoder, with its lambda"
+    ),
     format: Optional[str] = typer.Option(None, help=FORMAT_HELP),
-    pooling: Optional[str] = typer.Option(None, help="cls or mean"),
-    similarity: Optional[str] = typer.Option(None, help="cosine or dot"),
+    pooling: Optional[str] = typer.Option(None, help="cls or mean (default: cls, as BioSyn and SapBERT)"),
+    similarity: Optional[str] = typer.Option(None, help="cosine or dot (default: cosine; dot with --from-biosyn)"),
+    device: Optional[str] = typer.Option(None, help="Where the encoder runs: auto (a GPU if there is one), cpu, cuda, cuda:1"),
+    batch_size: Optional[int] = typer.Option(None, help="Names encoded at once"),
+    index: str = typer.Option("exact", help="exact (every name scored), or faiss for millions of names (extra faiss)"),
     sparse_weight: Optional[float] = typer.Option(None, help="lambda in S = dense + lambda * sparse"),
     top_k: Optional[int] = typer.Option(None, help="Candidates kept per mention"),
     synonyms: List[Path] = typer.Option(
@@ -49,19 +56,35 @@ def build(
     ),
     lang: str = typer.Option("en", help="Language of the blank pipeline"),
 ) -> None:
-    """Build a pipeline whose linker indexes DICTIONARY with ENCODER (no training)."""
+    """Build a pipeline whose linker indexes DICTIONARY with ENCODER, or
+    with the encoder and lambda of a BioSyn checkpoint (no training)."""
     import spacy
 
     from .kb.vocabularies import reader_block
 
+    if (encoder is None) == (from_biosyn is None):
+        raise typer.BadParameter("give one of --encoder and --from-biosyn", param_hint="--encoder")
+    if index not in INDEXES:
+        raise typer.BadParameter(f"{index!r}: choose one of {', '.join(INDEXES)}", param_hint="--index")
     vocabulary, format = _vocabulary(dictionary, format, reader_block)
+    encoder_block = {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": encoder}
+    if from_biosyn is not None:
+        from .encoders.biosyn_checkpoint import PICKLED_TFIDF_FILE, read_biosyn_checkpoint
+
+        checkpoint = read_biosyn_checkpoint(from_biosyn)
+        encoder_block = checkpoint.encoder
+        sparse_weight = checkpoint.sparse_weight if sparse_weight is None else sparse_weight
+        msg.info(f"{from_biosyn}: BioSyn's [CLS] vectors and inner product, lambda {checkpoint.sparse_weight:.4f}")
+        if checkpoint.skipped_pickle:
+            msg.info(f"{PICKLED_TFIDF_FILE} is not read (unpickling runs code): the tf-idf is fitted on the dictionary, as BioSyn fits it")
     nlp = spacy.blank(lang)
     # Options left unset keep the component's and encoder's own defaults.
-    encoder_block = _given({"name": encoder, "pooling": pooling, "similarity": similarity})
+    encoder_block.update(_given({"pooling": pooling, "similarity": similarity, "device": device, "batch_size": batch_size}))
     config = _given({"sparse_weight": sparse_weight, "top_k": top_k})
     config.update(
         dictionary=vocabulary,
-        encoder={"@misc": "spacy_biosyn.TransformerEncoder.v1", **encoder_block},
+        encoder=encoder_block,
+        index={"@misc": INDEXES[index]},
         synonyms=[str(path) for path in synonyms],
         preferred_ids_from=[str(path) for path in preferred_ids_from],
         routes={label: str(path) for label, path in _routes(route).items()},
@@ -338,15 +361,21 @@ def train(
     ctx: typer.Context,
     config_path: Path = typer.Argument(..., exists=True, dir_okay=False, help="Training config"),
     output: Path = typer.Option(..., "--output", "-o", help="Folder for model-best, model-last and log.jsonl"),
-    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to train on; -1 for the CPU"),
+    gpu_id: Optional[int] = typer.Option(
+        None, "--gpu-id", "-g", help="GPU to train on; -1 for the CPU (default: the first GPU if there is one)"
+    ),
 ) -> None:
     """Train encoder and lambda with BioSyn's synonym marginalization. Any
     config value can be overridden, e.g. --paths.train DIR --training.epochs 5."""
+    import torch
     from spacy.cli._util import parse_config_overrides
     from spacy.util import load_config
 
     from .training import train as run_training
 
+    if gpu_id is None:
+        gpu_id = 0 if torch.cuda.is_available() else -1
+    msg.info(f"Training on {'GPU ' + str(gpu_id) if gpu_id >= 0 else 'the CPU'}")
     config = load_config(config_path, overrides=parse_config_overrides(ctx.args), interpolate=False)
     run_training(config, output, gpu_id)
 
@@ -436,14 +465,16 @@ DATA_SETTINGS = {"dictionary": None, "routes": {}, "synonyms": [], "preferred_id
 
 def _without_data_paths(nlp: "Language") -> None:
     """Once indexed, the pipeline holds its names, routes, synonyms and
-    encoder weights: its config.cfg keeps no path of this machine, only the
-    encoder's name (a local folder's last part), so that it loads anywhere
-    and says what it was built from."""
+    encoder weights: its config.cfg keeps no path or device of this machine,
+    only the encoder's name (a local folder's last part), so that it loads
+    anywhere and says what it was built from."""
     config = nlp.get_pipe_config(PIPE_NAME)
     config.update(DATA_SETTINGS)
     encoder = config.get("encoder")
     if isinstance(encoder, dict) and Path(str(encoder.get("name", ""))).is_absolute():
         encoder["name"] = Path(encoder["name"]).name
+    if isinstance(encoder, dict) and "device" in encoder:
+        encoder["device"] = "auto"  # --device was where this build ran: the pipeline loads on any machine
 
 
 def _check_output_dir(output_dir: Path) -> None:
