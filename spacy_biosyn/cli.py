@@ -100,6 +100,8 @@ def index(
     output_dir: Path = typer.Argument(..., help="Folder for the re-indexed pipeline"),
     dictionary: str = typer.Option(..., help=DICTIONARY_HELP),
     format: Optional[str] = typer.Option(None, help=FORMAT_HELP),
+    device: Optional[str] = typer.Option(None, help="Where a PyTorch encoder runs for this indexing: cpu, cuda, cuda:1"),
+    batch_size: Optional[int] = typer.Option(None, help="Names encoded at once"),
     preferred_ids_from: List[Path] = typer.Option(
         [], exists=True, help="Annotated corpora whose gold IDs pick each concept's preferred ID (repeatable)"
     ),
@@ -121,6 +123,7 @@ def index(
         routes.update((entry.stem, entry) for entry in sorted(routes_dir.iterdir()) if not entry.name.startswith("."))
     nlp = spacy.load(pipeline_dir)
     linker = nlp.get_pipe(PIPE_NAME)
+    _place_encoder(linker.linker.encoder, device, batch_size)
     if preferred_ids_from:
         linker.learn_preferred_ids(preferred_ids_from)
 
@@ -485,6 +488,21 @@ def _check_output_dir(output_dir: Path) -> None:
 def _is_pubtator(path: Path) -> bool:
     """A single file that is not a `.concept` file is read as PubTator."""
     return path.is_file() and path.suffix != ".concept"
+
+
+def _place_encoder(encoder, device: Optional[str], batch_size: Optional[int]) -> None:
+    """This run's device and batch size; the saved config keeps its own."""
+    if batch_size is not None:
+        if batch_size < 1:
+            raise typer.BadParameter(f"{batch_size}: must be at least 1", param_hint="--batch-size")
+        encoder.batch_size = batch_size
+    if device is not None:
+        if not hasattr(encoder, "device"):
+            raise typer.BadParameter(f"the {type(encoder).__name__} runs on the CPU only", param_hint="--device")
+        import torch
+
+        encoder.device = torch.device(device)
+        encoder.model.to(encoder.device)
 
 
 def _vocabulary(source: str, format: Optional[str], read: Callable):

@@ -222,7 +222,8 @@ def test_train_and_index_from_the_command_line(toy, disease_dictionary):
     bigger = tmp_path / "bigger.txt"
     bigger.write_text(open(disease_dictionary).read() + "D006938||familial hypercholesterolemia\n")
     result = CliRunner().invoke(
-        app, ["index", str(run / "model-best"), str(tmp_path / "served"), "--dictionary", str(bigger)]
+        app, ["index", str(run / "model-best"), str(tmp_path / "served"), "--dictionary", str(bigger),
+              "--device", "cpu", "--batch-size", "3"]
     )
     assert result.exit_code == 0, result.output
     linker = spacy.load(tmp_path / "served").get_pipe("biosyn_linker")
