@@ -39,7 +39,7 @@ def read_biosyn_checkpoint(source: Union[str, Path]) -> BiosynCheckpoint:
         raise BiosynError(f"{source}: no {SPARSE_WEIGHT_FILE}, so not a checkpoint saved by BioSyn (a BERT folder beside it)")
     try:
         weight = torch.load(weight_file, map_location="cpu", weights_only=True)
-        sparse_weight = float(torch.as_tensor(weight).reshape(-1)[0])
+        sparse_weight = float(torch.as_tensor(weight).detach().reshape(-1)[0])
     except Exception as error:  # noqa: BLE001: an unpickling refusal, a tensor of another shape, a cut file
         raise BiosynError(f"{weight_file}: not BioSyn's lambda, a one-element tensor ({type(error).__name__}: {error})") from None
     encoder = {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": str(source), "pooling": "cls", "similarity": "dot"}
