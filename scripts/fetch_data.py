@@ -69,21 +69,24 @@ def main(
 
 
 def dataset_folder(source: Path, dataset: str) -> Path:
-    """The folder holding the dataset's PARTS: <source>/<dataset>, or the
-    folder inside <source>/<dataset>.tar.gz that holds them, unpacked once
-    beside it (`spacy project assets` puts the raw abstracts in
-    <source>/<dataset>/raw/ too, so that folder alone says nothing)."""
+    """The folder holding the dataset's PARTS: <source>/<dataset>, once
+    <source>/<dataset>.tar.gz is unpacked into <source> when they are
+    missing there (`spacy project assets` puts the raw abstracts in
+    <source>/<dataset>/raw/ first, so that folder alone says nothing). The
+    source then has the layout of the shared data folder, which the example's
+    --data reads; an archive with another top folder is searched."""
     origin = source / dataset
     archive = source / f"{dataset}.tar.gz"
     if all((origin / part).exists() for part in PARTS) or not archive.exists():
         return origin
-    unpacked = source / f"{dataset}.unpacked"
-    if not unpacked.exists():
-        with tarfile.open(archive) as tar:
-            tar.extractall(unpacked, filter="data")  # no paths outside the folder, no devices
-        print(f"Unpacked {archive} to {unpacked}")
-    found = sorted(path.parent for path in unpacked.rglob(PARTS[0]) if path.is_dir())
-    return found[0] if found else unpacked
+    with tarfile.open(archive) as tar:
+        tops = sorted({Path(member.name).parts[0] for member in tar.getmembers() if Path(member.name).parts})
+        tar.extractall(source, filter="data")  # no paths outside the folder, no devices
+    print(f"Unpacked {archive} into {source}")
+    if all((origin / part).exists() for part in PARTS):
+        return origin
+    found = sorted(path.parent for top in tops for path in (source / top).rglob(PARTS[0]) if path.is_dir())
+    return found[0] if found else origin
 
 
 def annotated_names(pubtator: Path, label: str) -> List[Tuple[str, str]]:

@@ -77,6 +77,9 @@ def test_the_project_runs_from_its_own_assets(tmp_path, shared_data, dataset):
             capture_output=True, text=True, timeout=600,
         )
         assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    # the downloads now have the data folder's layout, which the example's --data reads
+    downloads = project / "assets" / "downloads" / dataset
+    assert (downloads / "train_dictionary.txt").exists() and (downloads / "processed_train").is_dir()
     assets = project / "assets" / dataset
     assert len(list((assets / "processed_dev").glob("*.concept"))) == len(list((shared_data / dataset / "processed_dev").glob("*.concept")))
     assert (assets / "raw_train.PubTator.txt").stat().st_size > 0
