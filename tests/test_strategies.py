@@ -144,13 +144,18 @@ def test_concept_scorers_link_through_the_pipe(tiny_encoder, disease_dictionary,
     assert first(nlp, "Huntington's chorea")[0] == "D006816"
 
 
-def test_nil_threshold_withholds_the_cui_but_keeps_the_candidates(tiny_encoder, disease_dictionary):
+def test_nil_threshold_takes_concepts_under_it_out_of_kb_ents_as_scispacy_does(tiny_encoder, disease_dictionary):
+    """kb_ents is [] exactly when cui is None, so the common
+    span._.kb_ents[0][0] idiom follows the NIL decision; names stay in candidates."""
     linked = make_nlp(tiny_encoder, disease_dictionary)
-    cautious = make_nlp(tiny_encoder, disease_dictionary, nil_threshold=1000.0)
     cui, kb_ents = first(linked, "Ovarian Cancer")
-    assert cui == "D010051"
-    assert first(cautious, "Ovarian Cancer") == (None, kb_ents)
-    assert first(make_nlp(tiny_encoder, disease_dictionary, nil_threshold=kb_ents[0][1]), "Ovarian Cancer")[0] == cui
+    assert cui == "D010051" and len(kb_ents) > 2
+    cautious = make_nlp(tiny_encoder, disease_dictionary, nil_threshold=1000.0)
+    doc = cautious(doc_with_ents(cautious, "Ovarian Cancer.", "Ovarian Cancer"))
+    assert (doc.ents[0]._.cui, doc.ents[0]._.kb_ents) == (None, []) and doc.ents[0]._.candidates
+    between = (kb_ents[1][1] + kb_ents[2][1]) / 2  # the second concept passes, the third does not
+    assert first(make_nlp(tiny_encoder, disease_dictionary, nil_threshold=between), "Ovarian Cancer") == (cui, kb_ents[:2])
+    assert first(make_nlp(tiny_encoder, disease_dictionary, nil_threshold=kb_ents[0][1]), "Ovarian Cancer") == (cui, kb_ents[:1])
 
 
 def test_drop_nil_removes_the_entities_left_without_an_id_and_round_trips(tiny_encoder, disease_dictionary, tmp_path):

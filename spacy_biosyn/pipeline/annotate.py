@@ -117,7 +117,7 @@ def annotate_span(
     last of them (at least `limit`); cui None (NIL) when the link score
     is below `nil_threshold`. `namespaced` rewrites the IDs of cui,
     kb_ents and concept_ids (namespaces.IdNamespaces); candidates keep
-    the dictionary's."""
+    the dictionary's. Under `nil_threshold` a concept leaves kb_ents."""
     ranked = [_concepts(part.candidates, limit) for part in parts]
     per_part = [concepts for concepts, _ in ranked]
     if namespaced is not None:
@@ -125,8 +125,15 @@ def annotate_span(
     shown = [part._replace(candidates=part.candidates[:depth]) for part, (_, depth) in zip(parts, ranked)]
     span._.parts = shown
     span._.candidates = [c for part in shown for c in part.candidates]
-    span._.kb_ents = interleaved_concepts(per_part)
     linked = is_linked(parts, nil_threshold)
+    # As scispaCy's threshold: a concept scored under nil_threshold leaves
+    # kb_ents (its names stay in candidates), so kb_ents is [] exactly when
+    # cui is None; the concepts cui joins always stay.
+    if not linked:
+        per_part = [[] for _ in per_part]
+    elif nil_threshold is not None:
+        per_part = [concepts[:1] + [c for c in concepts[1:] if c[1] >= nil_threshold] for concepts in per_part]
+    span._.kb_ents = interleaved_concepts(per_part)
     # A composite's cui joins its parts' best concepts (the corpus
     # convention); parts naming one concept give it once.
     span._.cui = "|".join(dict.fromkeys(concepts[0][0][0] for concepts in per_part)) if linked else None
