@@ -257,15 +257,22 @@ def test_an_encoder_setting_edited_into_the_config_is_refused(tiny_encoder, dise
         spacy.load(saved, config={"components": {"biosyn_linker": {"encoder": {"similarity": "dot"}}}})
 
 
-def test_settings_written_over_a_saved_state_are_refused_naming_config_cfg(nlp, saved):
-    # What a bare nlp.to_disk killed between config.cfg and the component
-    # leaves, and what an edit of the file does.
+def test_a_saved_config_takes_edits_of_runtime_settings_and_names_a_bound_one(nlp, saved):
+    """A spaCy user's first move: edit top_k or nil_threshold in config.cfg.
+    Settings the saved state was made with are refused, named."""
     config = saved / "config.cfg"
-    config.write_text(config.read_text().replace("top_k = 5", "top_k = 3"))
-    with pytest.raises(MismatchError, match=rf"{config}'s \[components.biosyn_linker\] is not the block"):
+    original = config.read_text()
+    assert "top_k = 5" in original and "nil_threshold = null" in original
+    config.write_text(original.replace("top_k = 5", "top_k = 2").replace("nil_threshold = null", "nil_threshold = 1000.0"))
+    edited = spacy.load(saved)
+    linker = edited.get_pipe("biosyn_linker")
+    assert (linker.top_k, linker.nil_threshold) == (2, 1000.0)
+    assert all(cui is None and kb_ents == [] for cui, kb_ents, _ in links(edited))
+    config.write_text(original.replace("sparse_weight = 10.0", "sparse_weight = 0.5"))
+    with pytest.raises(MismatchError, match=rf"{config}: \[components.biosyn_linker\] sparse_weight \(10.0 -> 0.5\) cannot change"):
         spacy.load(saved)
-    config.write_text(config.read_text().replace("top_k = 3", "top_k = 5"))
-    assert links(spacy.load(saved, config={"components": {"biosyn_linker": {"top_k": 3}}})) != links(nlp)
+    config.write_text(original)
+    assert links(spacy.load(saved)) == links(nlp)
 
 
 @pytest.mark.parametrize("weight", ["true", "[1]", "-5", "NaN"])

@@ -39,10 +39,10 @@ class SavedPipe(Protocol):
     reranker: Optional[CrossEncoderReranker]
 
 
-def _writers(pipe: SavedPipe, settings_sha256: Optional[str]) -> Dict[str, Callable[[Path], None]]:
+def _writers(pipe: SavedPipe, bound: Optional[dict]) -> Dict[str, Callable[[Path], None]]:
     routes = pipe.routes
     # The settings the state is saved under, where a pipeline's config.cfg says.
-    settings = {} if settings_sha256 is None else {"settings_sha256": settings_sha256}
+    settings = {} if bound is None else {"settings_sha256": _sha256(bound), "bound_settings": bound}
 
     def write_routes(path: Path) -> None:
         for i, label in enumerate(routes.labels):
@@ -73,7 +73,7 @@ def _readers(pipe: SavedPipe) -> Dict[str, Callable[[Path], None]]:
 
     def read_cfg(path: Path) -> None:
         cfg.update(_checked_cfg(path / "cfg"))
-        _check_settings(path, pipe.name, cfg.get("settings_sha256"))
+        _check_settings(path, pipe.name, cfg.get("settings_sha256"), cfg.get("bound_settings"))
         unsaved = [label for label in routes.labels if label not in cfg["routes"]]
         if unsaved:
             raise MismatchError(
@@ -124,7 +124,7 @@ def write_state(pipe: SavedPipe, path: Union[str, Path], exclude: Iterable[str])
     # nlp.to_disk writes config.cfg before the components: a save killed in
     # between leaves the new settings over the old state. The state records
     # the settings it was saved under, and a load refuses any other.
-    settings = _settings_sha256(Path(path).parent / "config.cfg", pipe.name)
+    settings = _bound_settings(_component_block(Path(path).parent / "config.cfg", pipe.name))
     with replaced_atomically(path) as staging:
         for field, write in _writers(pipe, settings).items():
             if field not in exclude:
@@ -192,6 +192,8 @@ def _checked_cfg(path: Path) -> dict:
     routes = cfg.get("routes")
     if not isinstance(routes, list) or not all(isinstance(label, str) for label in routes):
         raise SavedStateError(f"{path}: routes must be a list of labels, found {routes!r:.80}")
+    if not isinstance(cfg.get("bound_settings", {}), dict):
+        raise SavedStateError(f"{path}: bound_settings must be an object, found {cfg['bound_settings']!r:.80}")
     if not isinstance(cfg.get("has_dictionary", True), bool):
         raise SavedStateError(f"{path}: has_dictionary must be true or false, found {cfg['has_dictionary']!r}")
     return cfg
@@ -206,27 +208,55 @@ def _checked_mapping(path: Path, value_type: type) -> dict:
     return mapping
 
 
-def _settings_sha256(config_file: Path, name: str) -> Optional[str]:
-    """The SHA-256 of the component's block of a pipeline's config.cfg, or
-    None where there is none (a component saved on its own)."""
+# Settings a saved pipeline's config.cfg may change: they decide how spans
+# are annotated, not the saved names, vectors, tf-idf or lambda.
+EDITABLE_SETTINGS = (
+    "nil_threshold", "drop_nil", "top_k", "names_searched", "cache_size", "resolve_shared_names", "set_kb_id",
+    "id_namespaces",
+)
+
+
+def _component_block(config_file: Path, name: str) -> Optional[dict]:
+    """The component's block of a pipeline's config.cfg, or None where there
+    is none (a component saved on its own)."""
     if not config_file.is_file():
         return None
     try:
-        block = Config().from_disk(config_file, interpolate=False).get("components", {}).get(name)
+        return Config().from_disk(config_file, interpolate=False).get("components", {}).get(name)
     except Exception:  # noqa: BLE001: not a config this check can read; spaCy's load reports it
         return None
-    if block is None:
-        return None
+
+
+def _bound_settings(block: Optional[dict]) -> Optional[dict]:
+    """The settings the saved state depends on: all but EDITABLE_SETTINGS."""
+    return None if block is None else {key: value for key, value in block.items() if key not in EDITABLE_SETTINGS}
+
+
+def _sha256(block: dict) -> str:
     return hashlib.sha256(srsly.json_dumps(block, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-def _check_settings(path: Path, name: str, saved: Optional[str]) -> None:
+def _check_settings(path: Path, name: str, saved: Optional[str], saved_bound: Optional[dict]) -> None:
+    """Refuse a config.cfg whose state-bound settings are not those the
+    state was saved under, naming them; the editable ones may differ.
+    Saves before the split hashed the whole block, which still matches."""
     config_file = path.parent / "config.cfg"
-    found = _settings_sha256(config_file, name)
-    if saved is not None and found is not None and found != saved:
+    block = _component_block(config_file, name)
+    if saved is None or block is None or saved in (_sha256(_bound_settings(block)), _sha256(block)):
+        return
+    bound = _bound_settings(block)
+    changed = sorted(key for key in set(bound) | set(saved_bound or {}) if bound.get(key) != (saved_bound or {}).get(key))
+    if saved_bound is not None and changed:
         raise MismatchError(
-            f"{config_file}'s [components.{name}] is not the block {path} was saved under: a save was "
-            "killed after nlp.to_disk wrote config.cfg (spacy_biosyn.save_pipeline saves all or nothing), "
-            "or the file was edited. Load the pipeline as saved and change settings with "
-            "spacy.load(path, config={...}), then save it again"
+            f"{config_file}: [components.{name}] {', '.join(changed)} "
+            f"({'; '.join(f'{saved_bound.get(k)!r} -> {bound.get(k)!r}' for k in changed)}) "
+            "cannot change in a saved pipeline: the saved names, vectors, tf-idf and lambda were made with them. "
+            "Rebuild the pipeline (python -m spacy_biosyn build, or index for another dictionary), or put them back; "
+            f"{', '.join(EDITABLE_SETTINGS)} may be edited"
         )
+    raise MismatchError(
+        f"{config_file}'s [components.{name}] is not the block {path} was saved under: a save was "
+        "killed after nlp.to_disk wrote config.cfg (spacy_biosyn.save_pipeline saves all or nothing), "
+        "or the file was edited. Load the pipeline as saved and change settings with "
+        "spacy.load(path, config={...}), then save it again"
+    )
