@@ -402,6 +402,37 @@ def train_reranker(
     run_training(config, output)
 
 
+@app.command()
+def link(
+    pipeline_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="A saved pipeline from text to IDs (NER + linker)"),
+    text: Optional[str] = typer.Argument(None, help="The text to link (default: standard input)"),
+    json_output: bool = typer.Option(False, "--json", help="One JSON object per entity, a line each, instead of a table"),
+) -> None:
+    """Link one text: each entity with its offsets, label, ID, score and
+    best name, as link-corpus writes its rows."""
+    import json
+
+    import spacy
+
+    from .corpus_linking.output import document_rows
+    from .corpus_linking.sources import Document
+    from .preprocess.text import without_lone_surrogates
+
+    text = without_lone_surrogates(sys.stdin.read() if text is None else text)
+    nlp = spacy.load(pipeline_dir)
+    rows = document_rows(Document("text", text, None), nlp(text), None)
+    if json_output:
+        for row in rows:
+            print(json.dumps({k: row[k] for k in ("start", "end", "text", "label", "id", "score", "candidates")}, ensure_ascii=False))
+        return
+    table = [
+        (row["start"], row["end"], row["text"][:40], row["label"], row["id"] or "-",
+         "-" if row["score"] is None else f"{row['score']:.3f}", row["candidates"][0]["name"][:40] if row["candidates"] else "-")
+        for row in rows
+    ]
+    msg.table(table, header=("start", "end", "mention", "label", "ID", "score", "best name"), divider=True)
+
+
 @app.command("link-corpus")
 def link_corpus(
     pipeline_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="A saved spaCy pipeline"),

@@ -388,3 +388,23 @@ def test_build_names_a_format_it_does_not_know(tmp_path, tiny_encoder, disease_d
         "build", str(tmp_path / "p"), "--encoder", tiny_encoder, "--dictionary", disease_dictionary, "--format", "rrf",
     ])
     assert result.exit_code != 0 and "--format" in result.output and "ctd-chemicals" in result.output
+
+
+def test_link_prints_one_texts_entities_from_an_argument_or_standard_input(tmp_path, tiny_encoder, disease_dictionary):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("entity_ruler").add_patterns([{"label": "Disease", "pattern": "breast cancer"}])
+    nlp.add_pipe("biosyn_linker", config={"dictionary": disease_dictionary, "encoder": tiny_encoder, "sparse_weight": 10.0})
+    nlp.initialize()
+    nlp.get_pipe("entity_ruler").add_patterns([{"label": "Disease", "pattern": "breast cancer"}])
+    nlp.to_disk(tmp_path / "p")
+    text = "Germline breast cancer in carriers."
+    table = subprocess.run([sys.executable, "-m", "spacy_biosyn", "link", str(tmp_path / "p"), text],
+                           capture_output=True, text=True, timeout=300)
+    assert table.returncode == 0, table.stderr[-2000:]
+    assert "breast cancer" in table.stdout and "D001943" in table.stdout
+    piped = subprocess.run([sys.executable, "-m", "spacy_biosyn", "link", str(tmp_path / "p"), "--json"],
+                           input=text, capture_output=True, text=True, timeout=300)
+    assert piped.returncode == 0, piped.stderr[-2000:]
+    (row,) = [json.loads(line) for line in piped.stdout.splitlines()]
+    assert (row["start"], row["end"], row["text"], row["id"]) == (9, 22, "breast cancer", "D001943")
+    assert row["candidates"][0] == {"id": "D001943", "name": "breast cancer", "score": row["score"]}
