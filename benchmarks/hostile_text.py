@@ -11,6 +11,7 @@ runs in a fresh process with a time limit, so a hang is a row, not a stop.
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -69,13 +70,17 @@ GOLD_SPANS = textwrap.dedent("""
 def run(script: str, args, limit: float, env) -> tuple:
     """(seconds, the script's last line or None when it ran past `limit`, stderr's tail)."""
     start = time.perf_counter()
+    # A session of its own: a hung case's forked workers are ended with it, not left behind.
+    process = subprocess.Popen([sys.executable, "-c", script, *map(str, args)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
     try:
-        result = subprocess.run([sys.executable, "-c", script, *map(str, args)], capture_output=True, text=True,
-                                timeout=limit, env=env)
+        stdout, stderr = process.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
         return time.perf_counter() - start, None, "timed out"
-    lines = result.stdout.strip().splitlines()
-    return time.perf_counter() - start, (lines[-1] if lines and result.returncode == 0 else None), result.stderr[-300:]
+    lines = stdout.strip().splitlines()
+    return time.perf_counter() - start, (lines[-1] if lines and process.returncode == 0 else None), stderr[-300:]
 
 
 def main() -> None:
