@@ -40,16 +40,6 @@ def read_vocabulary(source: Union[PathLike, VocabularyReader]) -> Dictionary:
     return source() if callable(source) else read_biosyn(source)
 
 
-def vocabulary_formats() -> Dict[str, Callable[[PathLike], Dictionary]]:
-    """Each format `build --format` names, and its reader with its defaults."""
-    from .mesh import read_mesh
-
-    return {
-        "biosyn": read_biosyn, "medic": read_medic, "ctd-chemicals": read_ctd_chemicals, "umls": read_umls,
-        "obo": read_obo, "mesh": read_mesh, "scispacy": read_scispacy_kb,
-    }
-
-
 def detect_format(source: PathLike) -> str:
     """The format of a vocabulary file, by its name, else its first line."""
     path = cached_path(source)
@@ -94,13 +84,12 @@ def reader_block(source: PathLike, format: Optional[str] = None) -> Tuple[dict, 
 
 
 def read_vocabulary_file(source: PathLike, format: Optional[str] = None) -> Tuple[Dictionary, str]:
-    """A vocabulary file (or URL) in `format`, detected when None; returns
-    the dictionary and the format read."""
-    formats = vocabulary_formats()
-    if format is not None and format not in formats:
-        raise DictionaryError(f"format {format!r}: expected one of {', '.join(formats)}")
-    format = format or detect_format(source)
-    return formats[format](source), format
+    """A vocabulary file (or URL) in `format`, detected when None, read by
+    the format's registered reader with its defaults; returns the
+    dictionary and the format read."""
+    block, format = reader_block(source, format)
+    reader = registry.readers.get(block.pop("@readers"))
+    return reader(**block)(), format
 
 
 def _dictionary(
