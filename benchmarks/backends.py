@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import spacy
 
-from common import parser, print_table
+from common import parser, pct, print_table
 from spacy_biosyn.corpus import read_concept_queries
 from spacy_biosyn.evaluation import evaluate
 from spacy_biosyn.kb.faiss_index import FaissIndex
@@ -65,7 +65,7 @@ def main() -> None:
         m = evaluate(component.rank, queries, K)
         rows.append(
             (name, f"{build_s:.1f}", f"{megabytes:.0f}", f"{sparse_megabytes:.0f}", f"{latency_ms:.2f}",
-             f"{m['acc@1']:.2f}", f"{m['acc@5']:.2f}")
+             pct(m['link_acc_1']), pct(m['link_acc_5']))
         )
         print(rows[-1], flush=True)
     print(f"\n{len(vectors)} names x {vectors.shape[1]} dims; {len(texts)} distinct dev mentions\n")

@@ -49,6 +49,11 @@ def parser(description: str) -> argparse.ArgumentParser:
     return p
 
 
+def pct(fraction: float, digits: int = 2) -> str:
+    """A score (a fraction, as every score is kept) as printed tables show it."""
+    return f"{100 * fraction:.{digits}f}"
+
+
 def print_table(header, rows) -> None:
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
     for i, row in enumerate([header, *rows]):

@@ -13,7 +13,7 @@ two top names and the gold ID), and mentions/s of each on the same queries
 """
 import time
 
-from common import RAW_ABSTRACTS, parser, print_table
+from common import RAW_ABSTRACTS, parser, pct, print_table
 
 
 def main() -> None:
@@ -56,7 +56,7 @@ def main() -> None:
         seconds = time.perf_counter() - start
         runs[setting] = (metrics, ranked[0], seconds)
     print_table(("setting", "Acc@1", "Acc@5", "mentions/s"), [
-        (setting, f"{m['acc@1']:.2f}", f"{m['acc@5']:.2f}", f"{len(ranked) / seconds:.0f}")
+        (setting, pct(m['link_acc_1']), pct(m['link_acc_5']), f"{len(ranked) / seconds:.0f}")
         for setting, (m, ranked, seconds) in runs.items()
     ])
 

@@ -18,7 +18,7 @@ import time
 
 import spacy
 
-from common import RAW_ABSTRACTS, parser, print_table
+from common import RAW_ABSTRACTS, parser, pct, print_table
 from spacy_biosyn.preprocess.abbreviations import Ab3PDetector, SchwartzHearstDetector
 from spacy_biosyn.corpus import pubtator_to_examples, read_concept_queries, read_pubtator
 from spacy_biosyn.evaluation import evaluate, evaluate_examples
@@ -86,8 +86,8 @@ def _row(pipeline, dataset, name, metrics, start):
         pipeline,
         dataset,
         name,
-        f"{metrics['acc@1']:.2f}",
-        f"{metrics[f'acc@{K}']:.2f}",
+        pct(metrics['link_acc_1']),
+        pct(metrics[f'link_acc_{K}']),
         metrics["n"],
         f"{seconds:.1f}",
     )

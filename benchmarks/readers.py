@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import spacy
 
-from common import offline_minilm, parser, print_table
+from common import offline_minilm, parser, pct, print_table
 from spacy_biosyn import IdPreference, read_biosyn, read_medic, read_obo, read_scispacy_kb, read_umls
 from spacy_biosyn.corpus import pubtator_to_examples, read_concept_queries, read_pubtator
 from spacy_biosyn.evaluation import evaluate, evaluate_examples
@@ -132,8 +132,8 @@ def score(args, dictionaries: dict) -> None:
         component.linker.build(dictionary, vectors=np.stack([vectors[n] for n in dictionary.names]))
         processed = evaluate(component.rank, queries, K)
         raw = evaluate_examples(component.pipe, pubtator_to_examples(nlp, documents), K)
-        rows.append((label, f"{processed['acc@1']:.2f}", f"{processed['acc@5']:.2f}",
-                     f"{raw['acc@1']:.2f}", f"{raw['cui_acc']:.2f}", raw["n"]))
+        rows.append((label, pct(processed['link_acc_1']), pct(processed['link_acc_5']),
+                     pct(raw['link_acc_1']), pct(raw['link_cui_acc']), raw["n"]))
         print(rows[-1], flush=True)
     print()
     print_table(("dictionary", "processed_dev acc@1", "acc@5", "raw dev acc@1", "raw dev cui_acc", "n raw"), rows)

@@ -15,7 +15,7 @@ Acc@1/Acc@5 per label by the same rule; CUI-less spans are not scored.
 """
 import spacy
 
-from common import RAW_ABSTRACTS, offline_minilm, parser, print_table
+from common import RAW_ABSTRACTS, offline_minilm, parser, pct, print_table
 from spacy_biosyn.corpus import pubtator_to_examples, read_pubtator, read_synonyms
 from spacy_biosyn.kb.dictionary import split_cuis
 from spacy_biosyn.evaluation import UNSCORED_CUIS, link_scores
@@ -48,7 +48,7 @@ def main() -> None:
         list(linker.pipe(eg.predicted for eg in examples))  # links in place, scored per label below
         for labels in (["Disease"], ["Chemical"], ["Disease", "Chemical"]):
             m = link_scores(examples, K, labels)
-            rows.append((setting, "+".join(labels), f"{m['acc@1']:.2f}", f"{m['acc@5']:.2f}", m["n"]))
+            rows.append((setting, "+".join(labels), pct(m['link_acc_1']), pct(m['link_acc_5']), m["n"]))
             print(rows[-1], flush=True)
     print()
     print_table(("setting", "spans", "acc@1", "acc@5", "n"), rows)

@@ -32,7 +32,7 @@ import numpy as np
 import srsly
 from scipy import sparse
 
-from common import memory_gib, parser, print_table
+from common import memory_gib, parser, pct, print_table
 
 
 def _faiss(factory: str, **search) -> dict:
@@ -74,7 +74,7 @@ def main() -> None:
         ranked = _run_stage("rank", work, backend, args.rerun, str(args.data))
         rows.append({"backend": backend, **built, **ranked})
         print(json.dumps(rows[-1]), flush=True)
-    exact = next((r["acc@1"] for r in rows if r["backend"] == "exact"), None)
+    exact = next((r["link_acc_1"] for r in rows if r["backend"] == "exact"), None)
     print(
         f"\n{meta['n_names']:,} names ({meta['n_real']:,} MEDIC + distractors); "
         f"tf-idf of all names {meta['tfidf_s']:.0f} s (shared by every back-end); "
@@ -86,8 +86,8 @@ def main() -> None:
     print_table(header, [
         (r["backend"], BACKENDS[r["backend"]].get("factory", "Flat"), f"{r['build_s']:.0f}",
          f"{r['build_peak_gib']:.2f}", f"{r['load_s']:.1f}", f"{r['resident_gib']:.2f}",
-         f"{r['peak_gib']:.2f}", f"{r.get('private_gib', float('nan')):.2f}", f"{r['search_ms']:.2f}", f"{r['acc@1']:.2f}", f"{r['acc@5']:.2f}",
-         "" if exact is None else f"{r['acc@1'] - exact:+.2f}", f"{r['distractors_in_top_k']:.1f}")
+         f"{r['peak_gib']:.2f}", f"{r.get('private_gib', float('nan')):.2f}", f"{r['search_ms']:.2f}", pct(r['link_acc_1']), pct(r['link_acc_5']),
+         "" if exact is None else f"{100 * (r['link_acc_1'] - exact):+.2f}", f"{r['distractors_in_top_k']:.1f}")
         for r in rows
     ])
     if args.plot:
@@ -278,7 +278,7 @@ def _rank(work: Path, backend: str, data: Path) -> dict:
         # The rest of the resident memory is memory-mapped files (tf-idf rows,
         # vectors): page cache, shared by processes on the node and reclaimable.
         "private_gib": memory_gib("RssAnon"),
-        "search_ms": search_ms, "acc@1": metrics["acc@1"], "acc@5": metrics["acc@5"],
+        "search_ms": search_ms, "link_acc_1": metrics["link_acc_1"], "link_acc_5": metrics["link_acc_5"],
         # How hard the distractors are: the share of top-k slots they take.
         "distractors_in_top_k": 100 * np.mean([
             c.cuis[0].startswith("DISTRACTOR:") for candidates in ranked for c in candidates
@@ -294,8 +294,8 @@ def _plot(rows, path: Path, n_names: int) -> None:
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for r in rows:
-        ax.scatter(r["peak_gib"], r["acc@1"])
-        ax.annotate(r["backend"], (r["peak_gib"], r["acc@1"]), textcoords="offset points", xytext=(4, 4))
+        ax.scatter(r["peak_gib"], 100 * r["link_acc_1"])
+        ax.annotate(r["backend"], (r["peak_gib"], 100 * r["link_acc_1"]), textcoords="offset points", xytext=(4, 4))
     ax.axvline(4, linestyle="--", color="grey")
     ax.set_xlabel("peak resident memory while linking (GiB)")
     ax.set_ylabel("NCBI dev Acc@1")

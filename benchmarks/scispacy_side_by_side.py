@@ -33,7 +33,7 @@ SCISPACY_THRESHOLD = 0.7  # scispacy's default, reported as the share of mention
 
 
 def main() -> None:
-    from common import parser, print_table
+    from common import parser, pct, print_table
     from spacy_biosyn.corpus import read_concept_queries
     from spacy_biosyn.evaluation import accuracy
     from spacy_biosyn.kb.linker import Candidate
@@ -65,7 +65,7 @@ def main() -> None:
             m = accuracy(predictions, [q.cui for q in queries], K)
             n = len(result["ranked"])
             rows.append((
-                system, f"{m['acc@1']:.2f}", f"{m['acc@5']:.2f}", f"{result['build_s']:.0f}",
+                system, pct(m['link_acc_1']), pct(m['link_acc_5']), f"{result['build_s']:.0f}",
                 f"{n / result['link_s']:.0f}", f"{result['peak_gib']:.2f}",
                 f"{result['below_threshold']:.1f}" if "below_threshold" in result else "",
             ))

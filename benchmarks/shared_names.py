@@ -11,7 +11,7 @@ broken. Build the pipelines with the vocabulary reader in question: raw MEDIC
 read by spacy_biosyn.MedicVocabulary.v1 keeps the 1,010 names that two MEDIC
 entries share as two concepts.
 """
-from common import RAW_ABSTRACTS, parser, print_table
+from common import RAW_ABSTRACTS, parser, pct, print_table
 
 # NCBI Disease's four classes and BC5CDR's Disease (its Chemical spans are another route's).
 DISEASE_LABELS = {"SpecificDisease", "DiseaseClass", "Modifier", "CompositeMention", "Disease"}
@@ -49,8 +49,8 @@ def main() -> None:
         fixed = [c for c in changed if cui_is_gold(c[2], c[0][-1]) and not cui_is_gold(c[1], c[0][-1])]
         broken = [c for c in changed if cui_is_gold(c[1], c[0][-1]) and not cui_is_gold(c[2], c[0][-1])]
         rows.append((
-            path, f"{before['cui_acc']:.2f}", f"{after['cui_acc']:.2f}", f"{before['acc@1']:.2f}",
-            f"{after['acc@1']:.2f}", len(changed), len(fixed), len(broken), before["n"],
+            path, pct(before['link_cui_acc']), pct(after['link_cui_acc']), pct(before['link_acc_1']),
+            pct(after['link_acc_1']), len(changed), len(fixed), len(broken), before["n"],
         ))
         for title, spans in (("fixed", fixed), ("broken", broken)):
             print(f"{path}: {title} ({len(spans)})")

@@ -24,7 +24,7 @@ import time
 
 import spacy
 
-from common import parser, print_table
+from common import parser, pct, print_table
 from spacy_biosyn import AliasCountReranker, ConceptCentroids, Dictionary, Sieve
 from spacy_biosyn.corpus import read_concept_queries, read_synonyms
 from spacy_biosyn.evaluation import evaluate
@@ -62,7 +62,7 @@ def main() -> None:
             def score(strategy: str) -> None:
                 start = time.perf_counter()
                 m = evaluate(lambda texts: linker.rank([normalize(t) for t in texts], K), queries, K)
-                rows.append((dataset, label, strategy, f"{m['acc@1']:.2f}", f"{m['acc@5']:.2f}",
+                rows.append((dataset, label, strategy, pct(m['link_acc_1']), pct(m['link_acc_5']),
                              f"{time.perf_counter() - start:.1f}"))
                 print(" | ".join(rows[-1]), flush=True)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from spacy.util import load_config
 
-from common import print_table
+from common import pct, print_table
 
 
 def main() -> None:
@@ -29,21 +29,21 @@ def main() -> None:
         config = load_config(run / "config.cfg", interpolate=False)
         training = config["training"]
         # The earliest of equal checks, as the trainer keeps it.
-        best = max(log, key=lambda r: r["dev_acc@1"])
+        best = max(log, key=lambda r: r["dev_link_acc_1"])
         last = log[-1]
-        best_scores.append(best["dev_acc@1"])
-        last_scores.append(last["dev_acc@1"])
+        best_scores.append(best["dev_link_acc_1"])
+        last_scores.append(last["dev_link_acc_1"])
         rows.append(
             (
                 run.name,
                 training["objective"]["@losses"].split(".")[1],
                 training["dense_ratio"],
                 config["system"]["seed"],
-                f"{log[0]['dev_acc@1']:.2f}/{log[0]['dev_acc@5']:.2f}",
+                f"{pct(log[0]['dev_link_acc_1'])}/{pct(log[0]['dev_link_acc_5'])}",
                 _check(best),
-                f"{best['dev_acc@1']:.2f}/{best['dev_acc@5']:.2f}",
+                f"{pct(best['dev_link_acc_1'])}/{pct(best['dev_link_acc_5'])}",
                 _check(last),
-                f"{last['dev_acc@1']:.2f}/{last['dev_acc@5']:.2f}",
+                f"{pct(last['dev_link_acc_1'])}/{pct(last['dev_link_acc_5'])}",
                 f"{sum(r['seconds'] for r in log[1:]) / max(1, last['epoch']):.0f}",
                 f"{sum(r['seconds'] for r in log) / 60:.0f}",
             )
@@ -68,9 +68,9 @@ def main() -> None:
                     (
                         _check(r),
                         "-" if r["loss"] is None else f"{r['loss']:.4f}",
-                        f"{r[recall]:.1f}",
-                        f"{r['dev_acc@1']:.2f}",
-                        f"{r['dev_acc@5']:.2f}",
+                        pct(r[recall], 1),
+                        pct(r['dev_link_acc_1']),
+                        pct(r['dev_link_acc_5']),
                         f"{r['sparse_weight']:.3f}",
                         r["seconds"],
                     )

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from common import offline_minilm, parser, print_table
+from common import offline_minilm, parser, pct, print_table
 from spacy_biosyn.corpus import read_concept_queries
 from spacy_biosyn.encoders.transformer import TransformerEncoder
 from spacy_biosyn.kb.dictionary import Dictionary
@@ -50,7 +50,7 @@ def main() -> None:
         dictionary = Dictionary.from_file(args.data / dataset / "dev_dictionary.txt")
         queries = read_concept_queries(args.data / dataset / "processed_dev")
         m = evaluate(sparse_only_ranker(dictionary), queries, K)
-        rows.append((dataset, "tf-idf char 1-2-grams alone", "-", f"{m['acc@1']:.1f}", f"{m['acc@5']:.1f}"))
+        rows.append((dataset, "tf-idf char 1-2-grams alone", "-", pct(m['link_acc_1'], 1), pct(m['link_acc_5'], 1)))
         print(rows[-1], flush=True)
         settings = [("cls", "cosine", args.lambdas), ("mean", "cosine", args.lambdas), ("cls", "dot", [0.0])]
         for pooling, similarity, lambdas in settings:
@@ -63,7 +63,7 @@ def main() -> None:
                 linker.sparse_weight = lam
                 m = evaluate(lambda texts: linker.rank([normalize(t) for t in texts], K), queries, K)
                 method = f"{pooling} {similarity}" + (f" + {lam:g} * tf-idf" if lam else " alone")
-                rows.append((dataset, method, f"{build_s:.0f}s", f"{m['acc@1']:.1f}", f"{m['acc@5']:.1f}"))
+                rows.append((dataset, method, f"{build_s:.0f}s", pct(m['link_acc_1'], 1), pct(m['link_acc_5'], 1)))
                 print(rows[-1], flush=True)
         print(f"{dataset}: {len(queries)} queries, {len(dictionary)} names", flush=True)
     print()

@@ -194,7 +194,7 @@ def evaluate(
                 contexts = query_contexts(concept_queries, read_pubtator(texts), linker.reranker.context_chars)
         metrics = evaluate_queries(linker.rank, concept_queries, max_k=MAX_K, contexts=contexts)
     msg.table(
-        [(name, f"{value:.2f}") for name, value in metrics.items() if name.startswith(("acc@", "cui_acc"))],
+        [(name, f"{100 * value:.2f}") for name, value in metrics.items() if name.startswith("link_")],
         header=("metric", "%"),
     )
     msg.info(f"{metrics['n']} mentions scored, {metrics.get('unscored', 0)} CUI-less skipped")
@@ -214,7 +214,7 @@ def _evaluate_end_to_end(pipeline_dir: Path, pubtator: Path, labels: Optional[st
         msg.fail(f"{pubtator}: --end-to-end takes a PubTator file", exits=1)
     nlp = spacy.load(pipeline_dir)
     metrics = end_to_end_scores(linked_examples(nlp, read_pubtator(pubtator)), labels.split(",") if labels else None)
-    rows = [("all", metrics), *metrics["per_label"].items()]
+    rows = [("all", metrics), *metrics["per_type"].items()]
     keys = [f"{task}_{m}" for task in END_TO_END_TASKS for m in "prf"]
     msg.table([(label, *(f"{100 * scores[k]:.2f}" for k in keys)) for label, scores in rows], header=("label", *keys))
     msg.info(f"{metrics['n_docs']} documents")
@@ -261,7 +261,7 @@ def tune_nil(
     columns = (choice.unthresholded, choice.thresholded, choice.dropped)
     msg.table(
         [(name, *(f"{100 * scores[key]:.2f}" for scores in columns))
-         for name, key in (("linking F", "link_f"), ("document F", "doc_f"), ("linking P", "link_p"), ("NER F", "ner_f"))],
+         for name, key in (("linking F", "link_f"), ("document F", "doc_f"), ("linking P", "link_p"), ("NER F", "ents_f"))],
         header=("dev", "no threshold", f"nil_threshold {choice.threshold}", "NIL spans dropped"),
     )
     save_pipeline(nlp, output_dir)

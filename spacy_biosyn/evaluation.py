@@ -40,8 +40,8 @@ def evaluate(
     CUI-less queries (-1) are not scored, as in `link_scores`; their number
     is reported. With `contexts` (one per query, such as the re-ranker's
     MentionInContext), the ranker is called as rank(texts, contexts), each
-    part with its query's context. Returns {"acc@1": ..., "acc@max_k": ...,
-    "n": ..., "unscored": ..., "scale": "percent"}."""
+    part with its query's context. Returns fractions, {"link_acc_1": ...,
+    "link_acc_<max_k>": ..., "n": ..., "unscored": ...}."""
     if contexts is not None and len(contexts) != len(queries):
         raise ValueError(f"{len(queries)} queries but {len(contexts)} contexts")
     scored = [i for i, q in enumerate(queries) if q.cui.strip() not in UNSCORED_CUIS]
@@ -71,7 +71,7 @@ def evaluate_examples(
 def link_scores(
     examples: Iterable[Example], max_k: int = 5, labels: Optional[Collection[str]] = None
 ) -> Dict[str, float]:
-    """Acc@k and cui_acc of linked Examples: the reference's entities (of
+    """Acc@k and cui_acc (`link_acc_<k>`, `link_cui_acc`) of linked Examples: the reference's entities (of
     `labels`, if given) carry their gold CUI fields as kb_id
     (corpus.pubtator_to_examples), the predicted doc's entities the
     pipeline's links. A gold entity without a predicted entity at the same
@@ -93,10 +93,10 @@ def link_scores(
             cuis.append(span._.cui if span is not None else None)
             golds.append(gold.kb_id_)
     if not golds:
-        return {"n": 0, "unscored": unscored, "scale": "percent"}
+        return {"n": 0, "unscored": unscored}
     metrics = accuracy(parts, golds, max_k)
     hits = sum(cui_is_gold(cui, gold) for cui, gold in zip(cuis, golds))
-    metrics.update(cui_acc=100.0 * hits / len(golds), unscored=unscored)
+    metrics.update(link_cui_acc=hits / len(golds), unscored=unscored)
     return metrics
 
 
@@ -119,8 +119,9 @@ def _all_gold(ids: Iterable[str], gold: set) -> bool:
 def accuracy(
     predictions: Sequence[List[List[Candidate]]], golds: Sequence[str], max_k: int
 ) -> Dict[str, float]:
-    """Acc@1..max_k from each mention's per-part candidate lists and its gold
-    CUI field. A mention with no parts (only punctuation) is a miss."""
+    """Acc@1..max_k (fractions, keyed by `acc_key`) from each mention's
+    per-part candidate lists and its gold CUI field. A mention with no parts
+    (only punctuation) is a miss."""
     if not predictions:
         raise ValueError("no mentions to evaluate")
     hits = [0] * max_k
@@ -128,11 +129,15 @@ def accuracy(
         rank = hit_rank(parts, gold_field)
         for k in range(1, max_k + 1):
             hits[k - 1] += rank is not None and rank < k
-    metrics: Dict[str, float] = {
-        f"acc@{k}": 100.0 * hits[k - 1] / len(predictions) for k in range(1, max_k + 1)
-    }
-    metrics.update(n=len(predictions), scale="percent")
+    metrics: Dict[str, float] = {acc_key(k): hits[k - 1] / len(predictions) for k in range(1, max_k + 1)}
+    metrics["n"] = len(predictions)
     return metrics
+
+
+def acc_key(k: int) -> str:
+    """The score key of Acc@k, named as the component's scores are (spaCy's
+    keys have no Acc@k)."""
+    return f"link_acc_{k}"
 
 
 def hit_rank(parts: List[List[Candidate]], gold_field: str) -> Optional[int]:
@@ -158,11 +163,12 @@ def end_to_end_scores(
 ) -> Dict:
     """Raw text in, IDs out: how a whole pipeline's entities and links
     compare with the reference's gold entities (kb_id = gold IDs), as
-    fractions, overall ("ner_p" ... "doc_f") and per label ("per_label").
+    fractions, overall ("ents_p" ... "doc_f") and per label ("per_type"),
+    keyed as spaCy's NER scores are where spaCy has the measure.
 
-    - ner: strict, a predicted entity with the exact offsets and type of a
-      gold one;
-    - ner_lenient: a predicted entity that overlaps a gold one of its type
+    - ents: strict, a predicted entity with the exact offsets and type of a
+      gold one (spaCy's ents_p/r/f);
+    - ents_lenient: a predicted entity that overlaps a gold one of its type
       (precision over predictions, recall over gold entities), so that
       boundary errors show as the gap to strict;
     - link: strict, also with `span._.cui` a gold ID (every part of a
@@ -185,13 +191,13 @@ def end_to_end_scores(
             g = {k: v for k, v in gold.items() if label in ("all", k[2])}
             p = {k: v for k, v in predicted.items() if label in ("all", k[2])}
             c = counts.setdefault(label, Counter())
-            c["ner_tp"] += len(g.keys() & p.keys())
-            c["ner_pred"] += len(p)
-            c["ner_gold"] += len(g)
-            c["ner_lenient_tp_pred"] += sum(any(_overlap(k, key) for key in g) for k in p)
-            c["ner_lenient_tp_gold"] += sum(any(_overlap(k, key) for key in p) for k in g)
-            c["ner_lenient_pred"] += len(p)
-            c["ner_lenient_gold"] += len(g)
+            c["ents_tp"] += len(g.keys() & p.keys())
+            c["ents_pred"] += len(p)
+            c["ents_gold"] += len(g)
+            c["ents_lenient_tp_pred"] += sum(any(_overlap(k, key) for key in g) for k in p)
+            c["ents_lenient_tp_gold"] += sum(any(_overlap(k, key) for key in p) for k in g)
+            c["ents_lenient_pred"] += len(p)
+            c["ents_lenient_gold"] += len(g)
             scored = {k for k, ids in g.items() if ids}
             linked = {k: cui for k, cui in p.items() if cui is not None and not (k in g and not g[k])}
             c["link_tp"] += sum(
@@ -205,8 +211,8 @@ def end_to_end_scores(
             c["doc_pred"] += len(doc_predicted)
             c["doc_gold"] += len(doc_gold)
     scores = _prf(counts.get("all", Counter()))
-    scores.update(n_docs=n_docs, scale="fraction")
-    scores["per_label"] = {label: _prf(c) for label, c in sorted(counts.items()) if label != "all"}
+    scores["n_docs"] = n_docs
+    scores["per_type"] = {label: _prf(c) for label, c in sorted(counts.items()) if label != "all"}
     return scores
 
 
@@ -233,7 +239,7 @@ def _overlap(a: tuple, b: tuple) -> bool:
 
 
 # Metric groups of end_to_end_scores, in the order tables print them.
-END_TO_END_TASKS = ("ner", "ner_lenient", "link", "doc")
+END_TO_END_TASKS = ("ents", "ents_lenient", "link", "doc")
 
 
 def _prf(counts: Counter) -> Dict[str, float]:
@@ -242,7 +248,7 @@ def _prf(counts: Counter) -> Dict[str, float]:
         pred, gold = counts[f"{task}_pred"], counts[f"{task}_gold"]
         # Lenient matching is not one-to-one: a long prediction can cover two gold entities.
         tp_pred, tp_gold = (
-            (counts[f"{task}_tp_pred"], counts[f"{task}_tp_gold"]) if task == "ner_lenient" else (counts[f"{task}_tp"],) * 2
+            (counts[f"{task}_tp_pred"], counts[f"{task}_tp_gold"]) if task == "ents_lenient" else (counts[f"{task}_tp"],) * 2
         )
         p = tp_pred / pred if pred else 0.0
         r = tp_gold / gold if gold else 0.0
@@ -342,7 +348,7 @@ def choose_nil_threshold(
     results = nil_threshold_sweep(examples, labels, metric)
     (threshold, thresholded), unthresholded = results[0], next(scores for t, scores in results if t is None)
     dropped = end_to_end_scores(examples, labels, drop_below=threshold)
-    drop_nil = nil_spans == "drop" or (nil_spans == "choose" and dropped["ner_f"] > thresholded["ner_f"])
+    drop_nil = nil_spans == "drop" or (nil_spans == "choose" and dropped["ents_f"] > thresholded["ents_f"])
     linker.nil_threshold, linker.drop_nil = threshold, drop_nil
     nlp.get_pipe_config(PIPE_NAME).update(nil_threshold=threshold, drop_nil=drop_nil)
     return NilChoice(threshold, drop_nil, unthresholded, thresholded, dropped)

@@ -39,8 +39,8 @@ def test_build_then_evaluate_against_another_dictionary(tmp_path, tiny_encoder, 
     )
     assert result.exit_code == 0, result.output
     metrics = json.loads(metrics_path.read_text())
-    assert metrics["n"] == 3 and metrics["acc@1"] == 100.0 and metrics["scale"] == "percent"
-    assert set(metrics) >= {"acc@1", "acc@2", "acc@3", "acc@4", "acc@5"}
+    assert metrics["n"] == 3 and metrics["link_acc_1"] == 1.0
+    assert set(metrics) >= {"link_acc_1", "link_acc_2", "link_acc_3", "link_acc_4", "link_acc_5"}
 
 
 def test_build_with_a_missing_dictionary_fails_naming_it(tmp_path, tiny_encoder):
@@ -78,7 +78,7 @@ def test_evaluate_links_the_gold_spans_of_a_pubtator_file(tmp_path, tiny_encoder
     )
     assert result.exit_code == 0, result.output
     metrics = json.loads(metrics_path.read_text())
-    assert (metrics["n"], metrics["unscored"], metrics["acc@1"], metrics["cui_acc"]) == (2, 1, 100.0, 100.0)
+    assert (metrics["n"], metrics["unscored"], metrics["link_acc_1"], metrics["link_cui_acc"]) == (2, 1, 1.0, 1.0)
 
 
 def test_build_adds_synonyms_and_saves_them(tmp_path, tiny_encoder, disease_dictionary):
@@ -236,8 +236,8 @@ def test_evaluate_end_to_end_runs_the_pipelines_own_ner(tmp_path, tiny_encoder, 
     assert result.exit_code == 0, result.output
     metrics = json.loads((tmp_path / "m.json").read_text())
     # the ruler finds breast cancer (right) and gout (not gold); it misses ovarian cancer
-    assert (metrics["ner_p"], metrics["ner_r"], metrics["link_p"], metrics["link_r"]) == (0.5, 0.5, 0.5, 0.5)
-    assert set(metrics) >= {"ner_f", "link_f", "doc_p", "doc_r", "doc_f", "n_docs", "scale", "per_label"}
+    assert (metrics["ents_p"], metrics["ents_r"], metrics["link_p"], metrics["link_r"]) == (0.5, 0.5, 0.5, 0.5)
+    assert set(metrics) >= {"ents_f", "link_f", "doc_p", "doc_r", "doc_f", "n_docs", "per_type"}
 
 
 def test_tune_nil_leaves_an_ner_false_positive_unlinked_and_saves_the_threshold(tmp_path, tiny_encoder, disease_dictionary):

@@ -69,12 +69,12 @@ def test_acc_at_k_follows_biosyn_rules():
         Query("1", 0, 1, "Disease", "e", "E"),
     ]
     metrics = evaluate(ranker(table), queries, max_k=3)
-    assert metrics == {"acc@1": 25.0, "acc@2": 50.0, "acc@3": 75.0, "n": 4, "unscored": 0, "scale": "percent"}
+    assert metrics == {"link_acc_1": 0.25, "link_acc_2": 0.5, "link_acc_3": 0.75, "n": 4, "unscored": 0}
 
 
 def test_plus_joined_gold_ids_and_mentions_are_split():
     queries = [Query("1", 0, 1, "Disease", "hprt aprt deficient", "300322+102600")]
-    assert evaluate(ranker({"hprt aprt deficient": [("102600",)]}), queries, max_k=1)["acc@1"] == 100.0
+    assert evaluate(ranker({"hprt aprt deficient": [("102600",)]}), queries, max_k=1)["link_acc_1"] == 1.0
 
 
 def test_no_queries_is_an_error():
@@ -124,15 +124,15 @@ def test_linked_examples_are_scored_on_the_parts_chosen_and_on_the_ids_users_rea
     example.predicted.ents = [composite, cuiless, punctuation]  # "gout" was not found: a miss
     metrics = link_scores([example], max_k=2)
     assert (metrics["n"], metrics["unscored"]) == (3, 1)
-    assert metrics["acc@1"] == metrics["acc@2"] == pytest.approx(100 / 3)
-    assert metrics["cui_acc"] == 0.0
+    assert metrics["link_acc_1"] == metrics["link_acc_2"] == pytest.approx(1 / 3)
+    assert metrics["link_cui_acc"] == 0.0
     composite._.cui = "D001943|D010051"
-    assert link_scores([example], max_k=2)["cui_acc"] == pytest.approx(100 / 3)
+    assert link_scores([example], max_k=2)["link_cui_acc"] == pytest.approx(1 / 3)
 
 
 def test_gold_ids_match_without_their_namespace():
     queries = [Query("1", 0, 1, "Disease", "dystonia", "OMIM:217000")]
-    assert evaluate(ranker({"dystonia": [("217000",)]}), queries, max_k=1)["acc@1"] == 100.0
+    assert evaluate(ranker({"dystonia": [("217000",)]}), queries, max_k=1)["link_acc_1"] == 1.0
 
 
 def test_id_usage_counts_gold_ids_without_namespace(tmp_path):
@@ -195,7 +195,7 @@ def test_a_document_without_an_abstract_is_its_title():
 def test_cuiless_queries_are_skipped_and_counted_as_in_pubtator():
     queries = [Query("1", 0, 4, "Disease", "gout", "D006073"), Query("1", 9, 13, "Disease", "cips", "-1")]
     metrics = evaluate(ranker({"gout": [("D006073",)]}), queries, max_k=1)
-    assert (metrics["acc@1"], metrics["n"], metrics["unscored"]) == (100.0, 1, 1)
+    assert (metrics["link_acc_1"], metrics["n"], metrics["unscored"]) == (1.0, 1, 1)
 
 
 def test_pubtator_becomes_ner_training_docs(tmp_path):
@@ -279,17 +279,17 @@ def test_end_to_end_scores_by_hand():
     ]
     scores = end_to_end_scores(examples)
     # ner: 3 of 4 predictions right, of 5 gold entities
-    assert (scores["ner_p"], scores["ner_r"]) == pytest.approx((3 / 4, 3 / 5))
+    assert (scores["ents_p"], scores["ents_r"]) == pytest.approx((3 / 4, 3 / 5))
     # lenient: "cancer," overlaps "ovarian cancer", so 4 of 4 predictions and 4 of 5 gold entities match
-    assert (scores["ner_lenient_p"], scores["ner_lenient_r"]) == pytest.approx((4 / 4, 4 / 5))
+    assert (scores["ents_lenient_p"], scores["ents_lenient_r"]) == pytest.approx((4 / 4, 4 / 5))
     # link: predictions with a cui, less the one at a CUI-less gold entity: 3; right: 1; gold with IDs: 4
     assert (scores["link_p"], scores["link_r"], scores["link_f"]) == pytest.approx((1 / 3, 1 / 4, 2 / 7))
     # doc: {D001943, D010051, D000001, D000002} against {D001943, D010051, D002945} and {} against {D006073}
     assert (scores["doc_p"], scores["doc_r"]) == pytest.approx((2 / 4, 2 / 4))
-    assert scores["n_docs"] == 2 and scores["scale"] == "fraction"
-    disease = scores["per_label"]["disease"]
-    assert (disease["ner_p"], disease["ner_r"]) == pytest.approx((2 / 3, 2 / 4))
-    assert (disease["ner_lenient_p"], disease["ner_lenient_r"]) == pytest.approx((3 / 3, 3 / 4))
+    assert scores["n_docs"] == 2 and "scale" not in scores
+    disease = scores["per_type"]["disease"]
+    assert (disease["ents_p"], disease["ents_r"]) == pytest.approx((2 / 3, 2 / 4))
+    assert (disease["ents_lenient_p"], disease["ents_lenient_r"]) == pytest.approx((3 / 3, 3 / 4))
     assert end_to_end_scores(examples, labels=["Chemical"])["link_p"] == 0.0
 
     # as drop_nil leaves them: the entities linked under 0.8 ("cancer," and CIPS) are not predicted
@@ -298,10 +298,10 @@ def test_end_to_end_scores_by_hand():
     for span, score in zip(examples[0].predicted.ents, (1.1, 0.5, 0.9, 0.3)):
         span._.parts = [LinkedPart(span.text, [Candidate("name", (("D1",),), score)])]
     dropped = end_to_end_scores(examples, drop_below=0.8)
-    assert (dropped["ner_p"], dropped["ner_r"]) == pytest.approx((2 / 2, 2 / 5))
-    assert end_to_end_scores(examples, drop_below=0.2)["ner_p"] == pytest.approx(3 / 4)
+    assert (dropped["ents_p"], dropped["ents_r"]) == pytest.approx((2 / 2, 2 / 5))
+    assert end_to_end_scores(examples, drop_below=0.2)["ents_p"] == pytest.approx(3 / 4)
     examples[0].predicted.ents[3]._.parts = [LinkedPart("CIPS", [Candidate("name", (("D1",),), 0.0)])]
-    assert end_to_end_scores(examples, drop_below=-0.5)["ner_p"] == pytest.approx(3 / 4)  # a score of 0 is a score
+    assert end_to_end_scores(examples, drop_below=-0.5)["ents_p"] == pytest.approx(3 / 4)  # a score of 0 is a score
 
 
 def test_a_gzip_compressed_corpus_reads_as_its_text(tmp_path):

@@ -250,7 +250,7 @@ def test_train_reranker_logs_its_checks_and_saves_a_loadable_pipeline(
     log = [json.loads(line) for line in (tmp_path / "out" / "log.jsonl").read_text().splitlines()]
     assert [r["step"] for r in log] == list(range(2 * steps_per_epoch + 1))  # the first stage alone first
     assert log[0]["stage"] == "first stage alone"
-    assert best["dev_acc@1"] == max(r["dev_acc@1"] for r in log)
+    assert best["dev_link_acc_1"] == max(r["dev_link_acc_1"] for r in log)
     loaded = spacy.load(tmp_path / "out" / "model-best")
     has_reranker = loaded.get_pipe("biosyn_linker").reranker is not None
     assert has_reranker == (best["step"] > 0)

@@ -191,7 +191,7 @@ def test_dev_is_checked_every_eval_every_steps_and_model_best_is_the_best_check(
     best = train(_config({**overrides, "training.eval_every": 2}), tmp_path / "out")
     log = [json.loads(line) for line in (tmp_path / "out" / "log.jsonl").read_text().splitlines()]
     assert [(r["epoch"], r["step"]) for r in log] == [(0, 0), (1, 2), (1, 3), (2, 4), (2, 6)]
-    assert best == next(r for r in log if r["dev_acc@1"] == max(r["dev_acc@1"] for r in log))
+    assert best == next(r for r in log if r["dev_link_acc_1"] == max(r["dev_link_acc_1"] for r in log))
     assert spacy.load(tmp_path / "out" / "model-best").meta["spacy_biosyn"]["step"] == best["step"]
 
 

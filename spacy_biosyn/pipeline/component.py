@@ -540,9 +540,8 @@ class BiosynLinker(Pipe):
         field, over the entities whose offsets the prediction shares)."""
         examples = list(examples)
         metrics = link_scores(examples, max_k=5)
-        keys = {"link_cui_acc": "cui_acc", "link_acc_1": "acc@1", "link_acc_5": "acc@5"}
         # None, as spaCy's scorers say, when no gold entity has an ID to score.
-        scores = {key: metrics[ours] / 100 if ours in metrics else None for key, ours in keys.items()}
+        scores = {key: metrics.get(key) for key in ("link_cui_acc", "link_acc_1", "link_acc_5")}
         links = Scorer.score_links(examples, negative_labels=sorted(UNSCORED_CUIS))
         scores.update((key, links[key]) for key in ("nel_micro_p", "nel_micro_r", "nel_micro_f"))
         return scores

@@ -36,7 +36,7 @@ class RunLog:
         """Log a check; whether it is the best so far."""
         self.records.append(record)
         self.path.write_text("".join(json.dumps(r) + "\n" for r in self.records))
-        if self.best is None or record["dev_acc@1"] > self.best["dev_acc@1"]:
+        if self.best is None or record["dev_link_acc_1"] > self.best["dev_link_acc_1"]:
             self.best = record
             return True
         return False

@@ -254,13 +254,13 @@ def _record(log: RunLog, step: int, loss, metrics: Dict[str, float], start: floa
     """Log a dev check, timed from the start; whether it is the best so far."""
     record = {
         "step": step, "stage": stage, "loss": loss,
-        "dev_acc@1": metrics["acc@1"], "dev_acc@5": metrics["acc@5"],
+        "dev_link_acc_1": metrics["link_acc_1"], "dev_link_acc_5": metrics["link_acc_5"],
         "seconds": round(time.perf_counter() - start, 1),
     }
     is_best = log.add(record)
     loss_text = "-" if loss is None else f"{loss:.4f}"
     msg.text(
-        f"step {step:>5} ({stage}) | loss {loss_text} | dev acc@1 {metrics['acc@1']:.2f} "
-        f"acc@5 {metrics['acc@5']:.2f} | {record['seconds']:.0f}s"
+        f"step {step:>5} ({stage}) | loss {loss_text} | dev acc@1 {100 * metrics['link_acc_1']:.2f} "
+        f"acc@5 {100 * metrics['link_acc_5']:.2f} | {record['seconds']:.0f}s"
     )
     return is_best

@@ -32,7 +32,7 @@ from wasabi import msg
 
 from ..corpus import read_concept_queries
 from ..encoders.transformer import TransformerEncoder
-from ..evaluation import evaluate
+from ..evaluation import acc_key, evaluate
 from ..kb.dictionary import Dictionary
 from ..kb.linker import Candidate, Linker
 from ..kb.sparse import SparseEncoder
@@ -77,7 +77,7 @@ class Snapshot(NamedTuple):
     """The model's state as seen by the dictionary, taken between epochs."""
 
     train_vectors: np.ndarray
-    dev: Dict[str, float]  # acc@1, acc@5, candidate recall@k
+    dev: Dict[str, float]  # link_acc_1, link_acc_5, candidate recall@k (fractions)
 
 
 def train(config: Config, output_dir: Path, gpu_id: int = -1) -> Dict[str, Any]:
@@ -221,7 +221,7 @@ class Trainer:
             recall = evaluate(
                 lambda texts: self._candidates(pipe.linker, dev_vectors, texts), self.dev_queries, max_k=self.settings.k
             )
-        dev = {"acc@1": accuracy["acc@1"], "acc@5": accuracy["acc@5"], "recall": recall[f"acc@{self.settings.k}"]}
+        dev = {"link_acc_1": accuracy["link_acc_1"], "link_acc_5": accuracy["link_acc_5"], "recall": recall[acc_key(self.settings.k)]}
         return Snapshot(train_vectors, dev)
 
     def _candidates(self, linker: Linker, name_vectors: np.ndarray, texts: List[str]) -> List[List[Candidate]]:
@@ -242,8 +242,8 @@ class Trainer:
             "epoch": epoch,
             "step": self.step,
             "loss": loss,
-            "dev_acc@1": snapshot.dev["acc@1"],
-            "dev_acc@5": snapshot.dev["acc@5"],
+            "dev_link_acc_1": snapshot.dev["link_acc_1"],
+            "dev_link_acc_5": snapshot.dev["link_acc_5"],
             f"dev_recall@{self.settings.k}": snapshot.dev["recall"],
             "sparse_weight": self.sparse_weight.item(),
             "seconds": round(time.perf_counter() - self.since, 1),
@@ -251,8 +251,8 @@ class Trainer:
         is_best = self.log.add(record)
         loss_text = "-" if loss is None else f"{loss:.4f}"
         msg.text(
-            f"epoch {epoch:>2} step {self.step:>5} | loss {loss_text} | dev recall@{self.settings.k} {snapshot.dev['recall']:.1f} "
-            f"| dev acc@1 {snapshot.dev['acc@1']:.2f} acc@5 {snapshot.dev['acc@5']:.2f} "
+            f"epoch {epoch:>2} step {self.step:>5} | loss {loss_text} | dev recall@{self.settings.k} {100 * snapshot.dev['recall']:.1f} "
+            f"| dev acc@1 {100 * snapshot.dev['link_acc_1']:.2f} acc@5 {100 * snapshot.dev['link_acc_5']:.2f} "
             f"| lambda {record['sparse_weight']:.3f} | {record['seconds']:.0f}s"
         )
         return is_best
