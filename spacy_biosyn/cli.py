@@ -137,7 +137,9 @@ def index(
 
 @app.command()
 def evaluate(
-    pipeline_dir: Path = typer.Argument(..., exists=True, help="A saved spaCy pipeline"),
+    pipeline_dir: Path = typer.Argument(
+        ..., exists=True, help="A saved spaCy pipeline; with --end-to-end also its predictions as PubTator (a file, or a link-corpus folder)"
+    ),
     queries: Path = typer.Argument(
         ..., exists=True, help="Folder of BioSyn .concept files, or a PubTator file"
     ),
@@ -204,16 +206,26 @@ def evaluate(
 
 
 def _evaluate_end_to_end(pipeline_dir: Path, pubtator: Path, labels: Optional[str], output: Optional[Path]) -> None:
+    """Score a pipeline run on the gold abstracts, or its predictions saved
+    as PubTator (a file, or a link-corpus folder of PubTator shards)."""
     import spacy
     import srsly
 
-    from .corpus import read_pubtator
-    from .evaluation import END_TO_END_TASKS, end_to_end_scores, linked_examples
+    from .corpus import iter_pubtator, read_pubtator
+    from .evaluation import END_TO_END_TASKS, end_to_end_scores, linked_examples, predicted_examples
 
     if not _is_pubtator(pubtator):
         msg.fail(f"{pubtator}: --end-to-end takes a PubTator file", exits=1)
-    nlp = spacy.load(pipeline_dir)
-    metrics = end_to_end_scores(linked_examples(nlp, read_pubtator(pubtator)), labels.split(",") if labels else None)
+    documents = read_pubtator(pubtator)
+    if (pipeline_dir / "config.cfg").exists():
+        examples = linked_examples(spacy.load(pipeline_dir), documents)
+    else:
+        files = sorted(pipeline_dir.glob("shard-*.pubtator")) if pipeline_dir.is_dir() else [pipeline_dir]
+        if not files:
+            msg.fail(f"{pipeline_dir}: neither a pipeline nor predictions (PubTator, or link-corpus PubTator shards)", exits=1)
+        predictions = (document for path in files for document in iter_pubtator(path))
+        examples = predicted_examples(spacy.blank("en"), predictions, documents)
+    metrics = end_to_end_scores(examples, labels.split(",") if labels else None)
     rows = [("all", metrics), *metrics["per_type"].items()]
     keys = [f"{task}_{m}" for task in END_TO_END_TASKS for m in "prf"]
     msg.table([(label, *(f"{100 * scores[k]:.2f}" for k in keys)) for label, scores in rows], header=("label", *keys))
@@ -436,23 +448,29 @@ def link(
 @app.command("link-corpus")
 def link_corpus(
     pipeline_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="A saved spaCy pipeline"),
-    input: str = typer.Argument(..., help="A file, a folder or a glob of PubTator, BioC XML/JSON, JSONL or Parquet"),
+    input: str = typer.Argument(
+        ..., help="A file, a folder or a glob of PubTator, BioC XML/JSON, JSONL, Parquet or plain-text files (one document each), or - for standard input"
+    ),
     output_dir: Path = typer.Argument(..., help="Folder for the shards and _manifest.json; a re-run resumes it"),
     engine: str = typer.Option("local", help="local (nlp.pipe), ray (Ray Data) or dask (distributed)"),
     workers: int = typer.Option(1, help="Worker processes, each loading the pipeline once"),
     batch_size: int = typer.Option(64, help="Documents per nlp.pipe batch"),
     shard_size: int = typer.Option(1000, help="Documents per output shard: the unit a re-run skips"),
-    input_format: Optional[str] = typer.Option(None, help="pubtator, bioc-xml, bioc-json, jsonl or parquet (default: by suffix)"),
-    output_format: str = typer.Option("parquet", help="parquet or jsonl"),
+    input_format: Optional[str] = typer.Option(
+        None, help="pubtator, bioc-xml, bioc-json, jsonl, parquet or text (default: by suffix; a .txt file by its first line)"
+    ),
+    output_format: str = typer.Option("parquet", help="parquet or jsonl (a row per entity), pubtator or bioc (BioC XML)"),
     gold_spans: bool = typer.Option(False, "--gold-spans", help="Link the input's annotations (PubTator, BioC) instead of running the NER"),
     labels: Optional[str] = typer.Option(None, help="With --gold-spans: comma-separated annotation types to link"),
     address: Optional[str] = typer.Option(None, help="An existing Ray or Dask cluster; without it a local one is started"),
     gpu: bool = typer.Option(False, "--gpu", help="One GPU per worker"),
     threads: Optional[int] = typer.Option(None, help="Torch threads per Ray or Dask worker (default: the cores shared out); the local engine's forked workers use one each"),
 ) -> None:
-    """Link a whole corpus into Parquet or JSONL shards, one row per entity
-    (doc id, offsets, text, label, ID, score, ranked candidates), with a
-    manifest; shards are written whole, so a killed run resumes where it stopped."""
+    """Link a whole corpus into shards with a manifest: Parquet or JSONL,
+    one row per entity (doc id, offsets, text, label, ID, score, ranked
+    candidates), or PubTator or BioC XML, each document with its entities
+    and their IDs. Shards are written whole, so a killed run resumes where
+    it stopped."""
     from .corpus_linking import link_corpus as run
 
     summary = run(

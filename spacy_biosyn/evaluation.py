@@ -298,6 +298,30 @@ def linked_examples(nlp: Language, documents: Sequence[PubTatorDocument], progre
     ]
 
 
+def predicted_examples(
+    nlp: Language, predictions: Iterable[PubTatorDocument], documents: Sequence[PubTatorDocument]
+) -> List[Example]:
+    """A pipeline's output saved as PubTator (link-corpus --output-format
+    pubtator) beside the gold documents, for `end_to_end_scores`: each
+    annotation is a predicted entity, its ID `span._.cui` (none when the
+    field is empty: NIL). Typed as `linked_examples` types them."""
+    predicted = {}
+    for document in predictions:
+        predicted.setdefault(document.doc_id, document)
+    examples = []
+    for document in documents:
+        prediction = predicted.get(document.doc_id)
+        if prediction is None:
+            raise CorpusError(f"document {document.doc_id}: not among the predictions")
+        if prediction.text != document.text:
+            raise CorpusError(f"document {document.doc_id}: the predictions hold another text than the gold document")
+        doc = pubtator_to_doc(nlp, prediction, label_map=NCBI_LABELS)
+        for span in doc.ents:
+            span._.cui = span.kb_id_ or None
+        examples.append(Example(doc, pubtator_to_doc(nlp, document, label_map=NCBI_LABELS)))
+    return examples
+
+
 NIL_METRICS = ("link_f", "doc_f")
 # Fewer gold spans or documents than this choose a threshold from noise; none
 # at all printed zeros and saved nil_threshold = null over a tuned value.

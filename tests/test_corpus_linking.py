@@ -111,11 +111,11 @@ def test_a_run_that_fails_midway_keeps_its_shards_and_settings(corpus, reference
 
     written = []
 
-    def write_twice(folder, index, rows, format):
+    def write_twice(folder, index, documents, rows, format):
         if len(written) == 2:
             raise OSError("disk full")
         written.append(index)
-        return write_shard(folder, index, rows, format)
+        return write_shard(folder, index, documents, rows, format)
 
     monkeypatch.setattr(engines, "write_shard", write_twice)
     with pytest.raises(OSError, match="disk full"):
@@ -359,3 +359,105 @@ def test_numeric_document_ids_stay_strings(corpus, tmp_path):
             # JSON has no types to say so: pandas must be told, or it reads 12.
             table = pd.read_json(next(output.glob("shard-*.jsonl")), lines=True, dtype={"doc_id": str})
         assert table["doc_id"].tolist() == ["00012"]
+
+
+NOTES = {
+    "note-17.txt": "Breast cancer\nin a carrier of\r\nHuntington chorea.\n",
+    "note-18.txt": "\ufeffNo disease found.",
+    "note-19.txt": "",
+}
+
+
+def notes_folder(tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for name, text in NOTES.items():
+        (folder / name).write_bytes(text.encode("utf-8"))
+    (folder / "abstracts.txt").write_text(PUBTATOR)  # a PubTator file among them, known by its first line
+    return folder
+
+
+def test_plain_text_files_are_one_document_each_named_by_their_stem(corpus, tmp_path):
+    folder = notes_folder(tmp_path)
+    link_corpus(corpus / "pipeline", folder, tmp_path / "out", output_format="jsonl", progress=False)
+    rows = read_rows(tmp_path / "out")
+    assert [(Path(r["file"]).name, r["doc_id"], r["start"], r["text"], r["id"]) for r in rows] == [
+        ("abstracts.txt", "1", 0, "Breast cancer", "D001943"),
+        ("abstracts.txt", "1", 27, "Huntington chorea", "D006816"),
+        ("abstracts.txt", "2", 0, "Type 2 diabetes", "D003924"),
+        ("note-17.txt", "note-17", 0, "Breast cancer", "D001943"),
+        ("note-17.txt", "note-17", 31, "Huntington chorea", "D006816"),  # offsets count the \r\n as written
+    ]
+    assert [d.id for d in read_documents(folder / "note-18.txt", "text")] == ["note-18"]
+    assert next(read_documents(folder / "note-18.txt", "text")).text == "No disease found."  # the BOM is no text
+
+
+def test_a_plain_text_file_that_is_not_utf8_is_named_with_its_line(corpus, tmp_path):
+    (tmp_path / "latin1.txt").write_bytes("Breast cancer\nin Sj\xf6gren syndrome".encode("latin-1"))
+    with pytest.raises(CorpusError, match=r"latin1.txt, line 2: not UTF-8 text"):
+        link_corpus(corpus / "pipeline", tmp_path / "latin1.txt", tmp_path / "out", progress=False)
+
+
+def test_standard_input_is_linked_and_resumed_only_with_the_same_bytes(corpus, tmp_path):
+    arguments = ["link-corpus", str(corpus / "pipeline"), "-", str(tmp_path / "out"), "--output-format", "jsonl"]
+    result = CliRunner().invoke(app, arguments, input="Breast cancer in a carrier.")
+    assert result.exit_code == 0, result.output
+    (row,) = read_rows(tmp_path / "out")
+    assert (row["doc_id"], row["text"], row["id"]) == ("stdin", "Breast cancer", "D001943")
+    assert "already done" in CliRunner().invoke(app, arguments, input="Breast cancer in a carrier.").output
+    refused = CliRunner().invoke(app, arguments, input="Type 2 diabetes.")
+    assert isinstance(refused.exception, CorpusError) and "other settings" in str(refused.exception)
+    # the refused run changed nothing: the first one's input and rows stay
+    assert (tmp_path / "out" / "_input" / "stdin.txt").read_text() == "Breast cancer in a carrier."
+    assert len(read_rows(tmp_path / "out")) == 1
+
+
+@pytest.mark.parametrize("output_format,read_as", [("pubtator", "pubtator"), ("bioc", "bioc-xml")])
+def test_pubtator_and_bioc_output_read_back_give_the_same_spans_and_ids(corpus, reference, tmp_path, output_format, read_as):
+    folder = notes_folder(tmp_path)
+    (folder / "abstracts.txt").unlink()
+    for source, out in ((corpus / "abstracts.jsonl", "corpus-out"), (folder, "notes-out")):
+        link_corpus(corpus / "pipeline", source, tmp_path / out, output_format="jsonl", shard_size=4, progress=False)
+        summary = link_corpus(corpus / "pipeline", source, tmp_path / f"{out}-{output_format}",
+                              output_format=output_format, shard_size=4, progress=False)
+        rows = read_rows(tmp_path / out)
+        shards = sorted((tmp_path / f"{out}-{output_format}").glob("shard-*"))
+        read = [d for path in shards for d in read_documents(path, read_as)]
+        spans = [(d.id, a.start, a.end, a.text, a.label, a.cui or None) for d in read for a in d.annotations]
+        assert spans == [(r["doc_id"], r["start"], r["end"], r["text"], r["label"], r["id"]) for r in rows]
+        assert summary["mentions"] == len(rows) and len(read) == summary["documents"]  # documents without entities too
+    notes = {d.id: d.text for path in (tmp_path / f"notes-out-{output_format}").glob("shard-*") for d in read_documents(path, read_as)}
+    if output_format == "bioc":
+        assert notes["note-17"] == NOTES["note-17.txt"]
+    else:  # PubTator's title and abstract are lines: a line break is a space, offsets unchanged
+        assert notes["note-17"] == NOTES["note-17.txt"].replace("\r", " ").replace("\n", " ")
+
+
+def test_an_unlinked_entity_is_written_without_an_id(corpus, tmp_path):
+    nlp = spacy.load(corpus / "pipeline")
+    nlp.get_pipe("biosyn_linker").nil_threshold = 100.0
+    nlp.get_pipe_config("biosyn_linker").update(nil_threshold=100.0)
+    nlp.to_disk(tmp_path / "nil")
+    (tmp_path / "a.txt").write_text("Breast cancer.")
+    link_corpus(tmp_path / "nil", tmp_path / "a.txt", tmp_path / "out", output_format="pubtator", progress=False)
+    assert (tmp_path / "out" / "shard-00000.pubtator").read_text() == "a|t|Breast cancer.\na\t0\t13\tBreast cancer\tDisease\t\n\n"
+
+
+def test_end_to_end_scores_of_pubtator_output_equal_the_pipelines(corpus, tmp_path):
+    gold = tmp_path / "gold.txt"
+    # type 2 diabetes is not gold here: the pipeline's false positive
+    gold.write_text(PUBTATOR.replace("Breast cancer in carriers", "Breast cancer in type 2 diabetes carriers")
+                    .replace("\t27\t44\t", "\t43\t60\t"))
+    runner = CliRunner()
+    result = runner.invoke(app, ["evaluate", str(corpus / "pipeline"), str(gold), "--end-to-end",
+                                 "--output", str(tmp_path / "pipeline.json")])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["link-corpus", str(corpus / "pipeline"), str(gold), str(tmp_path / "out"),
+                                 "--output-format", "pubtator"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["evaluate", str(tmp_path / "out"), str(gold), "--end-to-end",
+                                 "--output", str(tmp_path / "output.json")])
+    assert result.exit_code == 0, result.output
+    on_pipeline, on_output = (json.loads((tmp_path / name).read_text()) for name in ("pipeline.json", "output.json"))
+    assert on_output == on_pipeline
+    assert (on_pipeline["ents_p"], on_pipeline["ents_r"], on_pipeline["link_r"]) == (0.75, 1.0, 1.0)

@@ -53,20 +53,18 @@ def _run_local(settings: RunSettings, shards: Iterable[Shard], workers: int, don
             taken.append(shard)
             yield from shard.documents
 
-    rows: List[dict] = []
-    linked = 0
+    rows: List[List[dict]] = []
     started = time.perf_counter()
     for document_rows in linker.pipe(documents(), n_process=workers):
-        rows.extend(document_rows)
-        linked += 1
+        rows.append(document_rows)
         shard = taken[0]
-        if linked == len(shard.documents):
-            write_shard(Path(settings.output), shard.index, rows, settings.output_format)
+        if len(rows) == len(shard.documents):
+            write_shard(Path(settings.output), shard.index, shard.documents, rows, settings.output_format)
             rss = max((peak_rss(child.pid) for child in multiprocessing.active_children()), default=0) or peak_rss()
             # With n_process every worker had a share of the shard: its cost is N times the wait.
-            done(shard_stats(shard, len(rows), (time.perf_counter() - started) * workers, rss))
+            done(shard_stats(shard, sum(map(len, rows)), (time.perf_counter() - started) * workers, rss))
             taken.popleft()
-            rows, linked, started = [], 0, time.perf_counter()
+            rows, started = [], time.perf_counter()
 
 
 # Ray Data moves rows as Arrow: a shard travels as its index and its documents in JSON.

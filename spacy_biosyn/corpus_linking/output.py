@@ -20,25 +20,13 @@ from spacy.tokens import Doc, Span
 from ..errors import CorpusError
 from ..pipeline.annotate import link_score
 from .sources import Document
-
-OUTPUT_FORMATS = ("parquet", "jsonl")
+from .writers import SUFFIXES, write_rows
 # Named as pyarrow and pandas skip it, so the folder reads as one dataset:
 # pd.read_parquet(folder), pyarrow.dataset.dataset(folder).
 MANIFEST = "_manifest.json"
 # What earlier versions named it; a re-run of their output reads it.
 _OLD_MANIFEST = "manifest.json"
 _PARTIAL = ".shard-*.tmp-*"
-
-
-def _schema():
-    import pyarrow as pa
-
-    candidate = pa.struct([("id", pa.string()), ("name", pa.string()), ("score", pa.float64())])
-    return pa.schema([
-        ("file", pa.string()), ("doc_id", pa.string()), ("start", pa.int64()), ("end", pa.int64()), ("text", pa.string()),
-        ("label", pa.string()), ("id", pa.string()), ("score", pa.float64()), ("gold_id", pa.string()),
-        ("candidates", pa.list_(candidate)),
-    ])
 
 
 class GoldSpan(NamedTuple):
@@ -83,22 +71,16 @@ def _ranked_concepts(span: Span) -> List[dict]:
 
 
 def shard_path(folder: Path, index: int, format: str) -> Path:
-    return Path(folder) / f"shard-{index:05d}.{format}"
+    return Path(folder) / f"shard-{index:05d}.{SUFFIXES[format]}"
 
 
-def write_shard(folder: Path, index: int, rows: List[dict], format: str) -> Path:
-    """Write a shard's rows under a temporary name, then rename it into place."""
+def write_shard(folder: Path, index: int, documents: Sequence[Document], rows: Sequence[List[dict]], format: str) -> Path:
+    """Write a shard's rows (`rows[i]`, those of `documents[i]`) under a
+    temporary name, then rename it into place."""
     final = shard_path(folder, index, format)
     partial = final.with_name(f".{final.name}.tmp-{uuid.uuid4().hex[:8]}")
     try:
-        if format == "parquet":
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            pq.write_table(pa.Table.from_pylist(rows, schema=_schema()), partial)
-        else:
-            with partial.open("w", encoding="utf-8") as f:
-                f.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+        write_rows(partial, documents, rows, format)
         with partial.open("rb") as f:
             os.fsync(f.fileno())  # the bytes are on disk before the name says the shard is done
         os.replace(partial, final)
@@ -108,16 +90,7 @@ def write_shard(folder: Path, index: int, rows: List[dict], format: str) -> Path
 
 
 def finished_shards(folder: Path, format: str) -> Dict[int, Path]:
-    return {int(path.stem.split("-")[1]): path for path in sorted(Path(folder).glob(f"shard-*.{format}"))}
-
-
-def count_rows(path: Path, format: str) -> int:
-    if format == "parquet":
-        import pyarrow.parquet as pq
-
-        return pq.ParquetFile(path).metadata.num_rows
-    with Path(path).open("rb") as f:
-        return sum(1 for _ in f)
+    return {int(path.stem.split("-")[1]): path for path in sorted(Path(folder).glob(f"shard-*.{SUFFIXES[format]}"))}
 
 
 def remove_partial_shards(folder: Path) -> int:
@@ -129,9 +102,12 @@ def remove_partial_shards(folder: Path) -> int:
 
 
 def read_rows(folder: Path) -> List[dict]:
-    """Every row of a run's shards, shard by shard (Parquet or JSONL)."""
+    """Every row of a run's shards, shard by shard (Parquet or JSONL; the
+    project's PubTator and BioC readers read those formats back)."""
     folder = Path(folder)
     format = read_manifest(folder)["settings"]["output_format"]
+    if format not in ("parquet", "jsonl"):
+        raise CorpusError(f"{folder}: its shards are {format}, read them with spacy_biosyn.corpus_linking.read_documents")
     rows: List[dict] = []
     for path in finished_shards(folder, format).values():
         if format == "parquet":

@@ -3,6 +3,9 @@ out, on any engine; a re-run finishes what a killed run left."""
 import hashlib
 import importlib.util
 import os
+import shutil
+import sys
+import tempfile
 import time
 import warnings
 from contextlib import ExitStack, contextmanager
@@ -15,9 +18,7 @@ from ..errors import CorpusError
 from ..storage import folder_locked
 from .engines import run_engine
 from .output import (
-    OUTPUT_FORMATS,
     check_settings,
-    count_rows,
     finished_shards,
     has_manifest,
     read_manifest,
@@ -26,9 +27,14 @@ from .output import (
 )
 from .sources import check_annotated, file_format, input_files, shards
 from .worker import RunSettings, check_pipeline
+from .writers import OUTPUT_FORMATS, count_rows
 
 PathLike = Union[str, Path]
 MANIFEST_EVERY_S = 10.0
+# The input that names standard input; it is kept in the output folder
+# (where pandas and pyarrow skip it), so a re-run can resume it.
+STDIN = "-"
+STDIN_COPY = Path("_input") / "stdin.txt"
 
 
 def link_corpus(
@@ -49,7 +55,8 @@ def link_corpus(
     threads: Optional[int] = None,
     progress: bool = True,
 ) -> dict:
-    """Link every document of `input` (a file, folder or glob) with the
+    """Link every document of `input` (a file, folder or glob, or "-" for
+    standard input: PubTator, or one plain-text document named "stdin") with the
     pipeline at `pipeline`, writing one row per entity into shards of
     `shard_size` documents under `output`. Shards already there are kept:
     a re-run with the same settings links only what is missing. `threads`:
@@ -64,18 +71,23 @@ def link_corpus(
     if not (pipeline / "config.cfg").exists():
         raise CorpusError(f"{pipeline}: not a saved spaCy pipeline (no config.cfg)")
     check_pipeline(pipeline, gold_spans)
-    files = input_files(str(input))
-    _check_installed(engine, {file_format(f, input_format) for f in files} | {output_format})
-    if gold_spans:
-        check_annotated(files, input_format)
-    settings = {
-        "pipeline": _fingerprint(pipeline), "input": [[str(f), f.stat().st_size] for f in files],
-        "input_format": input_format, "shard_size": shard_size, "gold_spans": gold_spans, "labels": labels,
-        "output_format": output_format,
-    }
-    output.mkdir(parents=True, exist_ok=True)
-    with _only_run_in(output):
+    with ExitStack() as stack:
+        from_stdin = str(input) == STDIN
+        files = [stack.enter_context(_read_stdin())] if from_stdin else input_files(str(input))
+        _check_installed(engine, {file_format(f, input_format) for f in files} | {output_format})
+        if gold_spans:
+            check_annotated(files, input_format)
+        settings = {
+            "pipeline": _fingerprint(pipeline),
+            "input": [[STDIN, _digest(files[0])]] if from_stdin else [[str(f), f.stat().st_size] for f in files],
+            "input_format": input_format, "shard_size": shard_size, "gold_spans": gold_spans, "labels": labels,
+            "output_format": output_format,
+        }
+        output.mkdir(parents=True, exist_ok=True)
+        stack.enter_context(_only_run_in(output))
         check_settings(output, settings)
+        if from_stdin:  # kept only once the settings allow the run: a refused one changes nothing
+            files = [_kept(files[0], output / STDIN_COPY)]
         remove_partial_shards(output)
         plan = {shard.index: len(shard.documents) for shard in shards(files, input_format, shard_size)}
         manifest = read_manifest(output) if has_manifest(output) else {"settings": settings, "runs": []}
@@ -133,6 +145,29 @@ def link_corpus(
 
 
 @contextmanager
+def _read_stdin() -> Iterator[Path]:
+    """Standard input in a temporary file named stdin.txt, read as any .txt is."""
+    with tempfile.TemporaryDirectory(prefix="spacy-biosyn-stdin-") as folder:
+        path = Path(folder) / STDIN_COPY.name
+        path.write_bytes(sys.stdin.buffer.read())
+        yield path
+
+
+def _kept(copy: Path, path: Path) -> Path:
+    """Standard input's copy at `path` in the output folder, where a re-run
+    finds it; the settings hold its digest, so only the same bytes resume."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.tmp")
+    shutil.copyfile(copy, partial)
+    os.replace(partial, path)
+    return path
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+@contextmanager
 def _only_run_in(output: Path) -> Iterator[None]:
     """Hold the output folder for the run: two runs into one folder would
     both link every shard and keep one manifest's record."""
@@ -167,7 +202,7 @@ def _summary(engine: str, workers: int, shards: List[dict], seconds: float, skip
 
 # What each engine and format needs beyond the core, and the extra that installs it.
 _NEEDS = {"ray": ("ray", "ray"), "dask": ("distributed", "dask"), "parquet": ("pyarrow", "corpus"),
-          "bioc-xml": ("bioc", "corpus"), "bioc-json": ("bioc", "corpus")}
+          "bioc-xml": ("bioc", "corpus"), "bioc-json": ("bioc", "corpus"), "bioc": ("bioc", "corpus")}
 
 
 def _check_installed(engine: str, formats: set) -> None:

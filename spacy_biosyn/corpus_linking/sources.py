@@ -1,6 +1,7 @@
 """The documents of a corpus to link, read one at a time from PubTator,
-BioC XML or JSON, JSONL (`{"id", "text"}` a line) or Parquet (`id` and
-`text` columns) files, and cut into shards of a fixed number of documents.
+BioC XML or JSON, JSONL (`{"id", "text"}` a line), Parquet (`id` and
+`text` columns) or plain-text files (one document each, named by the
+file's stem), and cut into shards of a fixed number of documents.
 
 A shard's documents depend only on the input and the shard size, never on
 the engine or the number of workers: that is what lets a re-run skip the
@@ -10,6 +11,7 @@ import glob
 import gzip
 import io
 import json
+import re
 import zlib
 from itertools import count, islice
 from pathlib import Path
@@ -19,10 +21,12 @@ from ..corpus import Annotation, iter_pubtator
 from ..errors import CorpusError
 from ..preprocess.text import numbered_lines, open_maybe_gzipped, without_lone_surrogates
 
-FORMATS = ("pubtator", "bioc-xml", "bioc-json", "jsonl", "parquet")
-_BY_SUFFIX = {".jsonl": "jsonl", ".parquet": "parquet", ".xml": "bioc-xml", ".json": "bioc-json"}
-_PUBTATOR_SUFFIXES = {".txt", ".pubtator"}
-_UNANNOTATED = {"jsonl", "parquet"}
+FORMATS = ("pubtator", "bioc-xml", "bioc-json", "jsonl", "parquet", "text")
+_BY_SUFFIX = {".jsonl": "jsonl", ".parquet": "parquet", ".xml": "bioc-xml", ".json": "bioc-json", ".pubtator": "pubtator"}
+# A .txt file is PubTator when its first line is one ("PMID|t|title"), plain text otherwise.
+_SNIFFED_SUFFIXES = {".txt", ".text"}
+_PUBTATOR_FIRST_LINE = re.compile(rb"^[^|\s]+\|[ta]\|")
+_UNANNOTATED = {"jsonl", "parquet", "text"}
 
 
 class Document(NamedTuple):
@@ -40,14 +44,16 @@ class Shard(NamedTuple):
 
 
 def input_files(input: str) -> List[Path]:
-    """A file, the corpus files of a folder (sorted), or a glob's matches (sorted)."""
+    """A file, the corpus files of a folder (sorted; as pyarrow does, not
+    those named from "." or "_", such as a run's manifest), or a glob's
+    matches (sorted)."""
     path = Path(input)
     if path.is_file():
         return [path]
     if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.is_file() and _known_suffix(p))
+        files = sorted(p for p in path.iterdir() if p.is_file() and _known_suffix(p) and p.name[0] not in "._")
         if not files:
-            raise CorpusError(f"{path}: no corpus files in this folder (.txt, .pubtator, .xml, .json, .jsonl, .parquet)")
+            raise CorpusError(f"{path}: no corpus files in this folder (.txt, .text, .pubtator, .xml, .json, .jsonl, .parquet)")
         return files
     files = sorted(Path(match) for match in glob.glob(input) if Path(match).is_file())
     if not files:
@@ -57,14 +63,27 @@ def input_files(input: str) -> List[Path]:
 
 def file_format(path: Path, given: Optional[str] = None) -> str:
     """`given`, or what the file's suffix says, in any case and under a .gz;
-    PubTator for .txt and .pubtator."""
+    a .txt or .text file is PubTator when its first line is a title line,
+    plain text otherwise."""
     if given is not None:
         if given not in FORMATS:
             raise CorpusError(f"input format {given!r}: expected one of {', '.join(FORMATS)}")
         return given
     if not _known_suffix(path):
         raise CorpusError(f"{path}: cannot tell the format from the suffix {_suffix(path)!r}: give --input-format")
-    return _BY_SUFFIX.get(_suffix(path), "pubtator")
+    if _suffix(path) in _SNIFFED_SUFFIXES:
+        return "pubtator" if _PUBTATOR_FIRST_LINE.match(_first_line(path)) else "text"
+    return _BY_SUFFIX[_suffix(path)]
+
+
+def _first_line(path: Path) -> bytes:
+    """The first non-blank line's start, past a byte-order mark."""
+    try:
+        with open_maybe_gzipped(path) as f:
+            head = f.read(4096)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+        raise CorpusError(f"{path}: cannot be read, cut short? ({type(error).__name__}: {error})") from None
+    return head.removeprefix(b"\xef\xbb\xbf").lstrip()
 
 
 def _suffix(path: Path) -> str:
@@ -76,7 +95,7 @@ def _suffix(path: Path) -> str:
 
 
 def _known_suffix(path: Path) -> bool:
-    return _suffix(path) in _BY_SUFFIX or _suffix(path) in _PUBTATOR_SUFFIXES
+    return _suffix(path) in _BY_SUFFIX or _suffix(path) in _SNIFFED_SUFFIXES
 
 
 def check_annotated(files: List[Path], format: Optional[str]) -> None:
@@ -117,6 +136,23 @@ def shards(files: List[Path], format: Optional[str], size: int) -> Iterator[Shar
 def _pubtator(path: Path) -> Iterator[Document]:
     for document in iter_pubtator(path):
         yield Document(document.doc_id, document.text, document.annotations)
+
+
+def _text(path: Path) -> Iterator[Document]:
+    """The whole file as one document, named by its stem ("PMC123.txt.gz" ->
+    "PMC123"), its text as written: offsets count in it."""
+    try:
+        with open_maybe_gzipped(path) as f:
+            data = f.read()
+    except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+        raise CorpusError(f"{path}: cannot be read, cut short? ({type(error).__name__}: {error})") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise CorpusError(f"{path}, line {line}: not UTF-8 text ({error.reason}); convert the file to UTF-8") from None
+    name = path.name[: -len(".gz")] if path.name.lower().endswith(".gz") else path.name
+    yield Document(Path(name).stem, text, None)
 
 
 def _jsonl(path: Path) -> Iterator[Document]:
@@ -203,4 +239,7 @@ def _bioc_document(path: Path, document) -> Document:
     return Document(document.id, text, annotations)
 
 
-_READERS = {"pubtator": _pubtator, "jsonl": _jsonl, "parquet": _parquet, "bioc-xml": _bioc_xml, "bioc-json": _bioc_json}
+_READERS = {
+    "pubtator": _pubtator, "jsonl": _jsonl, "parquet": _parquet, "bioc-xml": _bioc_xml, "bioc-json": _bioc_json,
+    "text": _text,
+}

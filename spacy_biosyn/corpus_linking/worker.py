@@ -63,9 +63,9 @@ class ShardLinker:
     def __call__(self, shard: Shard) -> dict:
         """Link a shard, write it, and say what it cost."""
         start = time.perf_counter()
-        rows = [row for rows in self.pipe(shard.documents) for row in rows]
-        write_shard(Path(self.settings.output), shard.index, rows, self.settings.output_format)
-        return shard_stats(shard, len(rows), time.perf_counter() - start, peak_rss())
+        rows = list(self.pipe(shard.documents))
+        write_shard(Path(self.settings.output), shard.index, shard.documents, rows, self.settings.output_format)
+        return shard_stats(shard, sum(map(len, rows)), time.perf_counter() - start, peak_rss())
 
     def _prepared(self, document: Document):
         if not self.settings.gold_spans:
