@@ -17,6 +17,7 @@ from spacy.training import Example
 from tqdm import tqdm
 
 from .corpus import NCBI_LABELS, PubTatorDocument, Query, pubtator_to_doc
+from .encoders.base import encoder_label
 from .errors import CorpusError
 from .kb.dictionary import bare_id, split_cuis
 from .kb.linker import Candidate
@@ -360,7 +361,8 @@ def choose_nil_threshold(
     (link_f or doc_f) on dev PubTator documents, and its drop_nil: "drop",
     "keep", or "choose" (drop the spans left unlinked where that raises
     NER F). Both go into the pipe's config too, which is what spacy.load
-    builds it from, so a saved pipeline keeps them."""
+    builds it from, so a saved pipeline keeps them, with the encoder the
+    threshold holds for (nil_threshold_encoder)."""
     if metric not in NIL_METRICS:
         raise ValueError(f"metric {metric!r}: choose one of {', '.join(NIL_METRICS)}")
     if nil_spans not in NIL_SPANS:
@@ -374,5 +376,8 @@ def choose_nil_threshold(
     dropped = end_to_end_scores(examples, labels, drop_below=threshold)
     drop_nil = nil_spans == "drop" or (nil_spans == "choose" and dropped["ents_f"] > thresholded["ents_f"])
     linker.nil_threshold, linker.drop_nil = threshold, drop_nil
-    nlp.get_pipe_config(PIPE_NAME).update(nil_threshold=threshold, drop_nil=drop_nil)
+    nlp.get_pipe_config(PIPE_NAME).update(
+        nil_threshold=threshold, nil_threshold_encoder=None if threshold is None else encoder_label(linker.routes.encoder),
+        drop_nil=drop_nil,
+    )
     return NilChoice(threshold, drop_nil, unthresholded, thresholded, dropped)

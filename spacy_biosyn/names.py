@@ -1,5 +1,7 @@
 """The name of the component's factory, which is also the name it takes in
 a pipeline unless the user gives another: the CLI, the trainers and the
-corpus workers find the linker by it. A leaf module, cheap to import."""
+corpus workers find the linker by it; and the encoder a linker has unless
+told otherwise. A leaf module, cheap to import."""
 
 PIPE_NAME = "biosyn_linker"
+DEFAULT_ENCODER_NAME = "sentence-transformers/all-MiniLM-L6-v2"

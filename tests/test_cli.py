@@ -1,6 +1,7 @@
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -257,9 +258,17 @@ def test_tune_nil_leaves_an_ner_false_positive_unlinked_and_saves_the_threshold(
     ))
     result = CliRunner().invoke(app, ["tune-nil", str(tmp_path / "pipeline"), str(corpus), str(tmp_path / "tuned")])
     assert result.exit_code == 0, result.output
-    threshold = load_config(tmp_path / "tuned" / "config.cfg")["components"]["biosyn_linker"]["nil_threshold"]
-    assert threshold is not None
-    tuned = spacy.load(tmp_path / "tuned")
+    block = load_config(tmp_path / "tuned" / "config.cfg")["components"]["biosyn_linker"]
+    threshold = block["nil_threshold"]
+    assert threshold is not None and block["nil_threshold_encoder"] == Path(tiny_encoder).name
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # the encoder it was chosen with: no warning
+        tuned = spacy.load(tmp_path / "tuned")
+    # the threshold copied to a pipe that encodes with another encoder
+    with pytest.warns(UserWarning, match=r"nil_threshold .* was chosen with the encoder 'cambridgeltl/SapBERT-from-PubMedBERT-fulltext'"):
+        spacy.load(tmp_path / "tuned", config={
+            "components": {"biosyn_linker": {"nil_threshold_encoder": "cambridgeltl/SapBERT-from-PubMedBERT-fulltext"}}
+        })
     assert tuned.get_pipe("biosyn_linker").nil_threshold == threshold
     doc = tuned("breast cancer and type 2 diabetes impair hematopoiesis")
     assert [(e.text, e._.cui) for e in doc.ents] == [

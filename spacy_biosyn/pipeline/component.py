@@ -18,6 +18,7 @@ Heavy state (encoder weights, name vectors, tf-idf) is built by
 `spacy.load` of a packaged pipeline must not need the original dictionary
 path or a model hub.
 """
+import warnings
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
@@ -30,7 +31,7 @@ from spacy.util import minibatch
 
 from ..checks import is_number, is_weight, is_whole_number, takes_arguments
 from ..corpus import read_id_usage, read_synonyms
-from ..encoders.base import DEFAULT_ENCODER_NAME, Encoder
+from ..encoders.base import DEFAULT_ENCODER_NAME, Encoder, encoder_label
 from ..evaluation import UNSCORED_CUIS, link_scores
 from ..kb.concepts import ConceptScorer
 from ..kb.dictionary import Dictionary
@@ -112,8 +113,15 @@ class DocLinks(NamedTuple):
         # mention's context (spacy_biosyn.CrossEncoderReranker.v1, trained by
         # `spacy_biosyn train-reranker`); null keeps the first stage's ranking.
         "reranker": None,
-        # Below this score span._.cui is None (NIL); kb_ents keeps the candidates.
-        "nil_threshold": None,
+        # Below this score span._.cui is None (NIL) and kb_ents is empty; the
+        # names stay in span._.candidates. Scores are S = dense + lambda x
+        # tf-idf (1.125 for an exact name with MiniLM's cosine and lambda
+        # 0.125), so a threshold holds for one encoder: tune-nil chooses one.
+        # "auto": AUTO_NIL_THRESHOLDS' for the encoder and lambda, none for others.
+        "nil_threshold": "auto",
+        # The encoder (its name's last part) nil_threshold was chosen with;
+        # tune-nil fills it in, and the pipe warns when it encodes with another.
+        "nil_threshold_encoder": None,
         # Entities left without an ID (below nil_threshold, or nothing to
         # link) are removed from doc.ents: in a text pipeline they are mostly
         # the NER's false positives. false keeps them with span._.cui None.
@@ -165,7 +173,8 @@ def make_biosyn_linker(
     sieve: Optional[Sieve],
     concept_scorer: Optional[ConceptScorer],
     reranker: Optional[CrossEncoderReranker],
-    nil_threshold: Optional[float],
+    nil_threshold: Optional[Union[float, str]],
+    nil_threshold_encoder: Optional[str],
     drop_nil: bool,
     resolve_shared_names: bool,
     cache_size: int,
@@ -176,6 +185,11 @@ def make_biosyn_linker(
         from ..encoders.transformer import TransformerEncoder
 
         encoder = TransformerEncoder(encoder)
+    if nil_threshold == AUTO:
+        nil_threshold = AUTO_NIL_THRESHOLDS.get((encoder_label(encoder), sparse_weight))
+    elif isinstance(nil_threshold, str):
+        raise ValueError(f"{name}: nil_threshold must be a number, {AUTO!r} or null, got {nil_threshold!r}")
+    _warn_if_threshold_of_another_encoder(name, nil_threshold, nil_threshold_encoder, encoder)
     return BiosynLinker(
         nlp.vocab,
         name,
@@ -201,6 +215,29 @@ def make_biosyn_linker(
         cache_size=cache_size,
         set_kb_id=set_kb_id,
         id_namespaces=id_namespaces,
+    )
+
+
+# nil_threshold "auto": the threshold measured for an encoder (its label) and
+# lambda on both disease dev sets, gold spans and end to end
+# (benchmarks/nil_default.py; docs/record.md); none for any other, whose
+# scores lie on another scale.
+AUTO = "auto"
+AUTO_NIL_THRESHOLDS = {("all-MiniLM-L6-v2", 0.125): 0.9}
+
+
+def _warn_if_threshold_of_another_encoder(
+    name: str, threshold: Optional[float], chosen_with: Optional[str], encoder: Encoder
+) -> None:
+    if threshold is None or chosen_with is None or Path(str(chosen_with)).name == encoder_label(encoder):
+        return
+    warnings.warn(
+        f"{name}: nil_threshold {threshold} was chosen with the encoder {chosen_with!r}, but this pipe encodes with "
+        f"{encoder_label(encoder)!r}, whose scores lie on another scale: spans would be left without an ID, or "
+        "given one, by a threshold that means nothing here. Choose one on dev abstracts for this encoder "
+        "(python -m spacy_biosyn tune-nil), or set nil_threshold and nil_threshold_encoder to null",
+        UserWarning,
+        stacklevel=2,
     )
 
 

@@ -212,7 +212,7 @@ def _checked_mapping(path: Path, value_type: type) -> dict:
 # are annotated, not the saved names, vectors, tf-idf or lambda.
 EDITABLE_SETTINGS = (
     "nil_threshold", "drop_nil", "top_k", "names_searched", "cache_size", "resolve_shared_names", "set_kb_id",
-    "id_namespaces",
+    "id_namespaces", "nil_threshold_encoder",
 )
 
 
