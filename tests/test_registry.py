@@ -84,6 +84,7 @@ SIGNATURES = {
     "spacy_biosyn.PairwiseBCE.v1": (),
     "spacy_biosyn.Ab3P.v1": (),
     "spacy_biosyn.SchwartzHearst.v1": (),
+    "spacy_biosyn.ScispacyAbbreviations.v1": (),
     "spacy_biosyn.AliasCountReranker.v1": (
         ("pool_size", 20), ("name_weight", 1.0), ("mean_weight", 0.002), ("count_weight", 0.001)
     ),

@@ -41,7 +41,7 @@ from ..kb.linker import Candidate, LinkedPart, Linker
 from ..kb.sieve import Sieve
 from ..kb.vocabularies import VocabularyReader, read_vocabulary
 from ..names import PIPE_NAME
-from ..preprocess.abbreviations import Abbreviation, AbbreviationDetector
+from ..preprocess.abbreviations import Abbreviation, AbbreviationDetector, detect_abbreviations
 from ..preprocess.readings import MentionPreprocessor, long_forms_by_short_form
 from ..preprocess.text import read_corrections
 from .annotate import annotate_span, readings_by_document, resolved_by_document, tied_readings
@@ -281,8 +281,9 @@ class BiosynLinker(Pipe):
             raise ValueError(f"{name}: nil_threshold must be a finite number or null, got {nil_threshold!r}")
         if abbreviations is not None and not takes_arguments(abbreviations, 1):
             raise ValueError(
-                f"{name}: abbreviations must be a detector called on a doc's text, such as "
-                f"spacy_biosyn.Ab3P.v1 or spacy_biosyn.SchwartzHearst.v1, or null; got {type(abbreviations).__name__}"
+                f"{name}: abbreviations must be a detector called on a doc's text, such as spacy_biosyn.Ab3P.v1 "
+                "or spacy_biosyn.SchwartzHearst.v1, spacy_biosyn.ScispacyAbbreviations.v1 (the pairs of scispaCy's "
+                f"abbreviation_detector), or null; got {type(abbreviations).__name__}"
             )
         for setting, value in (("split_composites", split_composites), ("set_kb_id", set_kb_id), ("drop_nil", drop_nil),
                                ("resolve_shared_names", resolve_shared_names)):
@@ -495,7 +496,7 @@ class BiosynLinker(Pipe):
             abbreviations = []
             # Ab3P is only worth its time on docs that have entities to link.
             if self.abbreviation_detector is not None and ents:
-                abbreviations = self.abbreviation_detector(doc.text)
+                abbreviations = detect_abbreviations(self.abbreviation_detector, doc)
             long_forms = long_forms_by_short_form(abbreviations)
             found.append(abbreviations)
             doc_routes = [self.routes.route_of(span.label_) for span in ents]

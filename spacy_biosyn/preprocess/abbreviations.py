@@ -23,7 +23,7 @@ import os
 import re
 import sys
 import tempfile
-from typing import Callable, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Callable, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 from spacy.util import registry
@@ -252,3 +252,34 @@ def _long_form_start(short: str, window: str, words) -> Optional[int]:
 @registry.misc("spacy_biosyn.SchwartzHearst.v1")
 def make_schwartz_hearst() -> AbbreviationDetector:
     return SchwartzHearstDetector()
+
+
+class ScispacyAbbreviations:
+    """The pairs scispaCy's AbbreviationDetector found earlier in the
+    pipeline (`nlp.add_pipe("abbreviation_detector")`): `doc._.abbreviations`,
+    each short form's spans with their `._.long_form`. Reads the doc, not
+    its text, so Ab3P does not run a second time."""
+
+    reads_doc = True
+
+    def __call__(self, doc) -> List[Abbreviation]:
+        if not type(doc).has_extension("abbreviations"):
+            raise ValueError(
+                "abbreviations = spacy_biosyn.ScispacyAbbreviations.v1 reads doc._.abbreviations, which no component "
+                "set: add scispaCy's detector before the linker (import scispacy.abbreviation; "
+                "nlp.add_pipe('abbreviation_detector', before='biosyn_linker')), or use spacy_biosyn.Ab3P.v1"
+            )
+        return [
+            Abbreviation(short.text, short._.long_form.text, short.start_char, short._.long_form.start_char)
+            for short in doc._.abbreviations or ()
+        ]
+
+
+@registry.misc("spacy_biosyn.ScispacyAbbreviations.v1")
+def make_scispacy_abbreviations() -> ScispacyAbbreviations:
+    return ScispacyAbbreviations()
+
+
+def detect_abbreviations(detector: Union[AbbreviationDetector, ScispacyAbbreviations], doc) -> List[Abbreviation]:
+    """A doc's abbreviations by a detector of its text, or of the doc itself."""
+    return detector(doc) if getattr(detector, "reads_doc", False) else detector(doc.text)
