@@ -8,7 +8,7 @@ import typer
 from wasabi import msg
 
 from .errors import BiosynError, CorpusError
-from .names import PIPE_NAME
+from .names import DEFAULT_ENCODER_NAME, PIPE_NAME
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -32,7 +32,9 @@ ROUTE_HELP = (
 def build(
     output_dir: Path = typer.Argument(..., help="Folder for the spaCy pipeline"),
     dictionary: str = typer.Option(..., help=DICTIONARY_HELP),
-    encoder: Optional[str] = typer.Option(None, help="Hugging Face model name or local folder"),
+    encoder: Optional[str] = typer.Option(
+        None, help=f"Hugging Face model name or local folder (default: {DEFAULT_ENCODER_NAME}, the linker's own)"
+    ),
     from_biosyn: Optional[str] = typer.Option(
         None, help="A checkpoint saved by BioSyn's code (folder or Hugging Face name): its encoder, with its lambda"
     ),
@@ -62,8 +64,9 @@ def build(
 
     from .kb.vocabularies import reader_block
 
-    if (encoder is None) == (from_biosyn is None):
-        raise typer.BadParameter("give one of --encoder and --from-biosyn", param_hint="--encoder")
+    if encoder is not None and from_biosyn is not None:
+        raise typer.BadParameter("give --encoder or --from-biosyn, not both", param_hint="--encoder")
+    encoder = encoder or DEFAULT_ENCODER_NAME
     if index not in INDEXES:
         raise typer.BadParameter(f"{index!r}: choose one of {', '.join(INDEXES)}", param_hint="--index")
     vocabulary, format = _vocabulary(dictionary, format, reader_block)

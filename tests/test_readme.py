@@ -1,10 +1,13 @@
 """The README runs as written: its use snippet (on a small MEDIC excerpt in
-place of the whole dictionary, with the default encoder), and its links."""
+place of the whole dictionary, with the default encoder), its links, and
+every command line of it and of docs/, parsed as the code parses them."""
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 MEDIC_EXCERPT = """\
@@ -44,3 +47,105 @@ def test_every_link_to_the_docs_leads_to_a_page():
         for target in re.findall(r"\]\(([^)#]+\.md)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
             if not target.startswith("http"):
                 assert (page.parent / target).is_file(), f"{page.name} links to {target}"
+
+
+def command_lines(page: Path) -> list:
+    """Each command of a page's bash blocks: lines joined at a trailing
+    backslash, comments cut, split at &&, || and pipes."""
+    text = page.read_text(encoding="utf-8")
+    commands = []
+    for block in re.findall(r"```(?:bash|sh|console)\n(.*?)```", text, re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            line = re.sub(r"(^|\s)#.*$", "", line).strip()
+            # a pipe between commands has spaces around it; "a|b" is a placeholder's choices
+            commands.extend(part.strip() for part in re.split(r"&&|\|\||\s\|\s", line) if part.strip())
+    return commands
+
+
+def check_spacy_biosyn_command(words: list) -> None:
+    """Parsed as the CLI parses it: the subcommand exists, every option is
+    one it has, and every required argument and option is given."""
+    from typer.main import get_command
+
+    from spacy_biosyn.cli import app
+
+    group = get_command(app)
+    if not words or words[0] == "--help":
+        return
+    name, args = words[0], [w for w in words[1:] if w != "--help"]
+    assert name in group.commands, f"no command {name!r}"
+    command = group.commands[name]
+    parser = command.make_parser(command.make_context(name, [], resilient_parsing=True))
+    given, extra, _ = parser.parse_args(list(args))  # an unknown option raises NoSuchOption
+    missing = [p.name for p in command.params if p.required and given.get(p.name) is None]
+    if command.context_settings.get("allow_extra_args"):  # config overrides: --section.key value
+        extra = [w for key, w in zip(extra[::2], extra[1::2]) if not (key.startswith("--") and "." in key)]
+    assert not missing and not extra, f"{' '.join(words)}: {missing} missing, {extra} left over"
+
+
+def check_project_command(words: list) -> None:
+    import yaml
+
+    project = yaml.safe_load((README.parent / "project.yml").read_text(encoding="utf-8"))
+    names = {c["name"] for c in project["commands"]} | set(project.get("workflows", {}))
+    assert words[0] in names, f"spacy project run {words[0]}: no such command or workflow"
+    for word in words[1:]:
+        if word.startswith("--vars."):
+            assert word[len("--vars."):].split("=")[0] in project["vars"], f"{word}: no such variable"
+
+
+def check_pip_command(words: list) -> None:
+    import configparser
+
+    setup = configparser.ConfigParser()
+    setup.read(README.parent / "setup.cfg")
+    extras = set(setup["options.extras_require"])
+    for word in words:
+        for extra in re.findall(r"\[([^\]]+)\]", word):
+            assert set(extra.split(",")) <= extras, f"{word}: no such extra"
+
+
+def check_command(command: str) -> None:
+    import shlex
+
+    # [--option VALUE] marks an optional part: its option must exist all the same
+    words = [word.strip("[]") for word in shlex.split(command)]
+    while words and "=" in words[0] and not words[0].startswith("-"):  # VAR=value before the command
+        words = words[1:]
+    program = Path(words[0]).name if words else ""
+    if program.startswith("python") and words[1:3] == ["-m", "spacy_biosyn"]:
+        check_spacy_biosyn_command(words[3:])
+    elif program == "spacy" and words[1:3] == ["project", "run"]:
+        check_project_command(words[3:])
+    elif program == "pip" or (program.startswith("python") and words[1:3] == ["-m", "pip"]):
+        check_pip_command(words)
+    elif program in ("bash", "sh") or (program.startswith("python") and words[1].endswith(".py")):
+        assert (README.parent / words[1]).is_file(), f"{command}: no file {words[1]}"
+
+
+PAGES = [README, *sorted((README.parent / "docs").glob("*.md"))]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_every_command_line_of_the_docs_parses_as_the_code_reads_it(page):
+    for command in command_lines(page):
+        check_command(command)
+
+
+def test_the_readme_commands_of_the_first_screen_run(tmp_path):
+    """The two set-up commands' programs answer --help, and the README's
+    command-line summary names only commands that exist."""
+    first = command_lines(README)[:4]
+    assert first[0] == "bash scripts/setup.sh" and first[1].startswith(".venv/bin/python examples/link_abstract.py")
+    example = subprocess.run([sys.executable, str(README.parent / "examples" / "link_abstract.py"), "--help"],
+                             capture_output=True, text=True, timeout=120)
+    assert example.returncode == 0 and "--data" in example.stdout, example.stderr[-2000:]
+
+
+def test_a_command_the_code_does_not_take_is_caught():
+    with pytest.raises(AssertionError, match="missing"):
+        check_command("python -m spacy_biosyn link-corpus PIPELINE_DIR")
+    with pytest.raises(Exception, match="--no-such-option"):
+        check_command("python -m spacy_biosyn build --dictionary D --no-such-option OUT")
+    with pytest.raises(AssertionError, match="no such variable"):
+        check_command("spacy project run all . --vars.no_such_var 1")
