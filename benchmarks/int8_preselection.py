@@ -1,7 +1,7 @@
 """Is an int8 product over every name, with an exact fp32 re-score of the
 names it cannot rule out, faster than ExactIndex's fp32 product, with the
 same ranking? (Issue 29's search lever. Measured here it is not: the
-error bound lets 5-6k names a string through; docs/speed.md.)
+error bound lets 5-6k names a string through; docs/record.md.)
 
     python benchmarks/int8_preselection.py PIPELINE
 

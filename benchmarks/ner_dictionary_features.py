@@ -1,7 +1,7 @@
 """Does the NER gain from seeing which tokens are dictionary names? (Issue
 27's last lever: the vocabulary as a feature of the NER, not as span
 candidates, which benchmarks/ner_vocabulary.py measured. On NCBI Disease
-dev it did not pay: best dev F 83.25 against 83.26; docs/raw-text.md.)
+dev it did not pay: best dev F 83.25 against 83.26; docs/record.md.)
 
     python benchmarks/ner_dictionary_features.py DATASET OUTPUT [--steps 1000]
 

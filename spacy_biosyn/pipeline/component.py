@@ -117,7 +117,8 @@ class DocLinks(NamedTuple):
         # names stay in span._.candidates. Scores are S = dense + lambda x
         # tf-idf (1.125 for an exact name with MiniLM's cosine and lambda
         # 0.125), so a threshold holds for one encoder: tune-nil chooses one.
-        # "auto": AUTO_NIL_THRESHOLDS' for the encoder and lambda, none for others.
+        # "auto": AUTO_NIL_THRESHOLDS' for the encoder and lambda, none for
+        # others and with a re-ranker.
         "nil_threshold": "auto",
         # The encoder (its name's last part) nil_threshold was chosen with;
         # tune-nil fills it in, and the pipe warns when it encodes with another.
@@ -185,8 +186,8 @@ def make_biosyn_linker(
         from ..encoders.transformer import TransformerEncoder
 
         encoder = TransformerEncoder(encoder)
-    if nil_threshold == AUTO:
-        nil_threshold = AUTO_NIL_THRESHOLDS.get((encoder_label(encoder), sparse_weight))
+    if nil_threshold == AUTO:  # a re-ranker scores on its own scale (20 S + a logit): none then
+        nil_threshold = None if reranker is not None else AUTO_NIL_THRESHOLDS.get((encoder_label(encoder), sparse_weight))
     elif isinstance(nil_threshold, str):
         raise ValueError(f"{name}: nil_threshold must be a number, {AUTO!r} or null, got {nil_threshold!r}")
     _warn_if_threshold_of_another_encoder(name, nil_threshold, nil_threshold_encoder, encoder)
