@@ -262,8 +262,8 @@ def test_a_saved_config_takes_edits_of_runtime_settings_and_names_a_bound_one(nl
     Settings the saved state was made with are refused, named."""
     config = saved / "config.cfg"
     original = config.read_text()
-    assert "top_k = 5" in original and "nil_threshold = null" in original
-    config.write_text(original.replace("top_k = 5", "top_k = 2").replace("nil_threshold = null", "nil_threshold = 1000.0"))
+    assert "top_k = 5" in original and 'nil_threshold = "auto"' in original
+    config.write_text(original.replace("top_k = 5", "top_k = 2").replace('nil_threshold = "auto"', "nil_threshold = 1000.0"))
     edited = spacy.load(saved)
     linker = edited.get_pipe("biosyn_linker")
     assert (linker.top_k, linker.nil_threshold) == (2, 1000.0)
