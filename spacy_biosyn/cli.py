@@ -441,11 +441,16 @@ def link(
             print(json.dumps({k: row[k] for k in ("start", "end", "text", "label", "id", "score", "candidates")}, ensure_ascii=False))
         return
     table = [
-        (row["start"], row["end"], row["text"][:40], row["label"], row["id"] or "-",
-         "-" if row["score"] is None else f"{row['score']:.3f}", row["candidates"][0]["name"][:40] if row["candidates"] else "-")
+        (row["start"], row["end"], _cell(row["text"]), row["label"], row["id"] or "-",
+         "-" if row["score"] is None else f"{row['score']:.3f}", _cell(row["candidates"][0]["name"]) if row["candidates"] else "-")
         for row in rows
     ]
     msg.table(table, header=("start", "end", "mention", "label", "ID", "score", "best name"), divider=True)
+
+
+def _cell(text: str, width: int = 30) -> str:
+    """A table cell: wasabi's columns are 30 wide, and a longer cell pushes its row out of line."""
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 @app.command("link-corpus")
