@@ -1,7 +1,7 @@
 """Raw text in, IDs out: text pipelines (NER + linker) scored on a dataset's
 raw dev abstracts, one row each, and the spans one changes against another.
 
-    python benchmarks/end_to_end.py DATASET NAME=PIPELINE [NAME=PIPELINE ...] [--label Disease] [--changes 10]
+    python benchmarks/end_to_end.py DATASET NAME=PIPELINE [NAME=PIPELINE ...] [--label Disease [--label Chemical]] [--changes 10]
 
 For each pipeline: NER P/R/F strict (exact span and type) and lenient (a
 predicted span overlapping a gold one of its type), linking P/R/F (strict,
@@ -20,7 +20,8 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("dataset", choices=sorted(RAW_ABSTRACTS))
     p.add_argument("pipelines", nargs="+", help="NAME=PIPELINE, the baseline first")
-    p.add_argument("--label", default=None, help="score this entity label only (default: all)")
+    p.add_argument("--label", action="append", default=None,
+                   help="score this entity label only (default: all); repeated, a row per label from one run")
     p.add_argument("--changes", type=int, default=10)
     args = p.parse_args()
 
@@ -31,7 +32,6 @@ def main() -> None:
     from spacy_biosyn.evaluation import END_TO_END_TASKS, cui_is_gold, end_to_end_scores
 
     documents = read_pubtator(args.data / RAW_ABSTRACTS[args.dataset]["dev"])
-    labels = [args.label] if args.label else None
     rows, right = [], {}
     for name, _, path in (spec.partition("=") for spec in args.pipelines):
         nlp = spacy.load(path)
@@ -39,19 +39,20 @@ def main() -> None:
         docs = list(nlp.pipe(document.text for document in documents))
         rate = len(docs) / (time.perf_counter() - start)
         examples = [Example(doc, pubtator_to_doc(nlp, d, label_map=NCBI_LABELS)) for doc, d in zip(docs, documents)]
-        scores = end_to_end_scores(examples, labels)
-        rows.append((name, *(f"{100 * scores[f'{task}_{m}']:.2f}" for task in END_TO_END_TASKS for m in "prf"),
-                     f"{rate:.1f}"))
+        for label in args.label or [None]:
+            scores = end_to_end_scores(examples, None if label is None else [label])
+            rows.append((name, label or "all", *(f"{100 * scores[f'{task}_{m}']:.2f}" for task in END_TO_END_TASKS for m in "prf"),
+                         f"{rate:.1f}"))
         # gold spans (doc, start, end) linked to a gold ID, for fixed/broken
         right[name] = {
             (i, a.start, a.end): (d.text[a.start:a.end], a.cui)
             for i, (doc, d) in enumerate(zip(docs, documents))
             for a in d.annotations
-            if (args.label is None or NCBI_LABELS.get(a.label, a.label) == args.label)
+            if (args.label is None or NCBI_LABELS.get(a.label, a.label) in args.label)
             and any(e.start_char == a.start and e.end_char == a.end and cui_is_gold(e._.cui, a.cui) for e in doc.ents)
         }
-    header = ("pipeline", *(f"{task} {m.upper()}" for task in END_TO_END_TASKS for m in "prf"), "abstracts/s")
-    print(f"{args.dataset} dev, {len(documents)} abstracts, label: {args.label or 'all'}\n")
+    header = ("pipeline", "label", *(f"{task} {m.upper()}" for task in END_TO_END_TASKS for m in "prf"), "abstracts/s")
+    print(f"{args.dataset} dev, {len(documents)} abstracts\n")
     print_table(header, rows)
     if len(right) > 1:
         (base, base_right), (last, last_right) = list(right.items())[0], list(right.items())[-1]
