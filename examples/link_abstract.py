@@ -100,13 +100,15 @@ def index_medic(training_names: bool) -> spacy.Language:
 
 
 def load_or_build(pipeline: Path, recipe: str, training_names: bool) -> spacy.Language:
-    """NER and linker in one pipeline: tokenizer -> transformer (or tok2vec) -> ner -> biosyn_linker."""
+    """NER and linker in one pipeline: tokenizer -> transformer (or tok2vec) -> ner -> biosyn_document_entities
+    -> biosyn_linker."""
     if pipeline.exists():
         return spacy.load(pipeline)
     ner = pipeline.parent / f"ner-{recipe}-ncbi-disease"
     if not ner.exists():
         train_ner(ner, recipe)
     nlp = spacy.load(ner)
+    nlp.add_pipe("biosyn_document_entities")  # as the project's assemble: the abstract's entities made to agree
     nlp.add_pipe("biosyn_linker", source=index_medic(training_names))
     # As the project's tune-nil: spans no concept fits (the NER's false
     # positives, mostly) get no ID, and leave doc.ents where that raises NER F.

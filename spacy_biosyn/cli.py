@@ -292,9 +292,12 @@ def assemble(
     ),
     linker_pipeline: str = typer.Argument(..., help="A pipeline's folder or package with a biosyn_linker (build or index)"),
     output_dir: Path = typer.Argument(..., help="Folder for the pipeline from text to IDs"),
+    document_entities: bool = typer.Option(
+        True, help="Put biosyn_document_entities between them: the document's entities made to agree (docs/raw-text.md)"
+    ),
 ) -> None:
     """One pipeline from raw text to IDs: the NER pipeline's components
-    (its tokenizer included), then the linker."""
+    (its tokenizer included), biosyn_document_entities, then the linker."""
     import spacy
 
     from .storage import save_pipeline
@@ -303,6 +306,8 @@ def assemble(
         nlp, linker = spacy.load(ner_pipeline), spacy.load(linker_pipeline)
     except OSError as error:  # spaCy's E050: neither a package nor a folder
         msg.fail(str(error), exits=1)
+    if document_entities:
+        nlp.add_pipe("biosyn_document_entities")
     nlp.add_pipe(PIPE_NAME, source=linker)
     save_pipeline(nlp, output_dir)
     msg.good(f"{' -> '.join(nlp.pipe_names)} saved to {output_dir}")

@@ -319,9 +319,12 @@ def test_assemble_makes_one_pipeline_from_text_to_ids(tmp_path, tiny_encoder, di
     missing = runner.invoke(app, ["assemble", str(tmp_path / "no-ner"), str(tmp_path / "linker"), str(tmp_path / "x")])
     assert missing.exit_code == 1 and "no-ner" in missing.output and not (tmp_path / "x").exists()
     nlp = spacy.load(tmp_path / "both")
-    assert nlp.pipe_names == ["entity_ruler", "biosyn_linker"]
+    assert nlp.pipe_names == ["entity_ruler", "biosyn_document_entities", "biosyn_linker"]
     doc = nlp("Carriers develop Breast Cancer early.")
     assert [(e.text, e._.cui) for e in doc.ents] == [("Breast Cancer", "D001943")]
+    alone = ["assemble", str(tmp_path / "ner"), str(tmp_path / "linker"), str(tmp_path / "alone"), "--no-document-entities"]
+    assert runner.invoke(app, alone).exit_code == 0
+    assert spacy.load(tmp_path / "alone").pipe_names == ["entity_ruler", "biosyn_linker"]
 
 
 def test_a_scispacy_style_ner_with_upper_case_labels_feeds_the_routes(tmp_path, tiny_encoder, disease_dictionary):
