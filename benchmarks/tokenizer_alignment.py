@@ -9,7 +9,7 @@ from collections import Counter
 
 import spacy
 
-from common import DATA, RAW_ABSTRACTS, parser, print_table
+from common import RAW_ABSTRACTS, parser, print_table
 from spacy_biosyn.corpus import read_pubtator
 from spacy_biosyn.tokenizer import add_biomedical_rules
 
