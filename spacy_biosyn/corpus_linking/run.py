@@ -15,7 +15,7 @@ from typing import Iterator, List, Optional, Union
 from tqdm import tqdm
 
 from ..errors import CorpusError
-from ..storage import folder_locked
+from ..storage import file_sha256, folder_locked
 from .engines import run_engine
 from .output import (
     check_settings,
@@ -79,7 +79,7 @@ def link_corpus(
             check_annotated(files, input_format)
         settings = {
             "pipeline": _fingerprint(pipeline),
-            "input": [[STDIN, _digest(files[0])]] if from_stdin else [[str(f), f.stat().st_size] for f in files],
+            "input": [[STDIN, file_sha256(files[0])[:16]]] if from_stdin else [[str(f), f.stat().st_size] for f in files],
             "input_format": input_format, "shard_size": shard_size, "gold_spans": gold_spans, "labels": labels,
             "output_format": output_format,
         }
@@ -161,10 +161,6 @@ def _kept(copy: Path, path: Path) -> Path:
     shutil.copyfile(copy, partial)
     os.replace(partial, path)
     return path
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
 @contextmanager

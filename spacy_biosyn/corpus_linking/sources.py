@@ -78,12 +78,17 @@ def file_format(path: Path, given: Optional[str] = None) -> str:
 
 def _first_line(path: Path) -> bytes:
     """The first non-blank line's start, past a byte-order mark."""
+    return _read_bytes(path, 4096).removeprefix(b"\xef\xbb\xbf").lstrip()
+
+
+def _read_bytes(path: Path, size: int = -1) -> bytes:
+    """A file's bytes (its first `size`), unpacked where gzip-compressed; a
+    .gz cut short is an error naming the file."""
     try:
         with open_maybe_gzipped(path) as f:
-            head = f.read(4096)
+            return f.read(size)
     except (EOFError, zlib.error, gzip.BadGzipFile) as error:
         raise CorpusError(f"{path}: cannot be read, cut short? ({type(error).__name__}: {error})") from None
-    return head.removeprefix(b"\xef\xbb\xbf").lstrip()
 
 
 def _suffix(path: Path) -> str:
@@ -141,11 +146,7 @@ def _pubtator(path: Path) -> Iterator[Document]:
 def _text(path: Path) -> Iterator[Document]:
     """The whole file as one document, named by its stem ("PMC123.txt.gz" ->
     "PMC123"), its text as written: offsets count in it."""
-    try:
-        with open_maybe_gzipped(path) as f:
-            data = f.read()
-    except (EOFError, zlib.error, gzip.BadGzipFile) as error:
-        raise CorpusError(f"{path}: cannot be read, cut short? ({type(error).__name__}: {error})") from None
+    data = _read_bytes(path)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:

@@ -91,10 +91,6 @@ class DocumentEntities:
         doc.ents = _spans(doc, ents)
         return doc
 
-    def pipe(self, docs: Iterable[Doc], batch_size: int = 128) -> Iterable[Doc]:
-        for doc in docs:
-            yield self(doc)
-
 
 def rejoined(text: str, ents: List[Entity], pairs: List[Abbreviation]) -> List[Entity]:
     """Entities of one label on either side of a defined short form's

@@ -242,9 +242,9 @@ def _check_settings(path: Path, name: str, saved: Optional[str], saved_bound: Op
     Saves before the split hashed the whole block, which still matches."""
     config_file = path.parent / "config.cfg"
     block = _component_block(config_file, name)
-    if saved is None or block is None or saved in (_sha256(_bound_settings(block)), _sha256(block)):
-        return
     bound = _bound_settings(block)
+    if saved is None or block is None or saved in (_sha256(bound), _sha256(block)):
+        return
     changed = sorted(key for key in set(bound) | set(saved_bound or {}) if bound.get(key) != (saved_bound or {}).get(key))
     if saved_bound is not None and changed:
         raise MismatchError(
