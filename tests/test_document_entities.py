@@ -44,6 +44,10 @@ def test_a_mention_split_at_its_abbreviations_parenthesis_is_joined_again(nlp):
     assert entities(nlp, G6PD, "Glucose-6-phosphate dehydrogenase", "deficiency", propagate=False) == whole
     # the short form's own entity inside the parentheses joins them
     assert entities(nlp, G6PD, "Glucose-6-phosphate dehydrogenase", "G6PD", "deficiency", propagate=False) == whole
+    # an entity that begins at the short form and runs past its parenthesis, as the README abstract's NER finds it
+    assert entities(nlp, G6PD, "Glucose-6-phosphate dehydrogenase", "G6PD) deficiency", propagate=False) == whole
+    # ... and alone, it opens where the long form does
+    assert entities(nlp, G6PD, "G6PD) deficiency", propagate=False) == whole
     # parts of two labels are not joined
     doc = nlp.make_doc(G6PD)
     doc.ents = [doc.char_span(0, 33, label="Gene"), doc.char_span(41, 51, label="Disease")]

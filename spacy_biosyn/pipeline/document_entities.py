@@ -95,14 +95,21 @@ class DocumentEntities:
 def rejoined(text: str, ents: List[Entity], pairs: List[Abbreviation]) -> List[Entity]:
     """Entities of one label on either side of a defined short form's
     parentheses, "LONG FORM (SF) rest", joined into one (the short form's
-    own entity inside them with them)."""
+    own entity inside them with them). The second may begin inside the
+    parentheses ("G6PD) deficiency"), and then, with no entity on the long
+    form, the joined entity opens where the long form does."""
     ents = sorted(ents)
     for pair in pairs:
         opening, closing = text[pair.long_end:pair.short_start], _CLOSING.match(text, pair.short_end)
         if not _OPENING.match(opening) or closing is None:
             continue
         before = next((e for e in ents if e[1] == pair.long_end), None)
-        after = next((e for e in ents if e[0] == closing.end()), None)
+        after = next((e for e in ents if pair.short_start <= e[0] <= closing.end() < e[1]), None)
+        if after is not None and before is None and after[0] < closing.end():
+            # "G6PD) deficiency" alone: an entity cannot open inside the parentheses, so
+            # it opens where the long form does, if no other entity holds the long form
+            if not any(e[0] < pair.long_end and pair.long_start < e[1] for e in ents):
+                before = (pair.long_start, pair.long_end, after[2])
         if before is None or after is None or before[2] != after[2]:
             continue
         inside = [e for e in ents if before[1] <= e[0] and e[1] <= after[0]]
