@@ -350,6 +350,23 @@ def onnx(
 def convert(
     pubtator: Path = typer.Argument(..., exists=True, dir_okay=False, help="A PubTator file"),
     output: Path = typer.Argument(..., help="The .spacy file (DocBin) to write"),
+    pool: List[Path] = typer.Option(
+        [],
+        exists=True,
+        dir_okay=False,
+        help="Another corpus's PubTator file to train on as well (repeatable); tokens matching a name of a label "
+        "only another corpus annotates are left missing, not outside",
+    ),
+    names: List[str] = typer.Option(
+        [],
+        help="LABEL=VOCABULARY (repeatable): that label's names for --replace-copies and --name-examples, "
+        "from a vocabulary file in any format `build --dictionary` reads",
+    ),
+    replace_copies: int = typer.Option(
+        0, min=0, help="Copies of each document with every entity of a --names label swapped for a random name of it"
+    ),
+    name_examples: int = typer.Option(0, min=0, help="Random names of each --names label added as one-entity documents"),
+    seed: int = typer.Option(0, help="Seed of the random names"),
     label_map: Optional[str] = typer.Option(
         None,
         help="Comma-separated TYPE=LABEL renames; by default NCBI's four types "
@@ -366,17 +383,32 @@ def convert(
 
     import spacy
 
-    from .corpus import NCBI_LABELS, pubtator_to_docbin, read_pubtator
+    from spacy.tokens import DocBin
+
+    from .corpus import NCBI_LABELS, read_pubtator
+    from .kb.vocabularies import read_vocabulary_file
+    from .ner_corpus import pooled_docs, with_vocabulary
     from .tokenizer import add_biomedical_rules
 
     renames = NCBI_LABELS if label_map is None else dict(pair.split("=", 1) for pair in label_map.split(",") if pair)
-    documents = read_pubtator(pubtator)
+    vocabularies = {}
+    for pair in names:
+        label, sep, path = pair.partition("=")
+        if not (sep and label and path):
+            raise typer.BadParameter(f"expected LABEL=VOCABULARY, got {pair!r}", param_hint="--names")
+        vocabularies[label] = list(read_vocabulary_file(path)[0].names)
+    if (replace_copies or name_examples) and not vocabularies:
+        raise typer.BadParameter("--replace-copies and --name-examples need --names LABEL=VOCABULARY", param_hint="--names")
+    corpora = [read_pubtator(path) for path in [pubtator, *pool]]
     nlp = add_biomedical_rules(spacy.blank(lang)) if biomedical_tokenizer else spacy.blank(lang)
-    docbin = pubtator_to_docbin(nlp, documents, renames)
+    docs = pooled_docs(nlp, corpora, renames)
+    docbin = DocBin(docs=with_vocabulary(nlp, docs, vocabularies, replace_copies, name_examples, seed))
     output.parent.mkdir(parents=True, exist_ok=True)
     docbin.to_disk(output)
-    labels = Counter(span.label_ for doc in docbin.get_docs(spacy.blank(lang).vocab) for span in doc.ents)
-    msg.good(f"{len(documents)} documents, entities {dict(labels)}: {output}")
+    docs = list(docbin.get_docs(spacy.blank(lang).vocab))
+    labels = Counter(span.label_ for doc in docs for span in doc.ents)
+    missing = sum(token.ent_iob == 0 for doc in docs for token in doc)
+    msg.good(f"{len(docs)} documents, entities {dict(labels)}, {missing} tokens missing: {output}")
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -401,6 +433,31 @@ def train(
     msg.info(f"Training on {'GPU ' + str(gpu_id) if gpu_id >= 0 else 'the CPU'}")
     config = load_config(config_path, overrides=parse_config_overrides(ctx.args), interpolate=False)
     run_training(config, output, gpu_id)
+
+
+@app.command("pretrain-encoder", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def pretrain_encoder(
+    ctx: typer.Context,
+    config_path: Path = typer.Argument(..., exists=True, dir_okay=False, help="Config (configs/pretrain-encoder.cfg)"),
+    output: Path = typer.Option(..., "--output", "-o", help="Folder for encoder/, config.cfg and log.jsonl"),
+    gpu_id: Optional[int] = typer.Option(
+        None, "--gpu-id", "-g", help="GPU to train on; -1 for the CPU (default: the first GPU if there is one)"
+    ),
+) -> None:
+    """Align the name encoder on a vocabulary's synonyms (SapBERT's
+    self-alignment) before `train`; OUTPUT/encoder is read wherever
+    assets/encoder is. Any config value can be overridden, e.g.
+    --paths.dictionary FILE --pretraining.max_steps 100."""
+    import torch
+    from spacy.cli._util import parse_config_overrides
+    from spacy.util import load_config
+
+    from .training.alignment import pretrain_encoder as run_alignment
+
+    if gpu_id is None:
+        gpu_id = 0 if torch.cuda.is_available() else -1
+    config = load_config(config_path, overrides=parse_config_overrides(ctx.args), interpolate=False)
+    run_alignment(config, output, gpu_id)
 
 
 @app.command("train-reranker", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -1,0 +1,102 @@
+"""NER training data from several corpora at once.
+
+Corpora annotate different labels: BC5CDR marks chemicals, NCBI Disease does
+not, so an NCBI abstract's "cisplatin" is unannotated, not a negative. Pooled
+naively, every such token would teach the NER that chemicals are not
+entities. Here a corpus's tokens that match a name another corpus annotates
+with a label this one lacks are marked missing (spaCy's `missing` entity
+state: no loss either way), and every other token stays outside."""
+import random
+from collections import defaultdict
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Set
+
+from spacy.language import Language
+from spacy.matcher import PhraseMatcher
+from spacy.tokens import Doc
+from spacy.util import filter_spans
+
+from .corpus import PubTatorDocument, pubtator_to_doc
+
+
+def pooled_docs(
+    nlp: Language, corpora: Sequence[Sequence[PubTatorDocument]], label_map: Optional[Mapping[str, str]] = None
+) -> List[Doc]:
+    """The documents of all `corpora` as Docs of their gold entities (labels
+    renamed by `label_map`); in each corpus, the names of labels only other
+    corpora annotate are missing, not outside."""
+    docs = [[pubtator_to_doc(nlp, document, label_map=label_map) for document in corpus] for corpus in corpora]
+    labels = [{span.label_ for doc in corpus for span in doc.ents} for corpus in docs]
+    names = _names_by_label(docs)
+    pooled: List[Doc] = []
+    for corpus, annotated in zip(docs, labels):
+        unannotated = {label: names[label] for label in set(names) - annotated}
+        pooled.extend(_with_missing(nlp, corpus, unannotated))
+    return pooled
+
+
+def _names_by_label(corpora: Sequence[Sequence[Doc]]) -> Dict[str, Set[str]]:
+    names: Dict[str, Set[str]] = defaultdict(set)
+    for corpus in corpora:
+        for doc in corpus:
+            for span in doc.ents:
+                names[span.label_].add(span.text.lower())
+    return names
+
+
+def _with_missing(nlp: Language, docs: List[Doc], names: Mapping[str, Set[str]]) -> Iterator[Doc]:
+    if not names:
+        yield from docs
+        return
+    matcher = PhraseMatcher(nlp.vocab, attr="LOWER")
+    for label, label_names in names.items():
+        matcher.add(label, list(nlp.tokenizer.pipe(sorted(label_names))))
+    for doc in docs:
+        gold = {i for span in doc.ents for i in range(span.start, span.end)}
+        matches = filter_spans(matcher(doc, as_spans=True))
+        missing = [span for span in matches if not gold.intersection(range(span.start, span.end))]
+        doc.set_ents([], missing=missing, default="unmodified")
+        yield doc
+
+
+def with_vocabulary(
+    nlp: Language, docs: Sequence[Doc], names: Mapping[str, Sequence[str]], copies: int, name_examples: int, seed: int = 0
+) -> Iterator[Doc]:
+    """The vocabulary as NER training data, after `docs` themselves:
+    - `copies` versions of each doc whose entities of a label in `names`
+      are each swapped for a random name of that label (mention
+      replacement: the context stays, the name varies);
+    - `name_examples` random names of each label, each a doc that is one
+      entity (names the corpus never mentions)."""
+    rng = random.Random(seed)
+    yield from docs
+    for _ in range(copies):
+        for doc in docs:
+            yield _replaced(nlp, doc, names, rng)
+    for label, label_names in names.items():
+        for name in rng.sample(list(label_names), min(name_examples, len(label_names))):
+            doc = nlp.make_doc(name)
+            doc.ents = [doc.char_span(0, len(name), label=label)]
+            yield doc
+
+
+def _replaced(nlp: Language, doc: Doc, names: Mapping[str, Sequence[str]], rng: random.Random) -> Doc:
+    replaced = {span.start: span for span in doc.ents if span.label_ in names}
+    words: List[str] = []
+    spaces: List[bool] = []
+    tags: List[Optional[str]] = []  # IOB tags; None where the annotation is missing
+    i = 0
+    while i < len(doc):
+        span = replaced.get(i)
+        if span is None:
+            token = doc[i]
+            words.append(token.text)
+            spaces.append(bool(token.whitespace_))
+            tags.append(f"{token.ent_iob_}-{token.ent_type_}" if token.ent_type_ else token.ent_iob_ or None)
+            i += 1
+            continue
+        pieces = nlp.make_doc(rng.choice(names[span.label_]))
+        words.extend(token.text for token in pieces)
+        spaces.extend([bool(token.whitespace_) for token in pieces[:-1]] + [bool(span[-1].whitespace_)])
+        tags.extend(["B-" + span.label_] + ["I-" + span.label_] * (len(pieces) - 1))
+        i = span.end
+    return Doc(nlp.vocab, words=words, spaces=spaces, ents=tags)

@@ -1,0 +1,79 @@
+"""NER training data pooled from corpora that annotate different labels."""
+import spacy
+from spacy.tokens import DocBin
+from typer.testing import CliRunner
+
+from spacy_biosyn.cli import app
+
+from conftest import NER_ABSTRACTS
+
+# NCBI Disease style: diseases only, so its cisplatin is unannotated.
+NCBI_STYLE = """\
+7|t|Cisplatin and BRCA1 in ovarian cancer
+7|a|Gout was rare.
+7\t23\t37\tovarian cancer\tSpecificDisease\tD010051
+7\t38\t42\tGout\tSpecificDisease\tD006073
+"""
+
+
+def _tokens(doc):
+    return {token.text: (token.ent_iob_, token.ent_type_) for token in doc}
+
+
+def test_a_label_only_the_other_corpus_annotates_is_missing_not_outside(tmp_path):
+    (tmp_path / "ncbi.txt").write_text(NCBI_STYLE)
+    (tmp_path / "cdr.txt").write_text(NER_ABSTRACTS)
+    args = ["convert", str(tmp_path / "ncbi.txt"), str(tmp_path / "pooled.spacy"), "--pool", str(tmp_path / "cdr.txt")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "3 documents" in said and "1 tokens missing" in said
+    ncbi, *cdr = DocBin().from_disk(tmp_path / "pooled.spacy").get_docs(spacy.blank("en").vocab)
+    tokens = _tokens(ncbi)
+    # CDR annotates "Cisplatin" as Chemical: unknown here, neither entity nor outside.
+    assert tokens["Cisplatin"] == ("", "")
+    assert tokens["BRCA1"] == ("O", "") and tokens["and"] == ("O", "")
+    assert [(e.text, e.label_) for e in ncbi.ents] == [("ovarian cancer", "Disease"), ("Gout", "Disease")]
+    # The corpus that annotates both labels keeps every token decided.
+    assert all(token.ent_iob_ for doc in cdr for token in doc)
+    assert {e.label_ for doc in cdr for e in doc.ents} == {"Chemical", "Disease"}
+
+
+def test_one_corpus_converts_as_before(tmp_path):
+    (tmp_path / "ncbi.txt").write_text(NCBI_STYLE)
+    result = CliRunner().invoke(app, ["convert", str(tmp_path / "ncbi.txt"), str(tmp_path / "ncbi.spacy")])
+    assert result.exit_code == 0, result.output
+    (doc,) = DocBin().from_disk(tmp_path / "ncbi.spacy").get_docs(spacy.blank("en").vocab)
+    assert all(token.ent_iob_ for token in doc)
+
+
+def test_the_vocabulary_swaps_mentions_and_adds_names_as_documents(tmp_path, disease_dictionary):
+    from spacy_biosyn.kb.dictionary import Dictionary
+
+    (tmp_path / "cdr.txt").write_text(NER_ABSTRACTS)
+    args = [
+        "convert", str(tmp_path / "cdr.txt"), str(tmp_path / "out.spacy"), "--label-map", "",
+        "--names", f"Disease={disease_dictionary}", "--replace-copies", "1", "--name-examples", "3",
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    docs = list(DocBin().from_disk(tmp_path / "out.spacy").get_docs(spacy.blank("en").vocab))
+    assert len(docs) == 2 + 2 + 3
+    vocabulary = set(Dictionary.from_file(disease_dictionary).names)
+    for original, swapped in zip(docs[:2], docs[2:4]):
+        # Chemicals and the words around the entities stay; each disease becomes a vocabulary name.
+        assert [(e.text, e.label_) for e in swapped.ents if e.label_ == "Chemical"] == [
+            (e.text, e.label_) for e in original.ents if e.label_ == "Chemical"
+        ]
+        diseases = [e.text for e in swapped.ents if e.label_ == "Disease"]
+        assert len(diseases) == sum(e.label_ == "Disease" for e in original.ents)
+        assert set(diseases) <= vocabulary
+        assert [t.text for t in swapped if not t.ent_type_] == [t.text for t in original if not t.ent_type_]
+    for doc in docs[4:]:
+        assert [(e.text, e.label_) for e in doc.ents] == [(doc.text, "Disease")] and doc.text in vocabulary
+
+
+def test_vocabulary_options_without_names_are_refused(tmp_path):
+    (tmp_path / "cdr.txt").write_text(NER_ABSTRACTS)
+    result = CliRunner().invoke(app, ["convert", str(tmp_path / "cdr.txt"), str(tmp_path / "o.spacy"), "--replace-copies", "1"])
+    assert result.exit_code != 0 and "--names" in result.output
