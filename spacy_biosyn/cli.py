@@ -2,7 +2,7 @@
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
 
 import typer
 from wasabi import msg
@@ -12,6 +12,7 @@ from .names import DEFAULT_ENCODER_NAME, PIPE_NAME
 
 if TYPE_CHECKING:
     from spacy.language import Language
+    from thinc.api import Config
 
 # spaCy, torch and the pipeline's modules are imported inside the commands
 # that use them: `--help` and a mistyped option answer in well under a second.
@@ -411,56 +412,46 @@ def convert(
     msg.good(f"{len(docs)} documents, entities {dict(labels)}, {missing} tokens missing: {output}")
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+# The training commands take any config value as --section.key VALUE.
+TRAINING_COMMAND = {"allow_extra_args": True, "ignore_unknown_options": True}
+GPU_ID_OPTION = typer.Option(
+    None, "--gpu-id", "-g", help="GPU to train on; -1 for the CPU (default: the first GPU if there is one)"
+)
+
+
+@app.command(context_settings=TRAINING_COMMAND)
 def train(
     ctx: typer.Context,
     config_path: Path = typer.Argument(..., exists=True, dir_okay=False, help="Training config"),
     output: Path = typer.Option(..., "--output", "-o", help="Folder for model-best, model-last and log.jsonl"),
-    gpu_id: Optional[int] = typer.Option(
-        None, "--gpu-id", "-g", help="GPU to train on; -1 for the CPU (default: the first GPU if there is one)"
-    ),
+    gpu_id: Optional[int] = GPU_ID_OPTION,
 ) -> None:
     """Train encoder and lambda with BioSyn's synonym marginalization. Any
     config value can be overridden, e.g. --paths.train DIR --training.epochs 5."""
-    import torch
-    from spacy.cli._util import parse_config_overrides
-    from spacy.util import load_config
-
     from .training import train as run_training
 
-    if gpu_id is None:
-        gpu_id = 0 if torch.cuda.is_available() else -1
-    msg.info(f"Training on {'GPU ' + str(gpu_id) if gpu_id >= 0 else 'the CPU'}")
-    config = load_config(config_path, overrides=parse_config_overrides(ctx.args), interpolate=False)
+    config, gpu_id = _training_config(ctx, config_path, gpu_id)
     run_training(config, output, gpu_id)
 
 
-@app.command("pretrain-encoder", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@app.command("pretrain-encoder", context_settings=TRAINING_COMMAND)
 def pretrain_encoder(
     ctx: typer.Context,
     config_path: Path = typer.Argument(..., exists=True, dir_okay=False, help="Config (configs/pretrain-encoder.cfg)"),
     output: Path = typer.Option(..., "--output", "-o", help="Folder for encoder/, config.cfg and log.jsonl"),
-    gpu_id: Optional[int] = typer.Option(
-        None, "--gpu-id", "-g", help="GPU to train on; -1 for the CPU (default: the first GPU if there is one)"
-    ),
+    gpu_id: Optional[int] = GPU_ID_OPTION,
 ) -> None:
     """Align the name encoder on a vocabulary's synonyms (SapBERT's
     self-alignment) before `train`; OUTPUT/encoder is read wherever
     assets/encoder is. Any config value can be overridden, e.g.
     --paths.dictionary FILE --pretraining.max_steps 100."""
-    import torch
-    from spacy.cli._util import parse_config_overrides
-    from spacy.util import load_config
-
     from .training.alignment import pretrain_encoder as run_alignment
 
-    if gpu_id is None:
-        gpu_id = 0 if torch.cuda.is_available() else -1
-    config = load_config(config_path, overrides=parse_config_overrides(ctx.args), interpolate=False)
+    config, gpu_id = _training_config(ctx, config_path, gpu_id)
     run_alignment(config, output, gpu_id)
 
 
-@app.command("train-reranker", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@app.command("train-reranker", context_settings=TRAINING_COMMAND)
 def train_reranker(
     ctx: typer.Context,
     config_path: Path = typer.Argument(..., exists=True, dir_okay=False, help="Re-ranker config (configs/reranker.cfg)"),
@@ -563,6 +554,19 @@ def main() -> None:
     except BiosynError as error:
         print(f"✘ {error}", file=sys.stderr)  # one line: wasabi would wrap it
         sys.exit(1)
+
+
+def _training_config(ctx: typer.Context, config_path: Path, gpu_id: Optional[int]) -> "Tuple[Config, int]":
+    """A training config with the command line's overrides, and the device:
+    the first GPU if there is one and --gpu-id is not given."""
+    import torch
+    from spacy.cli._util import parse_config_overrides
+    from spacy.util import load_config
+
+    if gpu_id is None:
+        gpu_id = 0 if torch.cuda.is_available() else -1
+    msg.info(f"Training on {'GPU ' + str(gpu_id) if gpu_id >= 0 else 'the CPU'}")
+    return load_config(config_path, overrides=parse_config_overrides(ctx.args), interpolate=False), gpu_id
 
 
 def _index_and_save(nlp: "Language", index: Callable[[], None], output_dir: Path) -> None:
