@@ -35,6 +35,10 @@ def main(
     dataset: str = typer.Argument(..., help="e.g. ncbi-disease, bc5cdr-disease"),
     dest: Path = typer.Argument(..., help="Folder to create, e.g. assets/ncbi-disease"),
     source: Path = typer.Option(Path("../shared/data"), help="Folder holding <dataset>/ or <dataset>.tar.gz"),
+    pool: str = typer.Option(
+        "", help="Comma-separated datasets whose raw train and dev abstracts the NER trains on as well "
+        "(copied to <dest>/pool/<split>/); the dataset itself is skipped"
+    ),
 ) -> None:
     origin = dataset_folder(source, dataset)
     missing = [part for part in PARTS if not (origin / part).exists()]
@@ -52,7 +56,7 @@ def main(
         else:
             shutil.copy2(origin / part, target)
     print(f"Copied {', '.join(PARTS)} from {origin} to {dest}")
-    raw = {split: source / RAW.get(dataset, {}).get(split, f"{dataset}/raw_{split}.PubTator.txt") for split in ("train", "dev")}
+    raw = {split: raw_path(source, dataset, split) for split in ("train", "dev")}
     for split, path in raw.items():
         target = dest / f"raw_{split}.PubTator.txt"
         if path.exists():
@@ -60,12 +64,35 @@ def main(
             print(f"Copied {path} to {target}")
         else:
             print(f"No raw {split} abstracts at {path}: the steps that need {target.name} will not run")
+    copy_pool(source, dataset, [name for name in pool.split(",") if name], dest / "pool")
     (dest / "routes").mkdir(exist_ok=True)  # empty: every label links against the dictionary
     for label, split in ROUTES.get(dataset, {}).items():
         target = dest / "routes" / f"{label}.txt"
         names = annotated_names(raw[split], label)
         target.write_text("".join(f"{cui}||{name}\n" for cui, name in names), encoding="utf-8")
         print(f"Wrote the {len(names)} {label} names of {raw[split]} to {target}")
+
+
+def raw_path(source: Path, dataset: str, split: str) -> Path:
+    return source / RAW.get(dataset, {}).get(split, f"{dataset}/raw_{split}.PubTator.txt")
+
+
+def copy_pool(source: Path, dataset: str, pooled: List[str], dest: Path) -> None:
+    """The other datasets' raw abstracts as <dest>/<split>/<dataset>.PubTator.txt
+    (the folders exist, empty, when nothing is pooled: convert reads them all)."""
+    for split in ("train", "dev"):
+        folder = dest / split
+        if folder.exists():
+            shutil.rmtree(folder)  # a dataset no longer pooled must not linger
+        folder.mkdir(parents=True)
+        for other in pooled:
+            if other == dataset:
+                continue
+            path = raw_path(source, other, split)
+            if not path.exists():
+                sys.exit(f"--pool {other}: no raw {split} abstracts at {path}")
+            shutil.copy2(path, folder / f"{other}.PubTator.txt")
+            print(f"Copied {path} to {folder} (pooled for the NER)")
 
 
 def dataset_folder(source: Path, dataset: str) -> Path:

@@ -354,9 +354,8 @@ def convert(
     pool: List[Path] = typer.Option(
         [],
         exists=True,
-        dir_okay=False,
-        help="Another corpus's PubTator file to train on as well (repeatable); tokens matching a name of a label "
-        "only another corpus annotates are left missing, not outside",
+        help="Another corpus's PubTator file, or a folder of them, to train on as well (repeatable); tokens "
+        "matching a name of a label only another corpus annotates are left missing, not outside",
     ),
     names: List[str] = typer.Option(
         [],
@@ -400,7 +399,8 @@ def convert(
         vocabularies[label] = list(read_vocabulary_file(path)[0].names)
     if (replace_copies or name_examples) and not vocabularies:
         raise typer.BadParameter("--replace-copies and --name-examples need --names LABEL=VOCABULARY", param_hint="--names")
-    corpora = [read_pubtator(path) for path in [pubtator, *pool]]
+    pooled = [file for path in pool for file in (sorted(path.glob("*.txt")) if path.is_dir() else [path])]
+    corpora = [read_pubtator(path) for path in [pubtator, *pooled]]
     nlp = add_biomedical_rules(spacy.blank(lang)) if biomedical_tokenizer else spacy.blank(lang)
     docs = pooled_docs(nlp, corpora, renames)
     docbin = DocBin(docs=with_vocabulary(nlp, docs, vocabularies, replace_copies, name_examples, seed))

@@ -22,8 +22,9 @@ def _tokens(doc):
 
 def test_a_label_only_the_other_corpus_annotates_is_missing_not_outside(tmp_path):
     (tmp_path / "ncbi.txt").write_text(NCBI_STYLE)
-    (tmp_path / "cdr.txt").write_text(NER_ABSTRACTS)
-    args = ["convert", str(tmp_path / "ncbi.txt"), str(tmp_path / "pooled.spacy"), "--pool", str(tmp_path / "cdr.txt")]
+    (tmp_path / "pool").mkdir()
+    (tmp_path / "pool" / "bc5cdr-disease.PubTator.txt").write_text(NER_ABSTRACTS)
+    args = ["convert", str(tmp_path / "ncbi.txt"), str(tmp_path / "pooled.spacy"), "--pool", str(tmp_path / "pool")]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     said = " ".join(result.output.split())
@@ -39,9 +40,11 @@ def test_a_label_only_the_other_corpus_annotates_is_missing_not_outside(tmp_path
     assert {e.label_ for doc in cdr for e in doc.ents} == {"Chemical", "Disease"}
 
 
-def test_one_corpus_converts_as_before(tmp_path):
+def test_an_empty_pool_converts_the_corpus_alone(tmp_path):
     (tmp_path / "ncbi.txt").write_text(NCBI_STYLE)
-    result = CliRunner().invoke(app, ["convert", str(tmp_path / "ncbi.txt"), str(tmp_path / "ncbi.spacy")])
+    (tmp_path / "pool").mkdir()
+    args = ["convert", str(tmp_path / "ncbi.txt"), str(tmp_path / "ncbi.spacy"), "--pool", str(tmp_path / "pool")]
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     (doc,) = DocBin().from_disk(tmp_path / "ncbi.spacy").get_docs(spacy.blank("en").vocab)
     assert all(token.ent_iob_ for token in doc)
