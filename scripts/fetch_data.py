@@ -64,7 +64,7 @@ def main(
             print(f"Copied {path} to {target}")
         else:
             print(f"No raw {split} abstracts at {path}: the steps that need {target.name} will not run")
-    copy_pool(source, dataset, [name for name in pool.split(",") if name], dest / "pool")
+    copy_pool(source, dataset, [name.strip() for name in pool.split(",") if name.strip()], dest / "pool")
     (dest / "routes").mkdir(exist_ok=True)  # empty: every label links against the dictionary
     for label, split in ROUTES.get(dataset, {}).items():
         target = dest / "routes" / f"{label}.txt"

@@ -39,22 +39,33 @@ def _names_by_label(corpora: Sequence[Sequence[Doc]]) -> Dict[str, Set[str]]:
     for corpus in corpora:
         for doc in corpus:
             for span in doc.ents:
-                names[span.label_].add(span.text.lower())
+                names[span.label_].add(span.text)
     return names
 
 
+def _is_abbreviation(name: str) -> bool:
+    # BC5CDR's "NO" (nitric oxide) must not make every "no" of NCBI unknown.
+    return len(name) <= 4 or name.isupper()
+
+
 def _with_missing(nlp: Language, docs: List[Doc], names: Mapping[str, Set[str]]) -> Iterator[Doc]:
+    """`docs` with the tokens of `names` (by label) missing where no gold
+    entity overlaps them: abbreviations matched as written, longer names in
+    any case."""
     if not names:
         yield from docs
         return
-    matcher = PhraseMatcher(nlp.vocab, attr="LOWER")
+    exact, folded = PhraseMatcher(nlp.vocab, attr="ORTH"), PhraseMatcher(nlp.vocab, attr="LOWER")
     for label, label_names in names.items():
-        matcher.add(label, list(nlp.tokenizer.pipe(sorted(label_names))))
+        short = sorted({name for name in label_names if _is_abbreviation(name)})
+        long = sorted({name.lower() for name in label_names if not _is_abbreviation(name)})
+        exact.add(label, list(nlp.tokenizer.pipe(short)))
+        folded.add(label, list(nlp.tokenizer.pipe(long)))
     for doc in docs:
         gold = {i for span in doc.ents for i in range(span.start, span.end)}
-        matches = filter_spans(matcher(doc, as_spans=True))
-        missing = [span for span in matches if not gold.intersection(range(span.start, span.end))]
-        doc.set_ents([], missing=missing, default="unmodified")
+        matches = [*exact(doc, as_spans=True), *folded(doc, as_spans=True)]
+        outside = [span for span in matches if not gold.intersection(range(span.start, span.end))]
+        doc.set_ents([], missing=filter_spans(outside), default="unmodified")
         yield doc
 
 
@@ -62,18 +73,20 @@ def with_vocabulary(
     nlp: Language, docs: Sequence[Doc], names: Mapping[str, Sequence[str]], copies: int, name_examples: int, seed: int = 0
 ) -> Iterator[Doc]:
     """The vocabulary as NER training data, after `docs` themselves:
-    - `copies` versions of each doc whose entities of a label in `names`
-      are each swapped for a random name of that label (mention
-      replacement: the context stays, the name varies);
+    - `copies` versions of each doc with an entity of a label in `names`,
+      its entities of those labels each swapped for a random name of the
+      label (mention replacement: the context stays, the name varies);
     - `name_examples` random names of each label, each a doc that is one
       entity (names the corpus never mentions)."""
     rng = random.Random(seed)
+    vocabulary = {label: [n.strip() for n in label_names if n.strip()] for label, label_names in names.items()}
     yield from docs
+    replaceable = [doc for doc in docs if any(span.label_ in vocabulary for span in doc.ents)]
     for _ in range(copies):
-        for doc in docs:
-            yield _replaced(nlp, doc, names, rng)
-    for label, label_names in names.items():
-        for name in rng.sample(list(label_names), min(name_examples, len(label_names))):
+        for doc in replaceable:
+            yield _replaced(nlp, doc, vocabulary, rng)
+    for label, label_names in vocabulary.items():
+        for name in rng.sample(label_names, min(name_examples, len(label_names))):
             doc = nlp.make_doc(name)
             doc.ents = [doc.char_span(0, len(name), label=label)]
             yield doc

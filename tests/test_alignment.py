@@ -14,10 +14,34 @@ from spacy_biosyn.training.alignment import concept_groups, positive_pairs
 
 def test_a_multi_id_name_is_one_concept_and_a_mention_under_its_other_id_joins_it():
     dictionary = Dictionary.from_pairs(
-        [("C567755|613097", "tooth agenesis selective 6"), ("D001943", "breast cancer"), ("D001943", "mammary carcinoma")]
-    ).with_synonyms([("613097", "sthag6")])
-    groups = sorted(map(sorted, concept_groups(dictionary)))
-    assert groups == [["breast cancer", "mammary carcinoma"], ["sthag6", "tooth agenesis selective 6"]]
+        [("C567755|OMIM:613097", "tooth agenesis selective 6"), ("D001943", "breast cancer"), ("D001943", "mammary carcinoma")]
+    )
+    groups = sorted(map(sorted, concept_groups(dictionary, [("sthag6", "613097"), ("new disease", "D999999")])))
+    assert groups == [["breast cancer", "mammary carcinoma"], ["new disease"], ["sthag6", "tooth agenesis selective 6"]]
+
+
+def test_concepts_that_share_a_secondary_id_stay_apart():
+    # MEDIC lists some diseases under one shared OMIM ID; they are still different concepts.
+    dictionary = Dictionary.from_pairs(
+        [("D001714|OMIM:125480", "bipolar disorder"), ("C537199|OMIM:125480", "major affective disorder 1")]
+    )
+    assert sorted(map(sorted, concept_groups(dictionary, [("manic depression", "D001714")]))) == [
+        ["bipolar disorder", "manic depression"], ["major affective disorder 1"]
+    ]
+
+
+def test_pretraining_leaves_composite_and_cuiless_mentions_out(tmp_path):
+    from spacy_biosyn.corpus import read_concept_queries
+    from spacy_biosyn.training.candidates import training_pairs
+
+    (tmp_path / "1.concept").write_text(
+        "1||0|25||CompositeMention||breast and ovarian cancer||D001943|D010051\n"
+        "1||30|40||SpecificDisease||unknownoma||-1\n"
+        "1||50|62||SpecificDisease||mammary tumour||D001943\n"
+    )
+    dictionary = Dictionary.from_pairs([("D001943", "breast cancer"), ("D010051", "ovarian cancer")])
+    groups = concept_groups(dictionary, training_pairs(read_concept_queries(tmp_path)))
+    assert sorted(map(sorted, groups)) == [["breast cancer", "mammary tumour"], ["ovarian cancer"]]
 
 
 def test_an_ambiguous_name_is_in_each_of_its_concepts():

@@ -18,7 +18,7 @@ import json
 import random
 import time
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,10 +28,12 @@ from thinc.api import Config
 from tqdm import tqdm
 from wasabi import msg
 
-from ..corpus import read_synonyms
+from ..corpus import read_concept_queries
 from ..encoders.transformer import TransformerEncoder
-from ..kb.dictionary import Dictionary
+from ..errors import DictionaryError
+from ..kb.dictionary import Concept, Dictionary, bare_id
 from ..kb.vocabularies import read_vocabulary_file
+from .candidates import training_pairs
 from .common import required_path, start_output
 from .trainer import has_native_bf16
 
@@ -55,38 +57,37 @@ class AlignmentSettings(BaseModel):
     mixed_precision: bool = True
 
 
-def concept_groups(dictionary: Dictionary) -> List[List[str]]:
-    """The names of each concept, concepts that share an ID merged (a
-    training mention filed under OMIM joins the MEDIC concept listing that
-    OMIM ID beside its MeSH one); a name with several concepts is in each."""
-    parent: Dict[str, str] = {}
-
-    def root(cui: str) -> str:
-        while parent.setdefault(cui, cui) != cui:
-            parent[cui] = parent[parent[cui]]
-            cui = parent[cui]
-        return cui
-
-    for concepts in dictionary.concepts:
-        for ids in concepts:
-            for cui in ids[1:]:
-                parent[root(cui)] = root(ids[0])
-    groups: Dict[str, List[str]] = {}
+def concept_groups(dictionary: Dictionary, mentions: Iterable[Tuple[str, str]] = ()) -> List[List[str]]:
+    """The names of each of the vocabulary's concepts (a name several
+    concepts share is in each), with the (normalized mention, ID) pairs of
+    `mentions` under the concept that lists the ID, in any namespace (an
+    NCBI mention filed under OMIM joins the MEDIC concept that lists that
+    OMIM ID beside its MeSH one), else under a concept of their own.
+    Concepts are never merged with each other: MEDIC concepts that share a
+    secondary ID are still different diseases."""
+    groups: Dict[Concept, List[str]] = {}
     for name, concepts in zip(dictionary.names, dictionary.concepts):
-        for group in dict.fromkeys(root(ids[0]) for ids in concepts):
-            groups.setdefault(group, []).append(name)
+        for ids in concepts:
+            groups.setdefault(ids, []).append(name)
+    owner: Dict[str, Concept] = {}
+    for ids in groups:
+        for cui in ids:
+            owner.setdefault(bare_id(cui), ids)
+    for text, cui in mentions:
+        names = groups.setdefault(owner.get(bare_id(cui), (cui,)), [])
+        if text not in names:
+            names.append(text)
     return list(groups.values())
 
 
 def positive_pairs(groups: Sequence[Sequence[str]], rng: random.Random) -> List[Tuple[str, str, int]]:
     """(name, another name of its concept, concept number) for every name of
     a concept with two or more, shuffled: one epoch's pairs."""
-    pairs = [
-        (name, rng.choice([other for other in names if other != name]), number)
-        for number, names in enumerate(groups)
-        if len(names) > 1
-        for name in names
-    ]
+    pairs = []
+    for number, names in enumerate(groups):
+        for i, name in enumerate(names[: len(names) if len(names) > 1 else 0]):
+            j = rng.randrange(len(names) - 1)
+            pairs.append((name, names[j + (j >= i)], number))
     rng.shuffle(pairs)
     return pairs
 
@@ -99,11 +100,11 @@ def pretrain_encoder(config: Config, output_dir: Path, gpu_id: int = -1) -> List
     fix_random_seed(seed)
     paths = resolved["paths"]
     dictionary, _ = read_vocabulary_file(required_path(paths, "dictionary"))
-    if paths.get("mentions"):
-        dictionary = dictionary.with_synonyms(read_synonyms(paths["mentions"]).pairs())
-    groups = concept_groups(dictionary)
+    # As BioSyn trains: composite mentions ("breast and ovarian cancer") and CUI-less ones left out.
+    mentions = training_pairs(read_concept_queries(paths["mentions"])) if paths.get("mentions") else []
+    groups = concept_groups(dictionary, mentions)
     if not any(len(names) > 1 for names in groups):
-        raise ValueError(f"{paths['dictionary']}: no concept has two names, so there is nothing to align")
+        raise DictionaryError(f"{paths['dictionary']}: no concept has two names, so there is nothing to align")
 
     encoder: TransformerEncoder = resolved["encoder"]
     encoder.device = torch.device(f"cuda:{gpu_id}" if gpu_id >= 0 else "cpu")
@@ -111,7 +112,8 @@ def pretrain_encoder(config: Config, output_dir: Path, gpu_id: int = -1) -> List
     output_dir = start_output(config, output_dir)
     run, rng = _Alignment(encoder, settings), random.Random(seed)
     msg.info(
-        f"{len(dictionary)} names in {len(groups)} concepts, {sum(len(g) > 1 for g in groups)} with synonyms; "
+        f"{len(dictionary)} names and {len(mentions)} training mentions in {len(groups)} concepts, "
+        f"{sum(len(g) > 1 for g in groups)} with synonyms; "
         f"{encoder.device}, {'bf16 autocast' if run.autocast else 'fp32'}"
     )
     log: List[Dict[str, float]] = []
@@ -144,7 +146,8 @@ class _Alignment:
         self.encoder.model.train()
         for epoch in range(1, self.settings.epochs + 1):
             pairs = positive_pairs(groups, rng)
-            batches = [pairs[i : i + size] for i in range(0, len(pairs), size)]
+            # A last batch of one pair has no other concept to push away.
+            batches = [pairs[i : i + size] for i in range(0, len(pairs), size) if len(pairs) - i > 1]
             for batch in tqdm(batches, desc=f"align, epoch {epoch}", unit="batch", leave=False):
                 losses_since.append(self._update(batch))
                 self.step += 1
