@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 import srsly
+from spacy.tokens import DocBin
+
+from spacy_biosyn.corpus import read_pubtator
 
 ROOT = Path(__file__).parents[1]
 
@@ -63,8 +66,8 @@ def lay_out_assets(project: Path, data: Path) -> None:
             assert hashlib.md5(dest.read_bytes()).hexdigest() == asset["checksum"], asset["dest"]
 
 
-@pytest.mark.parametrize("dataset", ["ncbi-disease", "bc5cdr-disease"])
-def test_the_project_runs_from_its_own_assets(tmp_path, shared_data, dataset):
+@pytest.mark.parametrize("dataset, pool", [("ncbi-disease", ""), ("bc5cdr-disease", "ncbi-disease")])
+def test_the_project_runs_from_its_own_assets(tmp_path, shared_data, dataset, pool):
     project = tmp_path / "project"
     project.mkdir()
     for part in ("project.yml", "scripts", "configs"):
@@ -73,7 +76,7 @@ def test_the_project_runs_from_its_own_assets(tmp_path, shared_data, dataset):
     for command in ("data", "convert-ner"):
         result = subprocess.run(
             [sys.executable, "-m", "spacy", "project", "run", command, str(project),
-             "--vars.dataset", dataset, "--vars.data_source", "assets/downloads"],
+             "--vars.dataset", dataset, "--vars.data_source", "assets/downloads", *(["--vars.ner_pool", pool] if pool else [])],
             capture_output=True, text=True, timeout=600,
         )
         assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
@@ -84,6 +87,11 @@ def test_the_project_runs_from_its_own_assets(tmp_path, shared_data, dataset):
     assert len(list((assets / "processed_dev").glob("*.concept"))) == len(list((shared_data / dataset / "processed_dev").glob("*.concept")))
     assert (assets / "raw_train.PubTator.txt").stat().st_size > 0
     assert (project / "corpus" / dataset / "ner-dev.spacy").stat().st_size > 0
+    # The pooled dataset's abstracts are copied beside the dataset's and trained on too.
+    pooled = sorted(path.name for path in (assets / "pool" / "train").iterdir())
+    assert pooled == ([f"{pool}.PubTator.txt"] if pool else [])
+    docs = DocBin().from_disk(project / "corpus" / dataset / "ner-train.spacy")
+    assert len(docs) == sum(len(read_pubtator(path)) for path in [assets / "raw_train.PubTator.txt", *(assets / "pool" / "train").iterdir()])
     routes = sorted(path.name for path in (assets / "routes").iterdir())
     if dataset == "bc5cdr-disease":
         assert routes == ["Chemical.txt"]
