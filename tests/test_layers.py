@@ -85,7 +85,7 @@ LAYERS = [
     {"spacy_biosyn", "errors", "checks", "names", "scoring", "storage", "tokenizer", "wordpieces", "downloads"},
     {"preprocess"},
     {"encoders"},
-    {"kb", "corpus"},
+    {"kb", "corpus", "ner_corpus"},
     # the pipe's score() is evaluation's, which reads the pipe's extensions
     {"pipeline", "evaluation"},
     {"training", "corpus_linking"},
