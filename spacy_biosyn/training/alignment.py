@@ -85,8 +85,10 @@ def positive_pairs(groups: Sequence[Sequence[str]], rng: random.Random) -> List[
     a concept with two or more, shuffled: one epoch's pairs."""
     pairs = []
     for number, names in enumerate(groups):
-        for i, name in enumerate(names[: len(names) if len(names) > 1 else 0]):
-            j = rng.randrange(len(names) - 1)
+        if len(names) < 2:
+            continue
+        for i, name in enumerate(names):
+            j = rng.randrange(len(names) - 1)  # any index but i
             pairs.append((name, names[j + (j >= i)], number))
     rng.shuffle(pairs)
     return pairs
