@@ -101,3 +101,34 @@ class _Planted:
 
     def __reduce__(self):
         return (Path.touch, (Path(self.path),))
+
+
+@pytest.mark.parametrize("precision, native, bf16", [
+    ("auto", True, True), ("auto", False, False), ("fp32", True, False), ("bf16", False, True),
+])
+def test_the_transformer_runs_in_bf16_where_its_precision_says(text_pipeline, monkeypatch, precision, native, bf16):
+    """AMX multiplies bf16 several times faster than fp32 and an AVX2-only CPU
+    emulates it several times slower, so "auto" asks the machine that runs
+    the model; the saved weights are fp32 either way."""
+    import torch
+
+    from spacy_biosyn import precision as precision_module
+
+    monkeypatch.setattr(precision_module, "has_native_bf16", lambda device: native)
+    nlp = spacy.load(text_pipeline, config={"components": {"transformer": {"model": {"precision": precision}}}})
+    module = nlp.get_pipe("transformer").model.get_ref("transformer").shims[0]._model
+    dtypes = set()
+    linear = next(m for m in module.modules() if isinstance(m, torch.nn.Linear))
+    linear.register_forward_hook(lambda layer, inputs, output: dtypes.add(output.dtype))
+    fp32 = spacy.load(text_pipeline, config={"components": {"transformer": {"model": {"precision": "fp32"}}}})
+    fp32_entities = [(e.start_char, e.end_char) for e in fp32("Breast cancer and gout.").ents]
+    doc = nlp("Breast cancer and gout.")
+    assert dtypes == {torch.bfloat16 if bf16 else torch.float32}
+    assert {p.dtype for p in module.parameters()} == {torch.float32}
+    if not bf16:
+        assert [(e.start_char, e.end_char) for e in doc.ents] == fp32_entities
+
+
+def test_a_wrong_precision_is_named_when_the_config_is_read(text_pipeline):
+    with pytest.raises(Exception, match="precision.*'fp16' is not"):
+        spacy.load(text_pipeline, config={"components": {"transformer": {"model": {"precision": "fp16"}}}})

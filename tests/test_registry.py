@@ -79,6 +79,13 @@ def test_every_registered_name_resolves_in_a_fresh_process():
 SIGNATURES = {
     "spacy_biosyn.BiomedicalTokenizer.v1": (),
     "spacy_biosyn.BertWordpieceEncoder.v1": (),
+    "spacy_biosyn.BertTransformer.v1": (
+        ("vocab_size", None), ("with_spans", None), ("piece_encoder", None), ("attention_probs_dropout_prob", 0.1),
+        ("hidden_act", "gelu"), ("hidden_dropout_prob", 0.1), ("hidden_width", 768), ("intermediate_width", 3072),
+        ("layer_norm_eps", 1e-12), ("max_position_embeddings", 512), ("model_max_length", 512),
+        ("num_attention_heads", 12), ("num_hidden_layers", 12), ("padding_idx", 0), ("type_vocab_size", 2),
+        ("mixed_precision", False), ("grad_scaler_config", {}), ("wrapped_listener", None), ("precision", "auto"),
+    ),
     "spacy_biosyn.HardEM.v1": (),
     "spacy_biosyn.MarginalNLL.v1": (),
     "spacy_biosyn.PairwiseBCE.v1": (),

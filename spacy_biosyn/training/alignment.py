@@ -33,9 +33,10 @@ from ..encoders.transformer import TransformerEncoder
 from ..errors import DictionaryError
 from ..kb.dictionary import Concept, Dictionary, bare_id
 from ..kb.vocabularies import read_vocabulary_file
+from ..precision import has_native_bf16
 from .candidates import training_pairs
 from .common import required_path, start_output
-from .trainer import has_native_bf16
+
 
 
 class AlignmentSettings(BaseModel):

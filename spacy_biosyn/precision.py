@@ -1,0 +1,102 @@
+"""bf16 where the hardware runs it, fp32 elsewhere.
+
+A CPU with AMX or AVX512-BF16 (Sapphire Rapids and later) multiplies bf16
+matrices several times faster than fp32; one without (an AVX2-only AMD
+EPYC) emulates bf16 and runs it several times slower. So every bf16 switch
+of the package is "auto": bf16 autocast where `has_native_bf16` says the
+hardware has it, fp32 elsewhere, decided on the machine that runs the
+model, not the one that trained it.
+
+`spacy_biosyn.BertTransformer.v1` is spacy-curated-transformers' BERT with
+such a switch: thinc's PyTorch shim only knows CUDA's fp16 autocast, so on
+a CPU its `mixed_precision` does nothing. The weights stay fp32 (the saved
+pipeline is the same either way) and the backward pass runs outside the
+autocast, as PyTorch asks.
+"""
+from typing import Callable, Literal, Optional
+
+import torch
+from spacy.util import SimpleFrozenDict, registry
+from thinc.api import Model, PyTorchShim
+
+Precision = Literal["auto", "bf16", "fp32"]
+
+
+def has_native_bf16(device: torch.device) -> bool:
+    """Whether bf16 runs in hardware: a bf16-capable GPU, or a CPU with
+    AVX512-BF16 or AMX (oneDNN's own test of the CPU's flags)."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    check = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
+    return bool(check is not None and check())
+
+
+def uses_bf16(precision: Precision, device: torch.device) -> bool:
+    return precision == "bf16" or (precision == "auto" and has_native_bf16(device))
+
+
+class AutocastShim(PyTorchShim):
+    """thinc's PyTorch shim with the forward pass under bf16 autocast on the
+    model's own device, where `uses_bf16(precision)` holds there."""
+
+    def __init__(self, *args, precision: Precision = "auto", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.precision = precision
+
+    @classmethod
+    def of(cls, shim: PyTorchShim, precision: Precision) -> "AutocastShim":
+        return cls(shim._model, config=shim.cfg, optimizer=shim._optimizer, mixed_precision=shim._mixed_precision,
+                   grad_scaler=shim._grad_scaler, serialize_model=shim._serialize_model,
+                   deserialize_model=shim._deserialize_model, precision=precision)
+
+    def _autocast(self):
+        enabled = uses_bf16(self.precision, self.device)
+        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=enabled)
+
+    def predict(self, inputs):
+        with self._autocast():
+            return super().predict(inputs)
+
+    def begin_update(self, inputs):
+        # The autocast covers the forward pass only: the backprop callback
+        # it returns runs later, outside it.
+        with self._autocast():
+            return super().begin_update(inputs)
+
+
+@registry.architectures("spacy_biosyn.BertTransformer.v1")
+def build_bert_transformer(
+    *,
+    vocab_size: int,
+    with_spans: Callable,
+    piece_encoder: Model,
+    attention_probs_dropout_prob: float = 0.1,
+    hidden_act: str = "gelu",
+    hidden_dropout_prob: float = 0.1,
+    hidden_width: int = 768,
+    intermediate_width: int = 3072,
+    layer_norm_eps: float = 1e-12,
+    max_position_embeddings: int = 512,
+    model_max_length: int = 512,
+    num_attention_heads: int = 12,
+    num_hidden_layers: int = 12,
+    padding_idx: int = 0,
+    type_vocab_size: int = 2,
+    mixed_precision: bool = False,
+    grad_scaler_config: dict = SimpleFrozenDict(),
+    wrapped_listener: Optional[Model] = None,
+    precision: Precision = "auto",
+) -> Model:
+    """spacy-curated-transformers.BertTransformer.v1 (its arguments and
+    defaults, less TorchScript) with `precision`: "auto" (bf16 where the
+    hardware has it), "bf16" or "fp32". `mixed_precision` stays CUDA's fp16
+    with a gradient scaler."""
+    from spacy_curated_transformers.models.architectures import build_bert_transformer_model_v1
+
+    arguments = dict(locals())
+    del arguments["precision"], arguments["build_bert_transformer_model_v1"]
+    model = build_bert_transformer_model_v1(**arguments)
+    for node in model.walk():
+        node.shims[:] = [AutocastShim.of(shim, precision) if isinstance(shim, PyTorchShim) else shim
+                         for shim in node.shims]
+    return model
