@@ -82,21 +82,23 @@ def build_bert_transformer(
     num_hidden_layers: int = 12,
     padding_idx: int = 0,
     type_vocab_size: int = 2,
+    torchscript: bool = False,
     mixed_precision: bool = False,
     grad_scaler_config: dict = SimpleFrozenDict(),
     wrapped_listener: Optional[Model] = None,
     precision: Precision = "auto",
 ) -> Model:
     """spacy-curated-transformers.BertTransformer.v1 (its arguments and
-    defaults, less TorchScript) with `precision`: "auto" (bf16 where the
-    hardware has it), "bf16" or "fp32". `mixed_precision` stays CUDA's fp16
-    with a gradient scaler."""
+    defaults, so a saved pipeline's block loads under this name too) with
+    `precision`: "auto" (bf16 where the hardware has it), "bf16" or "fp32".
+    `mixed_precision` stays CUDA's fp16 with a gradient scaler, and a
+    TorchScript model runs as it was compiled."""
     from spacy_curated_transformers.models.architectures import build_bert_transformer_model_v1
 
     arguments = dict(locals())
     del arguments["precision"], arguments["build_bert_transformer_model_v1"]
     model = build_bert_transformer_model_v1(**arguments)
     for node in model.walk():
-        node.shims[:] = [AutocastShim.of(shim, precision) if isinstance(shim, PyTorchShim) else shim
+        node.shims[:] = [AutocastShim.of(shim, precision) if type(shim) is PyTorchShim else shim
                          for shim in node.shims]
     return model

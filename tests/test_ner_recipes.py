@@ -129,6 +129,27 @@ def test_the_transformer_runs_in_bf16_where_its_precision_says(text_pipeline, mo
         assert [(e.start_char, e.end_char) for e in doc.ents] == fp32_entities
 
 
+def test_a_pipeline_saved_with_curated_transformers_bert_loads_under_either_name(text_pipeline, tmp_path):
+    """The block spacy-curated-transformers.BertTransformer.v1 saves (with
+    its torchscript = false) builds under spacy_biosyn.BertTransformer.v1,
+    and the other way round, with the same entities in fp32."""
+    import shutil
+
+    curated = tmp_path / "curated"
+    shutil.copytree(text_pipeline, curated)
+    saved = (curated / "config.cfg").read_text()
+    block = '@architectures = "spacy_biosyn.BertTransformer.v1"\nprecision = "auto"\n'
+    assert block in saved
+    assert "torchscript = false" in saved
+    (curated / "config.cfg").write_text(saved.replace(
+        block, '@architectures = "spacy-curated-transformers.BertTransformer.v1"\n'))
+    text = "Breast cancer and gout are not ataxia-telangiectasia."
+    as_saved = [(e.start_char, e.end_char) for e in spacy.load(curated)(text).ents]
+    renamed = spacy.load(curated, config={"components.transformer.model.@architectures": "spacy_biosyn.BertTransformer.v1",
+                                          "components.transformer.model.precision": "fp32"})
+    assert [(e.start_char, e.end_char) for e in renamed(text).ents] == as_saved
+
+
 def test_a_wrong_precision_is_named_when_the_config_is_read(text_pipeline):
     with pytest.raises(Exception, match="precision.*'fp16' is not"):
         spacy.load(text_pipeline, config={"components": {"transformer": {"model": {"precision": "fp16"}}}})
