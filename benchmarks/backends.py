@@ -19,7 +19,7 @@ import spacy
 
 from common import parser, pct, print_table
 from spacy_biosyn.corpus import read_concept_queries
-from spacy_biosyn.evaluation import evaluate
+from spacy_biosyn.evaluation.queries import evaluate
 from spacy_biosyn.kb.faiss_index import FaissIndex
 from spacy_biosyn.kb.index import ExactIndex
 

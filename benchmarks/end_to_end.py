@@ -28,8 +28,9 @@ def main() -> None:
     import spacy
     from spacy.training import Example
 
+    from spacy_biosyn.accuracy import cui_is_gold
     from spacy_biosyn.corpus import NCBI_LABELS, pubtator_to_doc, read_pubtator
-    from spacy_biosyn.evaluation import END_TO_END_TASKS, cui_is_gold, end_to_end_scores
+    from spacy_biosyn.evaluation.end_to_end import END_TO_END_TASKS, end_to_end_scores
 
     documents = read_pubtator(args.data / RAW_ABSTRACTS[args.dataset]["dev"])
     rows, right = [], {}

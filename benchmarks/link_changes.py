@@ -26,8 +26,9 @@ def main() -> None:
 
     import spacy
 
+    from spacy_biosyn.accuracy import UNSCORED_CUIS, hit_rank
     from spacy_biosyn.corpus import read_concept_queries, read_pubtator
-    from spacy_biosyn.evaluation import UNSCORED_CUIS, evaluate, hit_rank
+    from spacy_biosyn.evaluation.queries import evaluate
     from spacy_biosyn.pipeline.reranker import query_contexts
 
     after = spacy.load(args.pipeline).get_pipe("biosyn_linker")

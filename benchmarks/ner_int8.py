@@ -37,7 +37,7 @@ def main() -> None:
     from spacy.training import Example
 
     from spacy_biosyn.corpus import NCBI_LABELS, pubtator_to_doc, read_pubtator
-    from spacy_biosyn.evaluation import end_to_end_scores
+    from spacy_biosyn.evaluation.end_to_end import end_to_end_scores
 
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -17,8 +17,8 @@ import numpy as np
 import spacy
 
 from common import parser, print_table
+from spacy_biosyn.accuracy import hit_rank
 from spacy_biosyn.corpus import read_concept_queries
-from spacy_biosyn.evaluation import hit_rank
 from spacy_biosyn.preprocess.text import normalize
 
 COVERAGES = [1.0, 0.98, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.6, 0.5]

@@ -26,8 +26,9 @@ def main() -> None:
 
     import spacy
 
+    from spacy_biosyn.accuracy import link_scores
     from spacy_biosyn.corpus import NCBI_LABELS, pubtator_to_examples, read_pubtator
-    from spacy_biosyn.evaluation import end_to_end_scores, link_scores, linked_examples
+    from spacy_biosyn.evaluation.end_to_end import end_to_end_scores, linked_examples
     from spacy_biosyn.pipeline.annotate import link_score
 
     thresholds = [None, *(float(t) for t in args.thresholds.split(","))]
@@ -41,7 +42,7 @@ def main() -> None:
             pass
         text = spacy.load(args.ner)
         text.add_pipe("biosyn_linker", source=linker)
-        ended = linked_examples(text, documents)
+        ended = linked_examples(text, documents, NCBI_LABELS)
         for threshold in thresholds:
             with _thresholded([gold, ended], threshold, link_score):
                 on_gold = link_scores(gold)

@@ -19,9 +19,9 @@ import time
 import spacy
 
 from common import RAW_ABSTRACTS, parser, pct, print_table
-from spacy_biosyn.preprocess.abbreviations import Ab3PDetector, SchwartzHearstDetector
 from spacy_biosyn.corpus import pubtator_to_examples, read_concept_queries, read_pubtator
-from spacy_biosyn.evaluation import evaluate, evaluate_examples
+from spacy_biosyn.evaluation.queries import evaluate, evaluate_examples
+from spacy_biosyn.preprocess.abbreviations import Ab3PDetector, SchwartzHearstDetector
 from spacy_biosyn.preprocess.text import read_corrections
 
 K = 5

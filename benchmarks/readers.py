@@ -24,7 +24,7 @@ import spacy
 from common import offline_minilm, parser, pct, print_table
 from spacy_biosyn import IdPreference, read_biosyn, read_medic, read_obo, read_scispacy_kb, read_umls
 from spacy_biosyn.corpus import pubtator_to_examples, read_concept_queries, read_pubtator
-from spacy_biosyn.evaluation import evaluate, evaluate_examples
+from spacy_biosyn.evaluation.queries import evaluate, evaluate_examples
 
 K = 5
 

@@ -16,9 +16,9 @@ Acc@1/Acc@5 per label by the same rule; CUI-less spans are not scored.
 import spacy
 
 from common import RAW_ABSTRACTS, offline_minilm, parser, pct, print_table
+from spacy_biosyn.accuracy import UNSCORED_CUIS, link_scores
 from spacy_biosyn.corpus import pubtator_to_examples, read_pubtator, read_synonyms
 from spacy_biosyn.kb.dictionary import split_cuis
-from spacy_biosyn.evaluation import UNSCORED_CUIS, link_scores
 
 K = 5
 

@@ -223,8 +223,8 @@ def _stage_main() -> None:
 
 def _linker(work: Path, backend: str):
     from spacy.util import registry
-    from spacy_biosyn.kb.linker import Linker
     from spacy_biosyn.encoders.onnx import MODEL_FILE, OnnxEncoder
+    from spacy_biosyn.kb.linker import Linker
 
     class SyntheticVectorsLinker(Linker):
         def _check_saved_state(self, path, dictionary, meta):
@@ -259,7 +259,7 @@ def _build(work: Path, backend: str) -> dict:
 
 
 def _rank(work: Path, backend: str, data: Path) -> dict:
-    from spacy_biosyn.evaluation import evaluate
+    from spacy_biosyn.evaluation.queries import evaluate
     from spacy_biosyn.preprocess.text import normalize
 
     start = time.perf_counter()

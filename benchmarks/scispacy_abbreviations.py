@@ -25,8 +25,8 @@ def main() -> None:
 
     importlib.import_module("scispacy.abbreviation")  # registers the abbreviation_detector factory
 
+    from spacy_biosyn.accuracy import cui_is_gold, link_scores
     from spacy_biosyn.corpus import NCBI_LABELS, pubtator_to_examples, read_pubtator
-    from spacy_biosyn.evaluation import cui_is_gold, link_scores
     from spacy_biosyn.preprocess.abbreviations import Ab3PDetector, ScispacyAbbreviations
 
     rows, changes = [], []

@@ -34,8 +34,8 @@ SCISPACY_THRESHOLD = 0.7  # scispacy's default, reported as the share of mention
 
 def main() -> None:
     from common import parser, pct, print_table
+    from spacy_biosyn.accuracy import accuracy
     from spacy_biosyn.corpus import read_concept_queries
-    from spacy_biosyn.evaluation import accuracy
     from spacy_biosyn.kb.linker import Candidate
 
     p = parser(__doc__)

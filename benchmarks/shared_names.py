@@ -26,8 +26,8 @@ def main() -> None:
 
     import spacy
 
+    from spacy_biosyn.accuracy import cui_is_gold, link_scores
     from spacy_biosyn.corpus import pubtator_to_examples, read_pubtator
-    from spacy_biosyn.evaluation import cui_is_gold, link_scores
 
     documents = [
         d._replace(annotations=[a for a in d.annotations if a.label in DISEASE_LABELS])

@@ -27,7 +27,7 @@ import spacy
 from common import parser, pct, print_table
 from spacy_biosyn import AliasCountReranker, ConceptCentroids, Dictionary, Sieve
 from spacy_biosyn.corpus import read_concept_queries, read_synonyms
-from spacy_biosyn.evaluation import evaluate
+from spacy_biosyn.evaluation.queries import evaluate
 from spacy_biosyn.preprocess.text import normalize
 
 K = 5

@@ -29,7 +29,7 @@ from spacy.cli.train import train as spacy_train  # noqa: E402
 
 from spacy_biosyn import save_pipeline  # noqa: E402
 from spacy_biosyn.corpus import NCBI_LABELS, pubtator_to_docbin, read_pubtator  # noqa: E402
-from spacy_biosyn.evaluation import choose_nil_threshold  # noqa: E402
+from spacy_biosyn.evaluation.nil import choose_nil_threshold  # noqa: E402
 from spacy_biosyn.tokenizer import add_biomedical_rules  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,7 +112,7 @@ def load_or_build(pipeline: Path, recipe: str, training_names: bool) -> spacy.La
     nlp.add_pipe("biosyn_linker", source=index_medic(training_names))
     # As the project's tune-nil: spans no concept fits (the NER's false
     # positives, mostly) get no ID, and leave doc.ents where that raises NER F.
-    choice = choose_nil_threshold(nlp, read_pubtator(DEV), nil_spans="choose")
+    choice = choose_nil_threshold(nlp, read_pubtator(DEV), NCBI_LABELS, nil_spans="choose")
     print(f"NIL threshold {choice.threshold} (best linking F on {DEV.name}), spans left unlinked "
           + ("dropped" if choice.drop_nil else "kept"))
     save_pipeline(nlp, pipeline)

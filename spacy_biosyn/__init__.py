@@ -34,6 +34,7 @@ _EXPORTS = {
     "save_pipeline": "storage",
     "BiosynLinker": "pipeline.component",
     "make_biosyn_linker": "pipeline.component",
+    "configure_linker": "pipeline.component",
     "AliasCountReranker": "kb.concepts",
     "ConceptCentroids": "kb.concepts",
     "ConceptScorer": "kb.concepts",

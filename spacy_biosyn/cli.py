@@ -23,6 +23,25 @@ MAX_K = 5
 INDEXES = {"exact": "spacy_biosyn.ExactIndex.v2", "faiss": "spacy_biosyn.FaissIndex.v1"}
 DICTIONARY_HELP = "The vocabulary: a file or its URL (fetched once into a cache), in --format"
 FORMAT_HELP = "biosyn, medic, ctd-chemicals, umls, obo, mesh or scispacy (default: detected from the file, and said)"
+# The PubTator types that become the NER's labels, for convert, evaluate and tune-nil alike.
+LABEL_MAP_OPTION = typer.Option(
+    None,
+    help="Comma-separated TYPE=LABEL renames of the PubTator types; by default NCBI's four types "
+    "(SpecificDisease, DiseaseClass, Modifier, CompositeMention) become Disease, as the NER recipes train",
+)
+
+
+def _label_map(option: Optional[str]) -> Dict[str, str]:
+    from .corpus import NCBI_LABELS
+
+    if option is None:
+        return NCBI_LABELS
+    pairs = [pair.split("=", 1) for pair in option.split(",") if pair]
+    if any(len(pair) != 2 or not all(part.strip() for part in pair) for pair in pairs):
+        raise typer.BadParameter(f"{option!r}: write TYPE=LABEL pairs, comma-separated", param_hint="--label-map")
+    return {kind.strip(): label.strip() for kind, label in pairs}
+
+
 ROUTE_HELP = (
     "LABEL=PATH: link spans of LABEL against their own vocabulary, a CUI||name file or a folder "
     "of .concept files whose mentions become the names (repeatable)"
@@ -153,6 +172,7 @@ def evaluate(
     labels: Optional[str] = typer.Option(
         None, help="PubTator only: comma-separated entity types to link, e.g. Disease"
     ),
+    label_map: Optional[str] = LABEL_MAP_OPTION,
     output: Optional[Path] = typer.Option(None, help="Write the metrics here as JSON"),
     texts: Optional[Path] = typer.Option(
         None, exists=True, dir_okay=False,
@@ -172,11 +192,11 @@ def evaluate(
     import srsly
 
     from .corpus import pubtator_to_examples, read_concept_queries, read_pubtator
-    from .evaluation import evaluate as evaluate_queries
-    from .evaluation import evaluate_examples
+    from .evaluation.queries import evaluate as evaluate_queries
+    from .evaluation.queries import evaluate_examples
 
     if end_to_end:
-        return _evaluate_end_to_end(pipeline_dir, queries, labels, output)
+        return _evaluate_end_to_end(pipeline_dir, queries, labels, _label_map(label_map), output)
     nlp = spacy.load(pipeline_dir)
     linker = nlp.get_pipe(PIPE_NAME)
     linker.top_k = max(linker.top_k, MAX_K)
@@ -209,26 +229,28 @@ def evaluate(
         srsly.write_json(output, metrics)
 
 
-def _evaluate_end_to_end(pipeline_dir: Path, pubtator: Path, labels: Optional[str], output: Optional[Path]) -> None:
+def _evaluate_end_to_end(
+    pipeline_dir: Path, pubtator: Path, labels: Optional[str], label_map: Dict[str, str], output: Optional[Path]
+) -> None:
     """Score a pipeline run on the gold abstracts, or its predictions saved
     as PubTator (a file, or a link-corpus folder of PubTator shards)."""
     import spacy
     import srsly
 
     from .corpus import iter_pubtator, read_pubtator
-    from .evaluation import END_TO_END_TASKS, end_to_end_scores, linked_examples, predicted_examples
+    from .evaluation.end_to_end import END_TO_END_TASKS, end_to_end_scores, linked_examples, predicted_examples
 
     if not _is_pubtator(pubtator):
         msg.fail(f"{pubtator}: --end-to-end takes a PubTator file", exits=1)
     documents = read_pubtator(pubtator)
     if (pipeline_dir / "config.cfg").exists():
-        examples = linked_examples(spacy.load(pipeline_dir), documents)
+        examples = linked_examples(spacy.load(pipeline_dir), documents, label_map)
     else:
         files = sorted(pipeline_dir.glob("shard-*.pubtator")) if pipeline_dir.is_dir() else [pipeline_dir]
         if not files:
             msg.fail(f"{pipeline_dir}: neither a pipeline nor predictions (PubTator, or link-corpus PubTator shards)", exits=1)
         predictions = (document for path in files for document in iter_pubtator(path))
-        examples = predicted_examples(spacy.blank("en"), predictions, documents)
+        examples = predicted_examples(spacy.blank("en"), predictions, documents, label_map)
     metrics = end_to_end_scores(examples, labels.split(",") if labels else None)
     rows = [("all", metrics), *metrics["per_type"].items()]
     keys = [f"{task}_{m}" for task in END_TO_END_TASKS for m in "prf"]
@@ -246,6 +268,7 @@ def tune_nil(
     output_dir: Path = typer.Argument(..., help="Folder for the pipeline with the chosen nil_threshold"),
     metric: str = typer.Option("link_f", help="The end-to-end score to maximize: link_f or doc_f"),
     labels: Optional[str] = typer.Option(None, help="Comma-separated entity labels to score (default: all)"),
+    label_map: Optional[str] = LABEL_MAP_OPTION,
     nil_spans: str = typer.Option(
         "keep", help="keep the entities left without an ID, drop them from doc.ents (drop_nil), or choose: drop them if that raises NER F on dev"
     ),
@@ -259,7 +282,7 @@ def tune_nil(
     import spacy
 
     from .corpus import read_pubtator
-    from .evaluation import NIL_METRICS, NIL_SPANS, choose_nil_threshold
+    from .evaluation.nil import NIL_METRICS, NIL_SPANS, choose_nil_threshold
     from .storage import save_pipeline
 
     # Checked before the pipeline loads, and named as the command line names them
@@ -267,11 +290,12 @@ def tune_nil(
         raise typer.BadParameter(f"{metric!r}: choose one of {', '.join(NIL_METRICS)}", param_hint="--metric")
     if nil_spans not in NIL_SPANS:
         raise typer.BadParameter(f"{nil_spans!r}: choose one of {', '.join(NIL_SPANS)}", param_hint="--nil-spans")
+    renames = _label_map(label_map)
     _check_output_dir(output_dir)
     documents = read_pubtator(pubtator)
     nlp = spacy.load(pipeline_dir)
     try:
-        choice = choose_nil_threshold(nlp, documents, labels.split(",") if labels else None, metric, nil_spans)
+        choice = choose_nil_threshold(nlp, documents, renames, labels.split(",") if labels else None, metric, nil_spans)
     except CorpusError as error:
         raise CorpusError(f"{pubtator}: {error}") from None
     columns = (choice.unthresholded, choice.thresholded, choice.dropped)
@@ -367,11 +391,7 @@ def convert(
     ),
     name_examples: int = typer.Option(0, min=0, help="Random names of each --names label added as one-entity documents"),
     seed: int = typer.Option(0, help="Seed of the random names"),
-    label_map: Optional[str] = typer.Option(
-        None,
-        help="Comma-separated TYPE=LABEL renames; by default NCBI's four types "
-        "(SpecificDisease, DiseaseClass, Modifier, CompositeMention) become Disease",
-    ),
+    label_map: Optional[str] = LABEL_MAP_OPTION,
     lang: str = typer.Option("en", help="Language whose tokenizer splits the text"),
     biomedical_tokenizer: bool = typer.Option(
         True, help="Split the text with the rules of spacy_biosyn.BiomedicalTokenizer.v1, as configs/ner*.cfg train with"
@@ -386,12 +406,12 @@ def convert(
 
     from spacy.tokens import DocBin
 
-    from .corpus import NCBI_LABELS, read_pubtator
+    from .corpus import read_pubtator
     from .kb.vocabularies import read_vocabulary_file
     from .ner_corpus import pooled_docs, with_vocabulary
     from .tokenizer import add_biomedical_rules
 
-    renames = NCBI_LABELS if label_map is None else dict(pair.split("=", 1) for pair in label_map.split(",") if pair)
+    renames = _label_map(label_map)
     if (replace_copies or name_examples) and not names:
         raise typer.BadParameter("--replace-copies and --name-examples need --names LABEL=VOCABULARY", param_hint="--names")
     pooled = [file for path in pool for file in (sorted(path.glob("*.txt")) if path.is_dir() else [path])]

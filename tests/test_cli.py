@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import spacy
+import srsly
 from spacy.util import load_config
 from typer.testing import CliRunner
 
@@ -283,6 +284,38 @@ def test_tune_nil_leaves_an_ner_false_positive_unlinked_and_saves_the_threshold(
     assert [(e.text, e._.cui) for e in dropping(doc.text).ents] == [("breast cancer", "D001943"), ("type 2 diabetes", "D003924")]
     result = CliRunner().invoke(app, ["tune-nil", str(tmp_path / "pipeline"), str(corpus), str(tmp_path / "x"), "--nil-spans", "all"])
     assert result.exit_code != 0 and "--nil-spans" in result.output and not (tmp_path / "x").exists()
+
+
+def test_evaluate_and_tune_nil_read_the_corpus_types_through_the_label_map(tmp_path, tiny_encoder, disease_dictionary):
+    """A corpus typed DiseaseOrSyndrome scores against a Disease NER only
+    once --label-map says so; NCBI's four types are the default map."""
+    nlp = spacy.blank("en")
+    ruler = nlp.add_pipe("entity_ruler")  # stands in for a trained NER
+    nlp.add_pipe("biosyn_linker", config={"dictionary": disease_dictionary, "encoder": tiny_encoder, "sparse_weight": 10.0})
+    nlp.initialize()
+    ruler.add_patterns([{"label": "Disease", "pattern": p} for p in ("breast cancer", "gout")])
+    nlp.to_disk(tmp_path / "pipeline")
+    corpus = tmp_path / "dev.txt"
+    corpus.write_text("\n".join(
+        f"{pmid}|t|breast cancer and gout\n{pmid}|a|\n{pmid}\t0\t13\tbreast cancer\tDiseaseOrSyndrome\tD001943\n"
+        f"{pmid}\t18\t22\tgout\tDiseaseOrSyndrome\tD006073\n"
+        for pmid in range(1, 6)
+    ))
+    runner = CliRunner()
+    for label_map, f in (([], 0.0), (["--label-map", "DiseaseOrSyndrome=Disease"], 1.0)):
+        result = runner.invoke(app, ["evaluate", str(tmp_path / "pipeline"), str(corpus), "--end-to-end",
+                                     "--output", str(tmp_path / "metrics.json"), *label_map])
+        assert result.exit_code == 0, result.output
+        assert srsly.read_json(tmp_path / "metrics.json")["ents_f"] == f
+    result = runner.invoke(app, ["tune-nil", str(tmp_path / "pipeline"), str(corpus), str(tmp_path / "tuned"),
+                                 "--labels", "Disease"])
+    assert result.exit_code != 0 and "0 gold span(s) of the labels Disease" in str(result.exception)
+    result = runner.invoke(app, ["tune-nil", str(tmp_path / "pipeline"), str(corpus), str(tmp_path / "tuned"),
+                                 "--labels", "Disease", "--label-map", "DiseaseOrSyndrome=Disease"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["tune-nil", str(tmp_path / "pipeline"), str(corpus), str(tmp_path / "x"),
+                                 "--label-map", "DiseaseOrSyndrome"])
+    assert result.exit_code != 0 and "--label-map" in result.output and not (tmp_path / "x").exists()
 
 
 @pytest.mark.parametrize("dev", [

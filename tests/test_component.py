@@ -579,3 +579,21 @@ def test_displacy_links_each_id_to_its_own_namespace(tiny_encoder, multi_id_dict
     ]
     html = displacy.render(data, style="ent", manual=True)
     assert 'href="https://meshb.nlm.nih.gov/record/ui?ui=C567755"' in html
+
+
+def test_configure_linker_changes_the_pipe_and_its_saved_config_together(nlp, tmp_path):
+    from spacy_biosyn import configure_linker
+
+    doc = doc_with_ents(nlp, TEXT, "Breast-Cancer", "BRCA1")
+    configure_linker(nlp, nil_threshold=9.5, drop_nil=True)
+    # a name matched whole scores about 1 + 10 x 1; BRCA1, no disease, far less: NIL, dropped
+    assert [e.text for e in nlp.get_pipe("biosyn_linker")(doc).ents] == ["Breast-Cancer"]
+    nlp.to_disk(tmp_path / "p")
+    loaded = spacy.load(tmp_path / "p").get_pipe("biosyn_linker")
+    assert (loaded.nil_threshold, loaded.drop_nil) == (9.5, True)
+    for bad, message in (({"top_k": 3}, "top_k cannot be changed on a built pipe"),
+                         ({"nil_threshold": "high"}, "nil_threshold must be a finite number or null"),
+                         ({"drop_nil": "yes"}, "drop_nil must be true or false")):
+        with pytest.raises(ValueError, match=message):
+            configure_linker(nlp, **bad)
+    assert nlp.config["components"]["biosyn_linker"]["nil_threshold"] == 9.5

@@ -13,7 +13,8 @@ from spacy_biosyn.corpus import (
     read_concept_queries,
     read_pubtator,
 )
-from spacy_biosyn.evaluation import evaluate, link_scores
+from spacy_biosyn.accuracy import link_scores
+from spacy_biosyn.evaluation.queries import evaluate
 from spacy_biosyn.kb.linker import Candidate, LinkedPart
 
 
@@ -249,7 +250,7 @@ def test_convert_writes_a_docbin_for_spacy_train(tmp_path):
 def test_end_to_end_scores_by_hand():
     from spacy.training import Example
 
-    from spacy_biosyn.evaluation import end_to_end_scores
+    from spacy_biosyn.evaluation.end_to_end import end_to_end_scores
 
     nlp = spacy.blank("en")
 

@@ -85,9 +85,10 @@ LAYERS = [
     {"spacy_biosyn", "errors", "checks", "names", "scoring", "storage", "tokenizer", "wordpieces", "precision", "downloads"},
     {"preprocess"},
     {"encoders"},
-    {"kb", "corpus", "ner_corpus"},
-    # the pipe's score() is evaluation's, which reads the pipe's extensions
-    {"pipeline", "evaluation"},
+    # accuracy: which ID is right and Acc@k, for the pipe's score() and evaluation alike
+    {"kb", "corpus", "ner_corpus", "accuracy"},
+    {"pipeline"},
+    {"evaluation"},
     {"training", "corpus_linking"},
     {"cli", "__main__"},
 ]

@@ -29,10 +29,10 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.util import minibatch
 
+from ..accuracy import UNSCORED_CUIS, link_scores
 from ..checks import is_number, is_weight, is_whole_number, takes_arguments
 from ..corpus import read_id_usage, read_synonyms
 from ..encoders.base import DEFAULT_ENCODER_NAME, Encoder, encoder_label
-from ..evaluation import UNSCORED_CUIS, link_scores
 from ..kb.concepts import ConceptScorer
 from ..kb.dictionary import Dictionary
 from ..kb.index import SearchIndex
@@ -240,6 +240,30 @@ def _warn_if_threshold_of_another_encoder(
         UserWarning,
         stacklevel=2,
     )
+
+
+# Settings of a built pipe that change how it links, not what it holds.
+RUNTIME_SETTINGS = ("nil_threshold", "nil_threshold_encoder", "drop_nil")
+
+
+def configure_linker(nlp: Language, name: str = PIPE_NAME, **settings) -> "BiosynLinker":
+    """Change RUNTIME_SETTINGS of the pipeline's linker `name`: the pipe and
+    its block of `nlp.config` together, so that a saved pipeline links as
+    the pipe does now (spacy.load builds the pipe from its config)."""
+    unknown = sorted(set(settings) - set(RUNTIME_SETTINGS))
+    if unknown:
+        raise ValueError(f"{name}: {', '.join(unknown)} cannot be changed on a built pipe; these can: {', '.join(RUNTIME_SETTINGS)}")
+    threshold = settings.get("nil_threshold")
+    if threshold is not None and not is_number(threshold):
+        raise ValueError(f"{name}: nil_threshold must be a finite number or null, got {threshold!r}")
+    if not isinstance(settings.get("drop_nil", False), bool):
+        raise ValueError(f"{name}: drop_nil must be true or false, got {settings['drop_nil']!r}")
+    pipe = nlp.get_pipe(name)
+    for setting in ("nil_threshold", "drop_nil"):
+        if setting in settings:
+            setattr(pipe, setting, settings[setting])
+    nlp.get_pipe_config(name).update(settings)
+    return pipe
 
 
 class BiosynLinker(Pipe):

@@ -32,7 +32,7 @@ from tqdm import tqdm
 from wasabi import msg
 
 from ..corpus import PubTatorDocument, Query, read_concept_queries, read_pubtator
-from ..evaluation import evaluate
+from ..evaluation.queries import evaluate
 from ..kb.dictionary import Dictionary, bare_id, split_cuis
 from ..kb.linker import Candidate
 from ..names import PIPE_NAME

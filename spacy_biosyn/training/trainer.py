@@ -32,7 +32,8 @@ from wasabi import msg
 
 from ..corpus import read_concept_queries
 from ..encoders.transformer import TransformerEncoder
-from ..evaluation import acc_key, evaluate
+from ..accuracy import acc_key
+from ..evaluation.queries import evaluate
 from ..kb.dictionary import Dictionary
 from ..kb.linker import Candidate, Linker
 from ..kb.sparse import SparseEncoder

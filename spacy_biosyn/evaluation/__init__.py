@@ -1,0 +1,12 @@
+"""Scores of a pipeline on a corpus, each job in its module:
+
+- `queries`: BioSyn's Acc@k on `.concept` queries and on gold spans;
+- `end_to_end`: raw text in, IDs out (NER, linking, document-level IDs);
+- `nil`: the NIL threshold chosen on dev abstracts for end-to-end F.
+
+The rules they share (which ID is right, Acc@k, the score keys) are
+`spacy_biosyn.accuracy`'s, below the pipeline.
+"""
+from ..pipeline.extensions import register_extensions
+
+register_extensions()  # scores read span._.cui, set by the linker or by hand

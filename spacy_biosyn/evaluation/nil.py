@@ -1,0 +1,108 @@
+"""The NIL threshold chosen on dev abstracts: the score under which a
+span gets no ID, for the best end-to-end linking or document F, and whether
+the spans it leaves unlinked stay in doc.ents."""
+from typing import Any, Collection, Dict, List, Mapping, NamedTuple, Optional, Sequence
+
+from spacy.language import Language
+from spacy.training import Example
+
+from ..corpus import PubTatorDocument
+from ..encoders.base import encoder_label
+from ..errors import CorpusError
+from ..names import PIPE_NAME
+from ..pipeline.annotate import link_score
+from ..pipeline.component import configure_linker
+from .end_to_end import end_to_end_scores, linked_examples
+
+
+def nil_threshold_sweep(
+    examples: Sequence[Example], labels: Optional[Collection[str]] = None, metric: str = "link_f", steps: int = 40
+) -> List[tuple]:
+    """End-to-end scores of linked Examples (linked with no nil_threshold)
+    at thresholds below which `span._.cui` would be None: no threshold, then
+    `steps` quantiles of the entities' best scores. Returns (threshold,
+    scores) pairs, best `metric` first; of equal ones, the lowest threshold
+    (it keeps the most links). The Examples' `span._.cui` are left as found."""
+    linked = [
+        (span, span._.cui, link_score(span._.parts))
+        for eg in examples for span in eg.predicted.ents if span._.parts and link_score(span._.parts) is not None
+    ]
+    # Rounded: exact matches all score 1 + lambda up to float noise, and a
+    # threshold half a unit of the last place below a score keeps all its ties.
+    top_scores = sorted(round(score, 4) for _, _, score in linked)
+    if not top_scores:
+        raise CorpusError("the pipeline linked no entity in these documents: there is no score to choose a NIL threshold from")
+    quantiles = {round(top_scores[q * (len(top_scores) - 1) // steps] - 5e-5, 5) for q in range(1, steps)}
+    results = []
+    try:
+        for threshold in [None, *sorted(quantiles)]:
+            for span, cui, score in linked:
+                span._.cui = cui if threshold is None or score >= threshold else None
+            results.append((threshold, end_to_end_scores(examples, labels)))
+    finally:
+        for span, cui, _ in linked:
+            span._.cui = cui
+    # stable: the earlier (lower) threshold wins a tie
+    return sorted(results, key=lambda result: -result[1][metric])
+
+
+NIL_METRICS = ("link_f", "doc_f")
+# Fewer gold spans or documents than this choose a threshold from noise; none
+# at all printed zeros and saved nil_threshold = null over a tuned value.
+MIN_NIL_DOCUMENTS, MIN_NIL_GOLD_SPANS = 2, 10
+NIL_SPANS = ("keep", "drop", "choose")
+
+
+class NilChoice(NamedTuple):
+    threshold: float
+    drop_nil: bool
+    # end-to-end scores with no threshold, with the threshold, and with the
+    # spans it leaves unlinked dropped
+    unthresholded: Dict[str, Any]
+    thresholded: Dict[str, Any]
+    dropped: Dict[str, Any]
+
+
+def _check_enough_to_choose_on(
+    documents: Sequence[PubTatorDocument], labels: Optional[Collection[str]], label_map: Mapping[str, str]
+) -> None:
+    spans = sum(1 for d in documents for a in d.annotations if labels is None or label_map.get(a.label, a.label) in labels)
+    if len(documents) < MIN_NIL_DOCUMENTS or spans < MIN_NIL_GOLD_SPANS:
+        scored = f" of the labels {', '.join(sorted(labels))}" if labels else ""
+        raise CorpusError(
+            f"{len(documents)} document(s) with {spans} gold span(s){scored}: too few to choose a NIL threshold on "
+            f"(at least {MIN_NIL_DOCUMENTS} documents and {MIN_NIL_GOLD_SPANS} gold spans); give annotated dev abstracts"
+        )
+
+
+def choose_nil_threshold(
+    nlp: Language,
+    documents: Sequence[PubTatorDocument],
+    label_map: Mapping[str, str],
+    labels: Optional[Collection[str]] = None,
+    metric: str = "link_f",
+    nil_spans: str = "keep",
+) -> NilChoice:
+    """Set the linker's nil_threshold to the one of best end-to-end `metric`
+    (link_f or doc_f) on dev PubTator documents, whose types `label_map`
+    renames to the NER's labels, and its drop_nil: "drop", "keep", or
+    "choose" (drop the spans left unlinked where that raises NER F). Set
+    with `configure_linker`, so a saved pipeline keeps them, with the
+    encoder the threshold holds for (nil_threshold_encoder)."""
+    if metric not in NIL_METRICS:
+        raise ValueError(f"metric {metric!r}: choose one of {', '.join(NIL_METRICS)}")
+    if nil_spans not in NIL_SPANS:
+        raise ValueError(f"nil_spans {nil_spans!r}: choose one of {', '.join(NIL_SPANS)}")
+    _check_enough_to_choose_on(documents, labels, label_map)
+    linker = nlp.get_pipe(PIPE_NAME)
+    linker.nil_threshold = None
+    examples = linked_examples(nlp, documents, label_map)
+    results = nil_threshold_sweep(examples, labels, metric)
+    (threshold, thresholded), unthresholded = results[0], next(scores for t, scores in results if t is None)
+    dropped = end_to_end_scores(examples, labels, drop_below=threshold)
+    drop_nil = nil_spans == "drop" or (nil_spans == "choose" and dropped["ents_f"] > thresholded["ents_f"])
+    configure_linker(
+        nlp, nil_threshold=threshold, drop_nil=drop_nil,
+        nil_threshold_encoder=None if threshold is None else encoder_label(linker.routes.encoder),
+    )
+    return NilChoice(threshold, drop_nil, unthresholded, thresholded, dropped)

@@ -1,0 +1,48 @@
+"""BioSyn's evaluation: Acc@k of a ranker on `.concept` queries, and of a
+pipe on a corpus's gold spans in their text (`accuracy`'s rules)."""
+from typing import Any, Callable, Collection, Dict, Iterable, List, Optional, Sequence
+
+from spacy.tokens import Doc
+from spacy.training import Example
+
+from ..accuracy import UNSCORED_CUIS, accuracy, link_scores
+from ..corpus import Query
+from ..kb.linker import Candidate
+
+Ranker = Callable[..., List[List[Candidate]]]
+
+
+def evaluate(
+    rank: Ranker, queries: Sequence[Query], max_k: int = 5, contexts: Optional[Sequence[Any]] = None
+) -> Dict[str, float]:
+    """Acc@k of a ranker on `.concept` queries, whose mention fields hold
+    the parts of a composite already split (by BioSyn, with the gold CUIs).
+    CUI-less queries (-1) are not scored, as in `link_scores`; their number
+    is reported. With `contexts` (one per query, such as the re-ranker's
+    MentionInContext), the ranker is called as rank(texts, contexts), each
+    part with its query's context. Returns fractions, {"link_acc_1": ...,
+    "link_acc_<max_k>": ..., "n": ..., "unscored": ...}."""
+    if contexts is not None and len(contexts) != len(queries):
+        raise ValueError(f"{len(queries)} queries but {len(contexts)} contexts")
+    scored = [i for i, q in enumerate(queries) if q.cui.strip() not in UNSCORED_CUIS]
+    parts = [queries[i].mention.replace("+", "|").split("|") for i in scored]
+    texts = [p for query_parts in parts for p in query_parts]
+    if contexts is None:
+        ranked = iter(rank(texts))
+    else:
+        ranked = iter(rank(texts, [contexts[i] for i, query_parts in zip(scored, parts) for _ in query_parts]))
+    predictions = [[next(ranked) for _ in query_parts] for query_parts in parts]
+    metrics = accuracy(predictions, [queries[i].cui for i in scored], max_k)
+    metrics["unscored"] = len(queries) - len(scored)
+    return metrics
+
+
+def evaluate_examples(
+    pipe: Callable[[Iterable[Doc]], Iterable[Doc]], examples: Sequence[Example], max_k: int = 5,
+    labels: Optional[Collection[str]] = None,
+) -> Dict[str, float]:
+    """Link the predicted docs of `examples` in place with `pipe` (a
+    component's or a pipeline's), then score them (`link_scores`)."""
+    for _ in pipe(eg.predicted for eg in examples):
+        pass
+    return link_scores(examples, max_k, labels)
