@@ -25,7 +25,7 @@ TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path.insert(0, str(TESTS))
 
 from common import print_table  # noqa: E402
-from conftest import make_tiny_encoder  # noqa: E402
+from helpers import make_tiny_encoder  # noqa: E402
 from fuzzing import CATEGORIES, Context, Worker, run_case  # noqa: E402
 
 SHARES = {"documents": 0.3, "spans": 0.2, "dictionaries": 0.2, "corpora": 0.2, "configs": 0.1, "texts": 0.0}

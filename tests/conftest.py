@@ -1,34 +1,9 @@
-"""Tiny randomly initialised BERT encoders, built here: tests never touch a hub."""
-import string
+"""The fixtures every test file may ask for; what they build from is in helpers.py."""
 from pathlib import Path
 
 import pytest
-import torch
-from transformers import BertConfig, BertModel, BertTokenizer
 
-SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-CHARS = string.ascii_lowercase + string.digits
-
-
-def make_tiny_encoder(folder, seed: int = 0) -> str:
-    """A 2-layer, 32-wide BERT with a character vocabulary, saved to `folder`."""
-    folder.mkdir(parents=True, exist_ok=True)
-    vocab = folder / "vocab.txt"
-    vocab.write_text("\n".join(SPECIALS + list(CHARS) + ["##" + c for c in CHARS]) + "\n")
-    tokenizer = BertTokenizer(str(vocab))  # positional: the keyword differs across versions
-    torch.manual_seed(seed)
-    config = BertConfig(
-        vocab_size=len(SPECIALS) + 2 * len(CHARS),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-    )
-    BertModel(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
-
+from helpers import DISEASES, NER_ABSTRACTS, TINY_TRANSFORMER, make_nlp, make_tiny_encoder
 
 @pytest.fixture(scope="session")
 def tiny_encoder(tmp_path_factory) -> str:
@@ -40,58 +15,11 @@ def other_tiny_encoder(tmp_path_factory) -> str:
     return make_tiny_encoder(tmp_path_factory.mktemp("other-tiny-encoder"), seed=1)
 
 
-DISEASES = """\
-D001943||breast cancer
-D001943||breast neoplasms
-D001943||mammary carcinoma
-D010051||ovarian cancer
-D010051||ovarian neoplasms
-D003924||diabetes mellitus type 2
-D003924||type 2 diabetes
-D003922||diabetes mellitus type 1
-D003922||type 1 diabetes
-D006816||huntington disease
-D006816||huntington chorea
-D020754||spinocerebellar ataxias
-D009136||dystrophinopathy
-C567518||bestrophinopathy
-C567755|613097||tooth agenesis selective 6
-D010300||parkinson disease
-D010300||paralysis agitans
-"""
-
-
 @pytest.fixture
 def disease_dictionary(tmp_path) -> str:
     path = tmp_path / "diseases.txt"
     path.write_text(DISEASES, encoding="utf-8")
     return str(path)
-
-
-NER_ABSTRACTS = """\
-1|t|Doxorubicin (DOX)-induced cardiomyopathy in breast cancer
-1|a|Cardiomyopathy was seen in 3 of 20 patients.
-1\t0\t11\tDoxorubicin\tChemical\tD004317
-1\t13\t16\tDOX\tChemical\tD004317
-1\t26\t40\tcardiomyopathy\tDisease\tD009202
-1\t44\t57\tbreast cancer\tDisease\tD001943
-1\t58\t72\tCardiomyopathy\tDisease\tD009202
-
-2|t|Gout and ovarian cancer
-2|a|Cisplatin-induced nephrotoxicity.
-2\t0\t4\tGout\tDisease\tD006073
-2\t9\t23\tovarian cancer\tDisease\tD010051
-2\t24\t33\tCisplatin\tChemical\tD002945
-2\t42\t56\tnephrotoxicity\tDisease\tD007674
-"""
-# configs/ner-transformer.cfg shrunk to the tiny BERT above
-TINY_TRANSFORMER = {
-    "components.transformer.model.vocab_size": len(SPECIALS) + 2 * len(CHARS),
-    "components.transformer.model.hidden_width": 32, "components.transformer.model.intermediate_width": 64,
-    "components.transformer.model.num_attention_heads": 2, "components.transformer.model.num_hidden_layers": 2,
-    "components.transformer.model.max_position_embeddings": 64,
-    "components.transformer.model.with_spans.window": 32, "components.transformer.model.with_spans.stride": 24,
-}
 
 
 @pytest.fixture(scope="session")
@@ -137,6 +65,12 @@ def text_pipeline(tmp_path_factory, tiny_encoder, ner_corpus):
     nlp.add_pipe("biosyn_linker", source=linker)
     nlp.to_disk(folder / "pipeline")
     return folder / "pipeline"
+
+
+@pytest.fixture
+def nlp(tiny_encoder, disease_dictionary):
+    """A blank pipeline whose linker indexes DISEASES with the tiny encoder."""
+    return make_nlp(tiny_encoder, disease_dictionary)
 
 
 @pytest.fixture(scope="session")

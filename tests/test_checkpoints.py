@@ -11,7 +11,7 @@ import torch
 from spacy.util import load_config
 from typer.testing import CliRunner
 
-from conftest import make_tiny_encoder
+from helpers import make_tiny_encoder
 from spacy_biosyn.cli import app
 from spacy_biosyn.kb.dictionary import Dictionary
 

@@ -6,34 +6,8 @@ import pytest
 import spacy
 from spacy.tokens import Doc, Span
 
+from helpers import TEXT, doc_with_ents, make_nlp
 from spacy_biosyn import Candidate, Dictionary, MismatchError
-
-
-def make_nlp(encoder, dictionary, **config):
-    nlp = spacy.blank("en")
-    # tf-idf carries the ranking: a random tiny encoder has no semantics.
-    config = {"dictionary": dictionary, "encoder": encoder, "sparse_weight": 10.0, **config}
-    nlp.add_pipe("biosyn_linker", config=config)
-    nlp.initialize()
-    return nlp
-
-
-def doc_with_ents(nlp, text, *mentions, label="Disease"):
-    doc = nlp.make_doc(text)
-    spans = []
-    for mention in mentions:
-        start = text.index(mention)
-        spans.append(doc.char_span(start, start + len(mention), label=label))
-    doc.ents = spans
-    return doc
-
-
-TEXT = "Carriers of BRCA1 develop Breast-Cancer, Ovarian Cancer and Type 2 Diabetes; not (-)."
-
-
-@pytest.fixture
-def nlp(tiny_encoder, disease_dictionary):
-    return make_nlp(tiny_encoder, disease_dictionary)
 
 
 def linked(nlp, doc):

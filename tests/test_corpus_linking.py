@@ -16,7 +16,7 @@ from spacy_biosyn.corpus_linking import link_corpus, read_rows, row_differences
 from spacy_biosyn.corpus_linking.output import MANIFEST, read_manifest, write_shard
 from spacy_biosyn.corpus_linking.sources import input_files, read_documents
 from spacy_biosyn.errors import CorpusError
-from conftest import DISEASES
+from helpers import DISEASES
 
 PATTERNS = [
     {"label": "Disease", "pattern": [{"LOWER": "breast"}, {"LOWER": "cancer"}]},

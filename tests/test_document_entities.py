@@ -7,7 +7,7 @@ import spacy
 
 
 @pytest.fixture(scope="module")
-def nlp():
+def document_nlp():
     nlp = spacy.blank("en")
     nlp.add_pipe("biosyn_document_entities")
     return nlp
@@ -39,50 +39,50 @@ def entities(nlp, text, *mentions, label="Disease", **settings):
 G6PD = "Glucose-6-phosphate dehydrogenase (G6PD) deficiency causes hemolysis."
 
 
-def test_a_mention_split_at_its_abbreviations_parenthesis_is_joined_again(nlp):
+def test_a_mention_split_at_its_abbreviations_parenthesis_is_joined_again(document_nlp):
     whole = [("Glucose-6-phosphate dehydrogenase (G6PD) deficiency", "Disease")]
-    assert entities(nlp, G6PD, "Glucose-6-phosphate dehydrogenase", "deficiency", propagate=False) == whole
+    assert entities(document_nlp, G6PD, "Glucose-6-phosphate dehydrogenase", "deficiency", propagate=False) == whole
     # the short form's own entity inside the parentheses joins them
-    assert entities(nlp, G6PD, "Glucose-6-phosphate dehydrogenase", "G6PD", "deficiency", propagate=False) == whole
+    assert entities(document_nlp, G6PD, "Glucose-6-phosphate dehydrogenase", "G6PD", "deficiency", propagate=False) == whole
     # an entity that begins at the short form and runs past its parenthesis, as the README abstract's NER finds it
-    assert entities(nlp, G6PD, "Glucose-6-phosphate dehydrogenase", "G6PD) deficiency", propagate=False) == whole
+    assert entities(document_nlp, G6PD, "Glucose-6-phosphate dehydrogenase", "G6PD) deficiency", propagate=False) == whole
     # ... and alone, it opens where the long form does
-    assert entities(nlp, G6PD, "G6PD) deficiency", propagate=False) == whole
+    assert entities(document_nlp, G6PD, "G6PD) deficiency", propagate=False) == whole
     # parts of two labels are not joined
-    doc = nlp.make_doc(G6PD)
+    doc = document_nlp.make_doc(G6PD)
     doc.ents = [doc.char_span(0, 33, label="Gene"), doc.char_span(41, 51, label="Disease")]
-    assert [e.text for e in nlp.get_pipe("biosyn_document_entities")(doc).ents] == [
+    assert [e.text for e in document_nlp.get_pipe("biosyn_document_entities")(doc).ents] == [
         "Glucose-6-phosphate dehydrogenase", "G6PD", "deficiency"
     ]
 
 
-def test_a_short_form_follows_its_long_forms_decision(nlp):
+def test_a_short_form_follows_its_long_forms_decision(document_nlp):
     text = "Spinal muscular atrophy (SMA) is inherited. Carriers of SMA are healthy."
     found = [("Spinal muscular atrophy", "Disease"), ("SMA", "Disease"), ("SMA", "Disease")]
-    assert entities(nlp, text, "Spinal muscular atrophy", propagate=False) == found
+    assert entities(document_nlp, text, "Spinal muscular atrophy", propagate=False) == found
     # the long form is no entity: neither is its short form
     text = "Heteroduplex (HD) analysis found the mutation; HD bands were faint."
-    assert entities(nlp, text, "HD", ("HD", 1)) == []
+    assert entities(document_nlp, text, "HD", ("HD", 1)) == []
 
 
-def test_a_string_found_at_half_its_occurrences_is_found_at_all(nlp):
+def test_a_string_found_at_half_its_occurrences_is_found_at_all(document_nlp):
     text = "Gout is painful. Patients with gout, and gouty arthritis, avoid purines; gout recurs."
     # "Gout" and "gout" are one string; "gouty" is another word
-    assert entities(nlp, text, "Gout", "gout") == [("Gout", "Disease"), ("gout", "Disease"), ("gout", "Disease")]
-    assert entities(nlp, text, "gout") == [("gout", "Disease")]  # found at 1 of 3: a gene's or the NER's slip
+    assert entities(document_nlp, text, "Gout", "gout") == [("Gout", "Disease"), ("gout", "Disease"), ("gout", "Disease")]
+    assert entities(document_nlp, text, "gout") == [("gout", "Disease")]  # found at 1 of 3: a gene's or the NER's slip
     # inside a longer entity counts as found; two letters spread nowhere
-    assert entities(nlp, "Gout and familial gout; gout.", "Gout", "familial gout") == [
+    assert entities(document_nlp, "Gout and familial gout; gout.", "Gout", "familial gout") == [
         ("Gout", "Disease"), ("familial gout", "Disease"), ("gout", "Disease")
     ]
-    assert entities(nlp, "AS and as: AS.", "AS") == [("AS", "Disease")]
+    assert entities(document_nlp, "AS and as: AS.", "AS") == [("AS", "Disease")]
 
 
-def test_nothing_added_overlaps_what_the_ner_found(nlp):
+def test_nothing_added_overlaps_what_the_ner_found(document_nlp):
     text = "Breast cancer (BC) and BC-like breast cancer; breast cancer again."
-    assert entities(nlp, text, "Breast cancer", "BC-like breast cancer") == [
+    assert entities(document_nlp, text, "Breast cancer", "BC-like breast cancer") == [
         ("Breast cancer", "Disease"), ("BC", "Disease"), ("BC-like breast cancer", "Disease"), ("breast cancer", "Disease")
     ]
-    assert entities(nlp, "No disease here.") == []
+    assert entities(document_nlp, "No disease here.") == []
 
 
 def test_each_step_can_be_turned_off_and_a_bad_setting_is_named():

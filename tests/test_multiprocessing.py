@@ -11,7 +11,7 @@ from spacy.tokens import DocBin
 from spacy_biosyn import Candidate, LinkedPart
 from spacy_biosyn.corpus_linking import row_differences
 from spacy_biosyn.preprocess.abbreviations import Abbreviation
-from test_component import TEXT, doc_with_ents, make_nlp
+from helpers import TEXT, doc_with_ents, make_nlp
 
 FORK_AFTER_TORCH = textwrap.dedent("""
     import os, torch

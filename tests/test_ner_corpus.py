@@ -6,7 +6,7 @@ from typer.testing import CliRunner
 
 from spacy_biosyn.cli import app
 
-from conftest import NER_ABSTRACTS
+from helpers import NER_ABSTRACTS
 
 # NCBI Disease style: diseases only, so its cisplatin is unannotated.
 NCBI_STYLE = """\

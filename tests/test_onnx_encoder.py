@@ -17,7 +17,7 @@ pytest.importorskip("onnxruntime")
 from spacy_biosyn.cli import app  # noqa: E402
 from spacy_biosyn.encoders.transformer import TransformerEncoder  # noqa: E402
 from spacy_biosyn.encoders.onnx import OnnxEncoder  # noqa: E402
-from test_component import TEXT, doc_with_ents, make_nlp  # noqa: E402
+from helpers import TEXT, doc_with_ents, make_nlp  # noqa: E402
 
 TEXTS = [
     "breast cancer",
@@ -90,7 +90,7 @@ def test_loading_and_linking_need_no_transformers(converted):
     # what counts is what loading and linking import beyond that.
     script = textwrap.dedent(f"""
         import sys, spacy
-        from test_component import TEXT, doc_with_ents
+        from helpers import TEXT, doc_with_ents
         def imported():
             return {{m for m in sys.modules if m.split(".")[0] == "transformers"}}
         spacy.blank("en")

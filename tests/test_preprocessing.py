@@ -7,7 +7,7 @@ from spacy_biosyn.preprocess.abbreviations import Abbreviation
 from spacy_biosyn.preprocess.composites import MAX_PARTS, split_composite
 from spacy_biosyn.preprocess.readings import MentionPreprocessor, long_forms_by_short_form
 from spacy_biosyn.preprocess.text import correct, read_corrections
-from test_component import doc_with_ents, make_nlp
+from helpers import doc_with_ents, make_nlp
 
 
 def never_a_name(text):

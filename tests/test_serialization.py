@@ -17,7 +17,7 @@ import srsly
 from scipy import sparse
 
 from spacy_biosyn import BiosynError, MismatchError, SavedStateError, save_pipeline
-from test_component import TEXT, doc_with_ents, make_nlp
+from helpers import TEXT, doc_with_ents, make_nlp
 
 MENTIONS = ("Breast-Cancer", "Ovarian Cancer", "Type 2 Diabetes")
 
@@ -25,11 +25,6 @@ MENTIONS = ("Breast-Cancer", "Ovarian Cancer", "Type 2 Diabetes")
 def links(nlp):
     doc = nlp.get_pipe("biosyn_linker")(doc_with_ents(nlp, TEXT, *MENTIONS))
     return [(e._.cui, e._.kb_ents, e._.candidates) for e in doc.ents]
-
-
-@pytest.fixture
-def nlp(tiny_encoder, disease_dictionary):
-    return make_nlp(tiny_encoder, disease_dictionary)
 
 
 def test_bytes_round_trip_gives_identical_links(nlp):

@@ -9,7 +9,7 @@ from spacy_biosyn import AliasCountReranker, Candidate, ConceptCentroids, Dictio
 from spacy_biosyn.corpus import CorpusError
 from spacy_biosyn.kb.dictionary import DictionaryError
 from spacy_biosyn.kb.index import ExactIndex
-from test_component import doc_with_ents, make_nlp
+from helpers import doc_with_ents, make_nlp
 
 SIEVE = {"@misc": "spacy_biosyn.Sieve.v1", "exact_match": True}
 # Two training mentions: one absent from the dictionary, and one the corpus

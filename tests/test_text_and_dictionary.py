@@ -152,18 +152,3 @@ def test_a_name_that_concepts_share_lists_first_the_one_a_corpus_uses_most():
 
 def test_a_lone_surrogate_is_normalized_away_not_passed_to_the_tokenizer():
     assert normalize("a\ud800b") == "a b"
-
-
-def test_the_biomedical_tokenizer_keeps_long_runs_whole_and_other_token_rules_as_they_were():
-    import re
-
-    import spacy
-
-    from spacy_biosyn.tokenizer import add_biomedical_rules
-
-    nlp = spacy.blank("en")
-    nlp.tokenizer.token_match = re.compile(r"[A-Z]+-\d+").match  # a rule of the pipeline's own
-    add_biomedical_rules(add_biomedical_rules(nlp))  # applied twice, as a re-initialized pipeline is
-    long_run = "(" * 600 + "x" + ")" * 600
-    assert [t.text for t in nlp.make_doc(f"BRCA-1 in {long_run}.")] == ["BRCA-1", "in", f"{long_run}."]
-    assert [t.text for t in nlp.make_doc("(gout).")] == ["(", "gout", ")", "."]
