@@ -3,11 +3,11 @@ and inside the biosyn_linker."""
 import pytest
 import spacy
 
+from helpers import doc_with_ents, make_nlp
 from spacy_biosyn.preprocess.abbreviations import Abbreviation
 from spacy_biosyn.preprocess.composites import MAX_PARTS, split_composite
 from spacy_biosyn.preprocess.readings import MentionPreprocessor, long_forms_by_short_form
 from spacy_biosyn.preprocess.text import correct, read_corrections
-from helpers import doc_with_ents, make_nlp
 
 
 def never_a_name(text):
@@ -35,7 +35,7 @@ def never_a_name(text):
     ],
 )
 def test_coordinations_are_split_into_parts(mention, parts):
-    assert split_composite(mention, never_a_name) == parts
+    assert split_composite(mention) == parts
 
 
 @pytest.mark.parametrize(
@@ -49,18 +49,17 @@ def test_coordinations_are_split_into_parts(mention, parts):
     ],
 )
 def test_what_is_not_a_coordination_is_left_whole(mention):
-    assert split_composite(mention, never_a_name) == [mention]
+    assert split_composite(mention) == [mention]
 
 
-def test_a_dictionary_name_with_a_coordination_is_not_split():
-    names = {"hand, foot and mouth disease"}
-    assert split_composite("hand, foot and mouth disease", names.__contains__) == [
-        "hand, foot and mouth disease"
+def test_a_dictionary_name_with_a_coordination_is_read_whole_first_then_as_its_parts():
+    preprocessor = MentionPreprocessor()
+    whole = preprocessor.clean("hand, foot and mouth disease")
+    readings = preprocessor.readings
+    assert readings("Hand, foot and mouth disease", {}, {whole}.__contains__) == [
+        (whole,), ("hand disease", "foot disease", "mouth disease")
     ]
-    assert split_composite("hand and foot disease", names.__contains__) == [
-        "hand disease",
-        "foot disease",
-    ]
+    assert readings("hand and foot disease", {}, {whole}.__contains__) == [("hand disease", "foot disease")]
 
 
 SCA = [Abbreviation("SCA1", "spinocerebellar ataxia type 1", 31, 0)]
@@ -207,6 +206,6 @@ def test_a_mention_of_only_coordinators_links_to_nothing(preprocessing_nlp):
 
 def test_a_coordination_of_very_many_conjuncts_is_left_whole():
     text = ", ".join(f"type {i}" for i in range(2000)) + " and type 2001 diabetes"
-    assert split_composite(text, lambda _: False) == [text]
+    assert split_composite(text) == [text]
     few = ", ".join(f"type {i}" for i in range(MAX_PARTS - 1)) + " and type 99 diabetes"
-    assert len(split_composite(few, lambda _: False)) == MAX_PARTS
+    assert len(split_composite(few)) == MAX_PARTS

@@ -19,7 +19,7 @@ deficiency"): a wrong split costs as much as a missed one.
 """
 import re
 from bisect import bisect_left
-from typing import Callable, List
+from typing import List
 
 # A list comma may be followed by and/or; a slash coordinates only between letters
 # ("cleft lip/palate"), not in "1/2".
@@ -46,13 +46,11 @@ def is_only_coordinators(text: str) -> bool:
     return bool(text) and set(text.split()) <= _COORDINATING_WORDS
 
 
-def split_composite(text: str, is_name: Callable[[str], bool]) -> List[str]:
-    """The parts of a composite mention, or [text] when it is not one.
-
-    `is_name(text)` says whether the whole mention is a dictionary name; it is
-    asked only when the text coordinates something.
-    """
-    if not is_coordinated(text) or is_name(text):
+def split_composite(text: str) -> List[str]:
+    """The parts of a composite mention, or [text] when it is not one. A
+    composite that is also a dictionary name as written is read both ways
+    by the caller (readings.py), which knows the dictionary."""
+    if not is_coordinated(text):
         return [text]
     segments = [_words(s.strip()) for s in _COORDINATOR.split(text)]
     # "hyper- or dyskinetic" shares a suffix inside a word: left whole.

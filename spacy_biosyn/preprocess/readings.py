@@ -50,7 +50,7 @@ class MentionPreprocessor:
         for expanded in self._expansions(text, long_forms, is_name):
             ways = [[expanded]]
             if self.split_composites:
-                parts = split_composite(expanded, lambda whole: False)
+                parts = split_composite(expanded)
                 # A composite that is a name as written ("breast and ovarian
                 # cancer" names a syndrome too) is also read as its parts, after
                 # the name: the component lets the document choose between them.
