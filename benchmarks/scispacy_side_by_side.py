@@ -34,9 +34,10 @@ SCISPACY_THRESHOLD = 0.7  # scispacy's default, reported as the share of mention
 
 def main() -> None:
     from common import parser, pct, print_table
+
     from spacy_biosyn.accuracy import accuracy
     from spacy_biosyn.corpus import read_concept_queries
-    from spacy_biosyn.kb.linker import Candidate
+    from spacy_biosyn.ty import Candidate
 
     p = parser(__doc__)
     p.add_argument("pipelines", type=Path, nargs="+", help="spacy-biosyn pipelines, each measured")
@@ -116,6 +117,7 @@ def link_with_scispacy(dictionary: Path, texts, index_dir: Path) -> dict:
 
 def link_with_biosyn(pipeline: Path, dictionary: Path, texts) -> dict:
     import spacy
+
     from spacy_biosyn.kb.dictionary import Dictionary
 
     nlp = spacy.load(pipeline, config={"components.biosyn_linker.split_composites": False})

@@ -16,7 +16,7 @@ from typing import Collection, Dict, Iterable, List, Optional, Sequence
 from spacy.training import Example
 
 from .kb.dictionary import bare_id, split_cuis
-from .kb.linker import Candidate
+from .ty import Candidate
 
 # Gold CUI fields of mentions that cannot be scored (CUI-less), as BioSyn drops them.
 UNSCORED_CUIS = {"", "-1"}

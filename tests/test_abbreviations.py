@@ -6,7 +6,8 @@ import sys
 import pytest
 from spacy.util import registry
 
-from spacy_biosyn.preprocess.abbreviations import Ab3PDetector, Abbreviation, SchwartzHearstDetector
+from spacy_biosyn.preprocess.abbreviations import Ab3PDetector, SchwartzHearstDetector
+from spacy_biosyn.ty import Abbreviation
 
 TEXT = (
     "Die Schwartz–Jampel-Krankheit ist selten. Patients with spinal muscular atrophy (SMA) "

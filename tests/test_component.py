@@ -4,9 +4,9 @@ import sys
 
 import pytest
 import spacy
+from helpers import TEXT, doc_with_ents, make_nlp
 from spacy.tokens import Doc, Span
 
-from helpers import TEXT, doc_with_ents, make_nlp
 from spacy_biosyn import Candidate, Dictionary, MismatchError
 
 

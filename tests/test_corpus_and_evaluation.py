@@ -3,6 +3,7 @@ import spacy
 
 import spacy_biosyn.evaluation  # noqa: F401 (registers the Span extensions)
 from spacy_biosyn import BiosynError
+from spacy_biosyn.accuracy import link_scores
 from spacy_biosyn.corpus import (
     Annotation,
     CorpusError,
@@ -13,9 +14,8 @@ from spacy_biosyn.corpus import (
     read_concept_queries,
     read_pubtator,
 )
-from spacy_biosyn.accuracy import link_scores
 from spacy_biosyn.evaluation.queries import evaluate
-from spacy_biosyn.kb.linker import Candidate, LinkedPart
+from spacy_biosyn.ty import Candidate, LinkedPart
 
 
 def test_reads_concept_folders_in_name_order(tmp_path):
@@ -183,7 +183,8 @@ def test_an_annotation_that_does_not_fit_its_text_is_named(tmp_path, annotation,
 
 
 def test_a_document_without_an_abstract_is_its_title():
-    import tempfile, pathlib
+    import pathlib
+    import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
         path = pathlib.Path(tmp) / "titles.txt"
@@ -294,7 +295,7 @@ def test_end_to_end_scores_by_hand():
     assert end_to_end_scores(examples, labels=["Chemical"])["link_p"] == 0.0
 
     # as drop_nil leaves them: the entities linked under 0.8 ("cancer," and CIPS) are not predicted
-    from spacy_biosyn import Candidate, LinkedPart
+    from spacy_biosyn.ty import Candidate, LinkedPart
 
     for span, score in zip(examples[0].predicted.ents, (1.1, 0.5, 0.9, 0.3)):
         span._.parts = [LinkedPart(span.text, [Candidate("name", (("D1",),), score)])]

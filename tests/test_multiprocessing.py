@@ -6,12 +6,11 @@ import subprocess
 import sys
 import textwrap
 
+from helpers import TEXT, doc_with_ents, make_nlp
 from spacy.tokens import DocBin
 
-from spacy_biosyn import Candidate, LinkedPart
 from spacy_biosyn.corpus_linking import row_differences
-from spacy_biosyn.preprocess.abbreviations import Abbreviation
-from helpers import TEXT, doc_with_ents, make_nlp
+from spacy_biosyn.ty import Abbreviation, Candidate, LinkedPart
 
 FORK_AFTER_TORCH = textwrap.dedent("""
     import os, torch

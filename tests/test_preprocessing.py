@@ -2,12 +2,12 @@
 and inside the biosyn_linker."""
 import pytest
 import spacy
-
 from helpers import doc_with_ents, make_nlp
-from spacy_biosyn.preprocess.abbreviations import Abbreviation
+
 from spacy_biosyn.preprocess.composites import MAX_PARTS, split_composite
 from spacy_biosyn.preprocess.readings import MentionPreprocessor, long_forms_by_short_form
 from spacy_biosyn.preprocess.text import correct, read_corrections
+from spacy_biosyn.ty import Abbreviation
 
 
 def never_a_name(text):

@@ -171,3 +171,45 @@ def test_every_registered_name_enumerates_and_resolves_without_the_extras():
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-2000:]
     assert 'pip install "spacy-biosyn[faiss]"' in result.stdout
+
+
+# Each registered plug-in and the contract (spacy_biosyn.ty) it fulfils.
+CONTRACTS = {
+    "spacy_biosyn.TransformerEncoder.v1": "Encoder",
+    "spacy_biosyn.OnnxEncoder.v1": "Encoder",
+    "spacy_biosyn.ExactIndex.v1": "SearchIndex",
+    "spacy_biosyn.ExactIndex.v2": "SearchIndex",
+    "spacy_biosyn.FaissIndex.v1": "SearchIndex",
+    "spacy_biosyn.Sieve.v1": "Sieve",
+    "spacy_biosyn.AliasCountReranker.v1": "ConceptScorer",
+    "spacy_biosyn.ConceptCentroids.v1": "ConceptScorer",
+    "spacy_biosyn.CrossEncoderReranker.v1": "Reranker",
+    "spacy_biosyn.Ab3P.v1": "AbbreviationDetector",
+    "spacy_biosyn.SchwartzHearst.v1": "AbbreviationDetector",
+    "spacy_biosyn.ScispacyAbbreviations.v1": "AbbreviationDetector",
+}
+
+
+def test_every_registered_part_fulfils_its_contract():
+    from spacy_biosyn import ty
+
+    assert set(CONTRACTS) == {name for kind, name in registered_in_source() if kind == "misc"}
+    for name, contract in CONTRACTS.items():
+        arguments = {"name": "x"} if "Encoder.v1" in name else {}
+        part = registry.misc.get(name)(**arguments)
+        assert ty.fulfils(part, getattr(ty, contract)), f"{name} does not fulfil ty.{contract}"
+
+
+def test_the_linker_refuses_a_part_that_breaks_its_contract_naming_the_setting(tiny_encoder, disease_dictionary):
+    import pytest
+    import spacy
+
+    @registry.misc("test.NotAnIndex.v1")
+    def not_an_index():
+        return object()
+
+    nlp = spacy.blank("en")
+    with pytest.raises(ValueError, match=r"biosyn_linker: index must be spacy_biosyn.ExactIndex.v2 or .*"
+                                         r"ty.SearchIndex asks for; got object, which lacks __len__, add, build"):
+        nlp.add_pipe("biosyn_linker", config={"dictionary": disease_dictionary, "encoder": tiny_encoder,
+                                              "index": {"@misc": "test.NotAnIndex.v1"}})

@@ -15,10 +15,10 @@ from spacy.tokens import Span
 from spacy.util import load_config
 
 from spacy_biosyn.errors import MismatchError
-from spacy_biosyn.kb.linker import Candidate
 from spacy_biosyn.pipeline.reranker import CrossEncoderReranker, MentionInContext, combined_scores
 from spacy_biosyn.training import marginal_nll
 from spacy_biosyn.training.reranking import train_reranker, with_reranker
+from spacy_biosyn.ty import Candidate
 
 CONFIG = Path(__file__).parent.parent / "configs" / "reranker.cfg"
 TEXT = "Women with breast tumour and men with parkinsons were seen."

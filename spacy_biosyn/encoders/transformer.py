@@ -17,10 +17,11 @@ from transformers import AutoModel, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
 from ..errors import SavedStateError
-from .base import Encoder, encode_in_batches, offline_copy, read_saved
+from .base import EncoderBase, encode_in_batches, offline_copy, read_saved
+
 
 @registry.misc("spacy_biosyn.TransformerEncoder.v1")
-class TransformerEncoder(Encoder):
+class TransformerEncoder(EncoderBase):
     def __init__(
         self,
         name: str,

@@ -7,7 +7,7 @@ from spacy.training import Example
 
 from ..accuracy import UNSCORED_CUIS, accuracy, link_scores
 from ..corpus import Query
-from ..kb.linker import Candidate
+from ..ty import Candidate
 
 Ranker = Callable[..., List[List[Candidate]]]
 

@@ -15,14 +15,13 @@ from scipy import sparse
 from spacy.util import registry
 
 from ..scoring import biosyn_scores
-from .dictionary import Concept
-from .linker import Candidate
+from ..ty import Candidate, Concept
 
 if TYPE_CHECKING:
     from .linker import Linker
 
 
-class ConceptScorer:
+class ConceptScorerBase:
     """Turns each mention's pool of `pool_size` best names (Candidates, best
     first) into its concepts, best first."""
 
@@ -39,7 +38,7 @@ class ConceptScorer:
 
 
 @registry.misc("spacy_biosyn.AliasCountReranker.v1")
-class AliasCountReranker(ConceptScorer):
+class AliasCountReranker(ConceptScorerBase):
     def __init__(
         self,
         pool_size: int = 20,
@@ -71,7 +70,7 @@ class AliasCountReranker(ConceptScorer):
 
 
 @registry.misc("spacy_biosyn.ConceptCentroids.v1")
-class ConceptCentroids(ConceptScorer):
+class ConceptCentroids(ConceptScorerBase):
     def __init__(self, pool_size: int = 20):
         super().__init__(pool_size)
 

@@ -25,9 +25,7 @@ import numpy as np
 
 from ..errors import DictionaryError
 from ..preprocess.text import normalize, numbered_lines
-
-# One concept's IDs, preferred first.
-Concept = Tuple[str, ...]
+from ..ty import Concept
 
 
 class ConceptDetails(NamedTuple):

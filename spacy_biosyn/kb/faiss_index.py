@@ -17,7 +17,7 @@ from sklearn.decomposition import TruncatedSVD
 from spacy.util import registry
 
 from ..scoring import biosyn_scores, pooled_sparse_scores, sparse_scores, top_k
-from .index import FAISS_FILE, SearchIndex, import_faiss
+from .index import FAISS_FILE, IndexBase, import_faiss
 
 try:
     import faiss
@@ -28,7 +28,7 @@ except ImportError:
 
 
 @registry.misc("spacy_biosyn.FaissIndex.v1")
-class FaissIndex(SearchIndex):
+class FaissIndex(IndexBase):
     """Approximate search for large dictionaries. `factory` is a faiss
     index_factory string for the name vectors: "HNSW32" (graph, fp32),
     "HNSW32,SQfp16" or "HNSW32,SQ8" (graph over fp16 / int8 vectors),

@@ -39,7 +39,7 @@ VECTORS_FILE = "vectors.npy"
 FAISS_FILE = "dense.faiss"
 
 
-class SearchIndex:
+class IndexBase:
     """The names' tf-idf rows (a CSR matrix, saved without pickle) and the
     search loop over chunks of mentions; subclasses hold the name vectors."""
 
@@ -134,7 +134,7 @@ class SearchIndex:
 
 
 @registry.misc("spacy_biosyn.ExactIndex.v2")
-class ExactIndex(SearchIndex):
+class ExactIndex(IndexBase):
     """Exact search: the ranking of S over every name for every mention.
     `chunk_scores` is how many (mention, name) dense scores one chunk
     holds, which bounds the search's memory whatever the dictionary's size."""

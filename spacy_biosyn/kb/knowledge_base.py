@@ -14,7 +14,8 @@ first. Types and definition are the vocabulary's where it has them.
 """
 from typing import Dict, Iterator, List, Mapping, NamedTuple, Optional, Set, Tuple
 
-from .dictionary import Concept, Dictionary, bare_id
+from ..ty import Concept
+from .dictionary import Dictionary, bare_id
 
 
 class Entity(NamedTuple):

@@ -11,19 +11,19 @@ accepted synonym first.
 """
 from collections import OrderedDict
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import srsly
 from scipy.sparse import csr_matrix, vstack
 
 from ..checks import is_whole_number
-from ..encoders.base import Encoder
 from ..errors import DictionaryError, MismatchError
 from ..storage import file_sha256, read_saved_json
-from .dictionary import Concept, Dictionary, read_details, write_details
+from ..ty import Candidate, Encoder, SearchIndex
+from .dictionary import Dictionary, read_details, write_details
 from .index import SPARSE_FILE as _SPARSE_FILE
-from .index import ExactIndex, SearchIndex
+from .index import ExactIndex
 from .knowledge_base import KnowledgeBase
 from .sparse import SparseEncoder
 
@@ -32,29 +32,6 @@ DETAILS_FILE = "concepts.jsonl"
 # Names re-encoded at load time to prove the saved vectors came from this encoder.
 _N_PROBES = 8
 _PROBE_MIN_COSINE = 0.99
-
-
-class Candidate(NamedTuple):
-    """One ranked dictionary name and its concepts (each a tuple of IDs,
-    preferred first). A NamedTuple, so Docs holding candidates serialize
-    with DocBin like any other extension value."""
-
-    name: str
-    concepts: Tuple[Concept, ...]
-    score: float
-
-    @property
-    def cuis(self) -> Concept:
-        """Every ID of the name: under BioSyn's rule any of them is a hit."""
-        return tuple(dict.fromkeys(cui for ids in self.concepts for cui in ids))
-
-
-class LinkedPart(NamedTuple):
-    """One linked part of a mention (a composite has several): the
-    normalized string that was ranked and its candidates, best first."""
-
-    text: str
-    candidates: List[Candidate]
 
 
 class RankCache:

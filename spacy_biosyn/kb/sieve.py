@@ -11,7 +11,7 @@ from typing import List, Optional
 
 from spacy.util import registry
 
-from .linker import Candidate
+from ..ty import Candidate
 
 
 @registry.misc("spacy_biosyn.Sieve.v1")

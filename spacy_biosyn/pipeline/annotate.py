@@ -7,9 +7,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from spacy.tokens import Span
 
-from ..kb.dictionary import Concept
-from ..kb.linker import Candidate, LinkedPart
-from ..preprocess.readings import Reading
+from ..ty import Candidate, Concept, LinkedPart, Reading
 
 # The encoder's float32 results depend on the batch a string is encoded in
 # (by about 1e-6), so scores that are equal in exact arithmetic, such as two

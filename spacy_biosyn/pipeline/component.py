@@ -32,22 +32,31 @@ from spacy.util import minibatch
 from ..accuracy import UNSCORED_CUIS, link_scores
 from ..checks import is_number, is_weight, is_whole_number, takes_arguments
 from ..corpus import read_id_usage, read_synonyms
-from ..encoders.base import DEFAULT_ENCODER_NAME, Encoder, encoder_label
-from ..kb.concepts import ConceptScorer
+from ..encoders.base import DEFAULT_ENCODER_NAME, encoder_label
 from ..kb.dictionary import Dictionary
-from ..kb.index import SearchIndex
 from ..kb.knowledge_base import KnowledgeBase
-from ..kb.linker import Candidate, LinkedPart, Linker
-from ..kb.sieve import Sieve
+from ..kb.linker import Linker
 from ..kb.vocabularies import VocabularyReader, read_vocabulary
 from ..names import PIPE_NAME
-from ..preprocess.abbreviations import Abbreviation, AbbreviationDetector, detect_abbreviations
+from ..preprocess.abbreviations import detect_abbreviations
 from ..preprocess.readings import MentionPreprocessor, long_forms_by_short_form
 from ..preprocess.text import read_corrections
+from ..ty import (
+    Abbreviation,
+    AbbreviationDetector,
+    Candidate,
+    ConceptScorer,
+    Encoder,
+    LinkedPart,
+    Reranker,
+    SearchIndex,
+    Sieve,
+    check_part,
+)
 from .annotate import annotate_span, readings_by_document, resolved_by_document, tied_readings
 from .extensions import register_extensions
 from .namespaces import IdNamespaces
-from .reranker import CrossEncoderReranker, MentionInContext
+from .reranker import MentionInContext
 from .routes import Routes, casefolded_routes
 from .state import pack_state, read_state, unpack_state, write_state
 
@@ -173,7 +182,7 @@ def make_biosyn_linker(
     preferred_ids_from: List[str],
     sieve: Optional[Sieve],
     concept_scorer: Optional[ConceptScorer],
-    reranker: Optional[CrossEncoderReranker],
+    reranker: Optional[Reranker],
     nil_threshold: Optional[Union[float, str]],
     nil_threshold_encoder: Optional[str],
     drop_nil: bool,
@@ -287,7 +296,7 @@ class BiosynLinker(Pipe):
         preferred_ids_from: Sequence[Union[str, Path]] = (),
         sieve: Optional[Sieve] = None,
         concept_scorer: Optional[ConceptScorer] = None,
-        reranker: Optional[CrossEncoderReranker] = None,
+        reranker: Optional[Reranker] = None,
         nil_threshold: Optional[float] = None,
         drop_nil: bool = False,
         resolve_shared_names: bool = True,
@@ -304,6 +313,15 @@ class BiosynLinker(Pipe):
             raise ValueError(f"{name}: sparse_weight (lambda) must be a finite number >= 0, got {sparse_weight!r}")
         if nil_threshold is not None and not is_number(nil_threshold):
             raise ValueError(f"{name}: nil_threshold must be a finite number or null, got {nil_threshold!r}")
+        for setting, part, contract, examples in (
+            ("encoder", encoder, Encoder, "spacy_biosyn.TransformerEncoder.v1 or spacy_biosyn.OnnxEncoder.v1"),
+            ("index", index, SearchIndex, "spacy_biosyn.ExactIndex.v2 or spacy_biosyn.FaissIndex.v1"),
+            ("sieve", sieve, Sieve, "spacy_biosyn.Sieve.v1 or null"),
+            ("concept_scorer", concept_scorer, ConceptScorer,
+             "spacy_biosyn.AliasCountReranker.v1, spacy_biosyn.ConceptCentroids.v1 or null"),
+            ("reranker", reranker, Reranker, "spacy_biosyn.CrossEncoderReranker.v1 or null"),
+        ):
+            check_part(name, setting, part, contract, examples)
         if abbreviations is not None and not takes_arguments(abbreviations, 1):
             raise ValueError(
                 f"{name}: abbreviations must be a detector called on a doc's text, such as spacy_biosyn.Ab3P.v1 "
@@ -406,7 +424,7 @@ class BiosynLinker(Pipe):
             raise ValueError(f"{self.name}: the vocabulary for the route {label!r} has no names")
         self.routes.build(label, vocabulary)
 
-    def set_reranker(self, reranker: Optional[CrossEncoderReranker]) -> None:
+    def set_reranker(self, reranker: Optional[Reranker]) -> None:
         """Re-score the first stage's candidates with `reranker` from now on
         (None: the first stage's ranking stands)."""
         if reranker is not None and reranker.candidates < self.top_k:

@@ -25,7 +25,8 @@ from typing import Dict, Iterable, List, Optional, Tuple
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-from ..preprocess.abbreviations import Abbreviation, AbbreviationDetector, detect_abbreviations
+from ..preprocess.abbreviations import detect_abbreviations
+from ..ty import Abbreviation, AbbreviationDetector
 
 # (start_char, end_char, label)
 Entity = Tuple[int, int, str]

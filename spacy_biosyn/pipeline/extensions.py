@@ -12,8 +12,7 @@ from typing import Any, Callable, List, Optional
 
 from spacy.tokens import Doc, Span
 
-from ..kb.linker import Candidate, LinkedPart
-from ..preprocess.abbreviations import Abbreviation
+from ..ty import Abbreviation, Candidate, LinkedPart
 
 
 def _candidates(raw) -> List[Candidate]:

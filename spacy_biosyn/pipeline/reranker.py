@@ -27,7 +27,7 @@ from spacy.util import registry
 
 from ..checks import is_number, is_whole_number
 from ..encoders.base import DEFAULT_ENCODER_NAME, offline_copy
-from ..kb.linker import Candidate
+from ..ty import Candidate
 
 if TYPE_CHECKING:
     import torch

@@ -13,9 +13,9 @@ annotators used most (`id_usage`).
 import copy
 from typing import Dict, Iterable, List, Optional, TypeVar
 
-from ..encoders.base import Encoder
 from ..kb.dictionary import Dictionary
 from ..kb.linker import Linker
+from ..ty import Encoder
 
 # The key of the `dictionary`'s linker; an entity label is never empty.
 DEFAULT = ""

@@ -23,10 +23,12 @@ import os
 import re
 import sys
 import tempfile
-from typing import Callable, Iterator, List, NamedTuple, Optional, Tuple, Union
+from typing import Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 from spacy.util import registry
+
+from ..ty import Abbreviation, AbbreviationDetector
 
 logger = logging.getLogger("spacy_biosyn")
 
@@ -52,24 +54,7 @@ _AB3P_REWRITES = {
 }
 
 
-class Abbreviation(NamedTuple):
-    """A short form defined by its long form; offsets are characters."""
 
-    short_form: str
-    long_form: str
-    short_start: int
-    long_start: int
-
-    @property
-    def short_end(self) -> int:
-        return self.short_start + len(self.short_form)
-
-    @property
-    def long_end(self) -> int:
-        return self.long_start + len(self.long_form)
-
-
-AbbreviationDetector = Callable[[str], List[Abbreviation]]
 
 
 class Ab3PDetector:

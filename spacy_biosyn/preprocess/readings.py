@@ -9,14 +9,11 @@ and keeps the one that scores best.
 """
 import re
 from itertools import islice, product
-from typing import Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Optional
 
-from .abbreviations import Abbreviation
+from ..ty import Abbreviation, Reading
 from .composites import is_only_coordinators, split_composite
 from .text import correct, normalize
-
-# One way to read a mention: its normalized parts (one, unless it is a composite).
-Reading = Tuple[str, ...]
 
 _MAX_EXPANSIONS = 4  # a mention using several ambiguous short forms stays cheap
 

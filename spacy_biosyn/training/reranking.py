@@ -34,10 +34,10 @@ from wasabi import msg
 from ..corpus import PubTatorDocument, Query, read_concept_queries, read_pubtator
 from ..evaluation.queries import evaluate
 from ..kb.dictionary import Dictionary, bare_id, split_cuis
-from ..kb.linker import Candidate
 from ..names import PIPE_NAME
 from ..pipeline.reranker import CrossEncoderReranker, MentionInContext, combined_scores
 from ..storage import save_pipeline
+from ..ty import Candidate
 from .common import RunLog, required_path, start_output
 from .objectives import marginal_nll
 

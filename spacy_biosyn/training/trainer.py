@@ -30,17 +30,18 @@ from thinc.api import Config
 from tqdm import tqdm
 from wasabi import msg
 
+from ..accuracy import acc_key
 from ..corpus import read_concept_queries
 from ..encoders.transformer import TransformerEncoder
-from ..accuracy import acc_key
 from ..evaluation.queries import evaluate
 from ..kb.dictionary import Dictionary
-from ..kb.linker import Candidate, Linker
+from ..kb.linker import Linker
 from ..kb.sparse import SparseEncoder
 from ..names import PIPE_NAME
 from ..precision import has_native_bf16
 from ..preprocess.text import normalize
 from ..scoring import biosyn_scores, pooled_sparse_scores
+from ..ty import Candidate
 from .candidates import (
     dense_top_k,
     mix_candidates,
