@@ -13,11 +13,11 @@ from typing import Optional, Sequence, Union
 import numpy as np
 import torch
 from spacy.util import registry
-from transformers import AutoModel, AutoTokenizer
-from transformers.utils import logging as hf_logging
+from transformers import AutoModel
 
 from ..errors import SavedStateError
-from .base import EncoderBase, encode_in_batches, offline_copy, read_saved
+from .base import EncoderBase, encode_in_batches, read_saved
+from .hub import choose_device, load_pretrained, save_pretrained
 
 
 @registry.misc("spacy_biosyn.TransformerEncoder.v1")
@@ -32,9 +32,7 @@ class TransformerEncoder(EncoderBase):
         device: str = "auto",
     ):
         super().__init__(name, pooling, similarity, max_length, batch_size)
-        self.device = torch.device(
-            ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
-        )
+        self.device = choose_device(device)
         self.model: Optional[torch.nn.Module] = None
         self.tokenizer = None
 
@@ -48,12 +46,9 @@ class TransformerEncoder(EncoderBase):
 
     def load(self, name_or_path: Optional[Union[str, Path]] = None, safetensors_only: bool = False) -> "TransformerEncoder":
         """Read tokenizer and weights from a hub name or a local folder."""
-        source = offline_copy(str(name_or_path or self.name))
-        hf_logging.disable_progress_bar()  # one bar per load is noise inside a pipeline
-        self.tokenizer = AutoTokenizer.from_pretrained(source)
-        # None lets transformers take either format, as hub models come in both.
-        use_safetensors = True if safetensors_only else None
-        self.model = AutoModel.from_pretrained(source, use_safetensors=use_safetensors).to(self.device).eval()
+        self.tokenizer, self.model, _ = load_pretrained(
+            AutoModel, name_or_path or self.name, self.device, use_safetensors=True if safetensors_only else None
+        )
         return self
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -103,9 +98,7 @@ class TransformerEncoder(EncoderBase):
         return buffer.getvalue()
 
     def to_disk(self, path: Union[str, Path]) -> None:
-        path = Path(path)
-        self._require_model().save_pretrained(path, safe_serialization=True)
-        self.tokenizer.save_pretrained(path)
+        save_pretrained(self._require_model(), self.tokenizer, path)
 
     def from_disk(self, path: Union[str, Path]) -> "TransformerEncoder":
         path = Path(path)

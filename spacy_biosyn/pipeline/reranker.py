@@ -26,7 +26,8 @@ import numpy as np
 from spacy.util import registry
 
 from ..checks import is_number, is_whole_number
-from ..encoders.base import DEFAULT_ENCODER_NAME, offline_copy
+from ..encoders.base import DEFAULT_ENCODER_NAME
+from ..encoders.hub import choose_device, load_pretrained, save_pretrained
 from ..ty import Candidate
 
 if TYPE_CHECKING:
@@ -135,28 +136,16 @@ class CrossEncoderReranker:
         return self.model is not None
 
     def load(self, name_or_path: Optional[Union[str, Path]] = None) -> "CrossEncoderReranker":
-        import torch
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
-        from transformers.utils import logging as hf_logging
+        from transformers import AutoModelForSequenceClassification
 
-        self.device = torch.device(
-            ("cuda" if torch.cuda.is_available() else "cpu") if self.device_setting == "auto" else self.device_setting
-        )
-        source = offline_copy(str(name_or_path or self.name))
-        hf_logging.disable_progress_bar()
-        self.tokenizer = AutoTokenizer.from_pretrained(source)
+        self.device = choose_device(self.device_setting)
         # A sentence encoder has no classification head: transformers adds a
         # fresh one and says so, which is expected before train-reranker.
-        verbosity = hf_logging.get_verbosity()
-        hf_logging.set_verbosity_error()
-        try:
-            model, loading = AutoModelForSequenceClassification.from_pretrained(
-                source, num_labels=1, use_safetensors=True, output_loading_info=True
-            )
-            self.model = model.to(self.device).eval()
-            self.new_parameters = frozenset(loading["missing_keys"])
-        finally:
-            hf_logging.set_verbosity(verbosity)
+        self.tokenizer, self.model, loading = load_pretrained(
+            AutoModelForSequenceClassification, name_or_path or self.name, self.device, use_safetensors=True,
+            quiet=True, num_labels=1,
+        )
+        self.new_parameters = frozenset(loading["missing_keys"])
         return self
 
     def logits(self, mentions: Sequence[MentionInContext], names: Sequence[str]) -> "torch.Tensor":
@@ -223,9 +212,7 @@ class CrossEncoderReranker:
         return [c._replace(score=self.first_stage_weight * c.score) for c in candidates]
 
     def to_disk(self, path: Union[str, Path]) -> None:
-        path = Path(path)
-        self._require_model().save_pretrained(path, safe_serialization=True)
-        self.tokenizer.save_pretrained(path)
+        save_pretrained(self._require_model(), self.tokenizer, path)
 
     def from_disk(self, path: Union[str, Path]) -> "CrossEncoderReranker":
         return self.load(path)

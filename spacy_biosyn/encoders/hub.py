@@ -1,0 +1,55 @@
+"""One way to load, place and save a Hugging Face model, for the bi-encoder
+(transformer.py) and the cross-encoder re-ranker (pipeline/reranker.py)
+alike: a hub name or a local folder (an offline copy first, where a package
+ships one), its device chosen once, and safetensors only when saving.
+
+torch and transformers are imported inside the functions, so a pipeline
+whose config names no PyTorch model never imports them.
+"""
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional, Tuple, Union
+
+from .base import offline_copy
+
+if TYPE_CHECKING:
+    import torch
+
+
+def choose_device(setting: str) -> "torch.device":
+    """"auto": the first GPU where there is one, else the CPU; else as named (cpu, cuda, cuda:1)."""
+    import torch
+
+    return torch.device(("cuda" if torch.cuda.is_available() else "cpu") if setting == "auto" else setting)
+
+
+def load_pretrained(
+    model_class: Any, source: Union[str, Path], device: "torch.device", *, use_safetensors: Optional[bool] = None,
+    quiet: bool = False, **kwargs: Any,
+) -> Tuple[Any, Any, dict]:
+    """(tokenizer, model on `device` in eval mode, loading info) of a hub
+    name or folder. use_safetensors None takes either format, as hub models
+    come in both; `quiet` keeps transformers' expected warnings (a new
+    classification head) out of the log."""
+    from transformers import AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    source = offline_copy(str(source))
+    hf_logging.disable_progress_bar()  # one bar per load is noise inside a pipeline
+    tokenizer = AutoTokenizer.from_pretrained(source)
+    verbosity = hf_logging.get_verbosity()
+    if quiet:
+        hf_logging.set_verbosity_error()
+    try:
+        model, info = model_class.from_pretrained(
+            source, use_safetensors=use_safetensors, output_loading_info=True, **kwargs
+        )
+    finally:
+        hf_logging.set_verbosity(verbosity)
+    return tokenizer, model.to(device).eval(), info
+
+
+def save_pretrained(model: Any, tokenizer: Any, path: Union[str, Path]) -> None:
+    """Weights as safetensors (never a pickle) and the tokenizer, in `path`."""
+    path = Path(path)
+    model.save_pretrained(path, safe_serialization=True)
+    tokenizer.save_pretrained(path)
