@@ -41,6 +41,7 @@ from ..names import PIPE_NAME
 from ..precision import has_native_bf16
 from ..preprocess.text import normalize
 from ..scoring import biosyn_scores, pooled_sparse_scores
+from ..storage import replaced_atomically, save_pipeline
 from ..ty import Candidate
 from .candidates import (
     dense_top_k,
@@ -263,11 +264,10 @@ class Trainer:
         last = self.output_dir / "model-last"
         self._save_pipeline(last, self.sparse_weight.item(), self.log.records[-1])
         target = self.output_dir / "model-best"
-        if target.exists():
-            shutil.rmtree(target)
         best = self.log.best
         if best["step"] == self.step:
-            shutil.copytree(last, target)
+            with replaced_atomically(target) as staging:
+                shutil.copytree(last, staging, dirs_exist_ok=True)
         else:
             self.encoder.model.load_state_dict(self.best_state["model"])
             self._save_pipeline(target, self.best_state["sparse_weight"], best)
@@ -290,7 +290,7 @@ class Trainer:
         nlp.meta["spacy_biosyn"] = {
             "epoch": record["epoch"], "step": record["step"], "training": dict(self.config["training"].items())
         }
-        nlp.to_disk(path)
+        save_pipeline(nlp, path)  # all or nothing: a run killed while saving leaves the last save
 
     def _encode(self, texts: List[str]) -> np.ndarray:
         with self._autocast():
