@@ -72,6 +72,9 @@ class DocLinks(NamedTuple):
     abbreviations: List[Abbreviation]
     # Per entity, the parts of its best reading; None where no linker serves its label.
     entities: List[Optional[List[LinkedPart]]]
+    # The doc's entities as predict read them: each read of doc.ents walks
+    # every token, so the later steps take these instead.
+    spans: Tuple[Span, ...]
 
 
 @Language.factory(
@@ -533,9 +536,10 @@ class BiosynLinker(Pipe):
         route (the default one, or the route of the entity's label)."""
         if not self.routes.is_ready:
             raise RuntimeError(f"{self.name} has no dictionary: call nlp.initialize() first")
-        found, route_keys, readings = [], [], []
+        found, route_keys, readings, spans = [], [], [], []
         for doc in docs:
-            ents = doc.ents  # each read of doc.ents walks every token
+            ents = doc.ents  # read once per doc: each read walks every token
+            spans.append(ents)
             abbreviations = []
             # Ab3P is only worth its time on docs that have entities to link.
             if self.abbreviation_detector is not None and ents:
@@ -559,7 +563,7 @@ class BiosynLinker(Pipe):
             for route, texts in wanted.items()
         }
         links = []
-        for abbreviations, doc_routes, doc_readings in zip(found, route_keys, readings):
+        for abbreviations, doc_routes, doc_readings, ents in zip(found, route_keys, readings, spans):
             tied = [
                 tied_readings(span_readings, ranked[route]) if route is not None else None
                 for route, span_readings in zip(doc_routes, doc_readings)
@@ -568,7 +572,7 @@ class BiosynLinker(Pipe):
                 entities = readings_by_document(tied)
             else:
                 entities = [None if options is None else options[0] for options in tied]
-            links.append(DocLinks(abbreviations, entities))
+            links.append(DocLinks(abbreviations, entities, ents))
         self._rerank_in_context(docs, links)
         if self.resolve_shared_names:
             links = [doc_links._replace(entities=resolved_by_document(doc_links.entities)) for doc_links in links]
@@ -582,7 +586,7 @@ class BiosynLinker(Pipe):
         parts = [
             (doc, span, entity, i)
             for doc, doc_links in zip(docs, links)
-            for span, entity in zip(doc.ents, doc_links.entities) if entity is not None
+            for span, entity in zip(doc_links.spans, doc_links.entities) if entity is not None
             for i in range(len(entity))
         ]
         contexts = [
@@ -596,7 +600,7 @@ class BiosynLinker(Pipe):
     def set_annotations(self, docs: Sequence[Doc], links: List[DocLinks]) -> None:
         for doc, doc_links in zip(docs, links):
             doc._.biosyn_abbreviations = doc_links.abbreviations
-            ents = list(doc.ents)
+            ents = list(doc_links.spans)
             dropped = set()
             for i, (span, parts) in enumerate(zip(ents, doc_links.entities)):
                 if parts is None:  # no linker for its label: left as it came
