@@ -14,10 +14,11 @@ import torch
 from spacy.tokens import Span
 from spacy.util import load_config
 
+from spacy_biosyn import configure_linker
 from spacy_biosyn.errors import MismatchError
 from spacy_biosyn.pipeline.reranker import CrossEncoderReranker, MentionInContext, combined_scores
 from spacy_biosyn.training import marginal_nll
-from spacy_biosyn.training.reranking import train_reranker, with_reranker
+from spacy_biosyn.training.reranking import train_reranker
 from spacy_biosyn.ty import Candidate
 
 CONFIG = Path(__file__).parent.parent / "configs" / "reranker.cfg"
@@ -256,12 +257,15 @@ def test_train_reranker_logs_its_checks_and_saves_a_loadable_pipeline(
     assert has_reranker == (best["step"] > 0)
 
 
-def test_with_reranker_names_it_in_the_saved_config(tiny_encoder, disease_dictionary, tmp_path, reranker):
+def test_configure_linker_adds_a_reranker_named_in_the_saved_config(tiny_encoder, disease_dictionary, tmp_path, reranker):
     nlp = spacy.blank("en")
     nlp.add_pipe("biosyn_linker", config={"dictionary": disease_dictionary, "encoder": tiny_encoder, "abbreviations": None, "top_k": 3})
     nlp.initialize()
     before = _links(nlp.get_pipe("biosyn_linker")(_doc(nlp)))
-    with_reranker(nlp, reranker).to_disk(tmp_path / "pipeline")
+    same_pipe = nlp.get_pipe("biosyn_linker")
+    assert configure_linker(nlp, reranker=reranker) is same_pipe  # the pipe is not rebuilt
+    assert same_pipe.reranker is reranker
+    nlp.to_disk(tmp_path / "pipeline")
     loaded = spacy.load(tmp_path / "pipeline")
     pipe = loaded.get_pipe("biosyn_linker")
     assert pipe.reranker is not None and pipe.reranker.candidates == 3

@@ -198,10 +198,9 @@ def make_biosyn_linker(
         from ..encoders.transformer import TransformerEncoder
 
         encoder = TransformerEncoder(encoder)
-    if nil_threshold == AUTO:  # a re-ranker scores on its own scale (20 S + a logit): none then
-        nil_threshold = None if reranker is not None else AUTO_NIL_THRESHOLDS.get((encoder_label(encoder), sparse_weight))
-    elif isinstance(nil_threshold, str):
+    if isinstance(nil_threshold, str) and nil_threshold != AUTO:
         raise ValueError(f"{name}: nil_threshold must be a number, {AUTO!r} or null, got {nil_threshold!r}")
+    nil_threshold = resolved_nil_threshold(nil_threshold, encoder, sparse_weight, reranker)
     _warn_if_threshold_of_another_encoder(name, nil_threshold, nil_threshold_encoder, encoder)
     return BiosynLinker(
         nlp.vocab,
@@ -239,6 +238,17 @@ AUTO = "auto"
 AUTO_NIL_THRESHOLDS = {("all-MiniLM-L6-v2", 0.125): 0.9}
 
 
+def resolved_nil_threshold(
+    setting: Optional[Union[float, str]], encoder: Encoder, sparse_weight: float, reranker: Optional[Reranker]
+) -> Optional[float]:
+    """The threshold a nil_threshold setting means for this encoder and
+    lambda: "auto" is none with a re-ranker, which scores on its own scale
+    (20 S + a logit)."""
+    if setting != AUTO:
+        return setting
+    return None if reranker is not None else AUTO_NIL_THRESHOLDS.get((encoder_label(encoder), sparse_weight))
+
+
 def _warn_if_threshold_of_another_encoder(
     name: str, threshold: Optional[float], chosen_with: Optional[str], encoder: Encoder
 ) -> None:
@@ -254,14 +264,16 @@ def _warn_if_threshold_of_another_encoder(
     )
 
 
-# Settings of a built pipe that change how it links, not what it holds.
-RUNTIME_SETTINGS = ("nil_threshold", "nil_threshold_encoder", "drop_nil")
+# Settings of a built pipe that change how it links, not what it indexed.
+RUNTIME_SETTINGS = ("nil_threshold", "nil_threshold_encoder", "drop_nil", "reranker")
 
 
 def configure_linker(nlp: Language, name: str = PIPE_NAME, **settings) -> "BiosynLinker":
     """Change RUNTIME_SETTINGS of the pipeline's linker `name`: the pipe and
     its block of `nlp.config` together, so that a saved pipeline links as
-    the pipe does now (spacy.load builds the pipe from its config)."""
+    the pipe does now (spacy.load builds the pipe from its config). A
+    `reranker` is an object whose `config_block` names it in a config
+    (CrossEncoderReranker's does), or None to remove it."""
     unknown = sorted(set(settings) - set(RUNTIME_SETTINGS))
     if unknown:
         raise ValueError(f"{name}: {', '.join(unknown)} cannot be changed on a built pipe; these can: {', '.join(RUNTIME_SETTINGS)}")
@@ -271,10 +283,21 @@ def configure_linker(nlp: Language, name: str = PIPE_NAME, **settings) -> "Biosy
     if not isinstance(settings.get("drop_nil", False), bool):
         raise ValueError(f"{name}: drop_nil must be true or false, got {settings['drop_nil']!r}")
     pipe = nlp.get_pipe(name)
+    config = nlp.get_pipe_config(name)
+    if "reranker" in settings:
+        reranker = settings["reranker"]
+        check_part(name, "reranker", reranker, Reranker, "spacy_biosyn.CrossEncoderReranker.v1 or None")
+        if reranker is not None and not hasattr(reranker, "config_block"):
+            raise ValueError(f"{name}: the re-ranker has no config_block to name it in the pipeline's config")
+        pipe.set_reranker(reranker)
+        settings["reranker"] = None if reranker is None else reranker.config_block
+        if "nil_threshold" not in settings:  # "auto" means another threshold with a re-ranker
+            pipe.nil_threshold = resolved_nil_threshold(config["nil_threshold"], pipe.routes.encoder,
+                                                        pipe.routes.sparse_weight, reranker)
     for setting in ("nil_threshold", "drop_nil"):
         if setting in settings:
             setattr(pipe, setting, settings[setting])
-    nlp.get_pipe_config(name).update(settings)
+    config.update(settings)
     return pipe
 
 

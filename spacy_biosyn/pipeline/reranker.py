@@ -132,6 +132,11 @@ class CrossEncoderReranker:
         }
 
     @property
+    def config_block(self) -> dict:
+        """This re-ranker as a pipeline's config names it."""
+        return {"@misc": "spacy_biosyn.CrossEncoderReranker.v1", **self.settings}
+
+    @property
     def is_loaded(self) -> bool:
         return self.model is not None
 

@@ -16,7 +16,6 @@ re-ranker that never beats it is not kept (`model-last` always has it).
 """
 import copy
 import math
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Sequence, Tuple
@@ -25,7 +24,6 @@ import numpy as np
 import spacy
 import torch
 from pydantic import BaseModel, ConfigDict, Field
-from spacy.language import Language
 from spacy.util import fix_random_seed, registry
 from thinc.api import Config
 from tqdm import tqdm
@@ -35,6 +33,7 @@ from ..corpus import PubTatorDocument, Query, read_concept_queries, read_pubtato
 from ..evaluation.queries import evaluate
 from ..kb.dictionary import Dictionary, bare_id, split_cuis
 from ..names import PIPE_NAME
+from ..pipeline.component import configure_linker
 from ..pipeline.reranker import CrossEncoderReranker, MentionInContext, combined_scores
 from ..storage import save_pipeline
 from ..ty import Candidate
@@ -130,7 +129,7 @@ def train_reranker(config: Config, output_dir: Path) -> Dict[str, Any]:
     if best_state is None:
         msg.warn(f"No check beat the first stage alone on dev in {seconds:.0f}s; {target} is the first stage, without a re-ranker")
         save_pipeline(nlp, target)
-    nlp = with_reranker(nlp, reranker)
+    configure_linker(nlp, reranker=reranker)
     save_pipeline(nlp, output_dir / "model-last")
     if best_state is not None:
         model.load_state_dict(best_state)
@@ -149,20 +148,6 @@ def query_contexts(queries: Sequence[Query], documents: Iterable[PubTatorDocumen
         else MentionInContext(q.mention)
         for q in queries
     ]
-
-
-def with_reranker(nlp: Language, reranker: CrossEncoderReranker) -> Language:
-    """`nlp` with its biosyn_linker re-ranking by `reranker`, named in the
-    pipeline's config, so that a save loads with it."""
-    config = {key: value for key, value in nlp.config["components"][PIPE_NAME].items() if key != "factory"}
-    config["reranker"] = {"@misc": "spacy_biosyn.CrossEncoderReranker.v1", **reranker.settings}
-    old = nlp.get_pipe(PIPE_NAME)
-    with tempfile.TemporaryDirectory() as tmp:
-        old.to_disk(Path(tmp) / PIPE_NAME, exclude=["reranker"])
-        new = nlp.replace_pipe(PIPE_NAME, PIPE_NAME, config=config)
-        new.from_disk(Path(tmp) / PIPE_NAME, exclude=["reranker"])
-    new.set_reranker(reranker)
-    return nlp
 
 
 class _TrainingSet:
