@@ -93,11 +93,11 @@ def build_bert_transformer(
     `precision`: "auto" (bf16 where the hardware has it), "bf16" or "fp32".
     `mixed_precision` stays CUDA's fp16 with a gradient scaler, and a
     TorchScript model runs as it was compiled."""
+    bert = dict(locals())  # curated-transformers' own arguments, taken before anything else is bound
+    del bert["precision"]
     from spacy_curated_transformers.models.architectures import build_bert_transformer_model_v1
 
-    arguments = dict(locals())
-    del arguments["precision"], arguments["build_bert_transformer_model_v1"]
-    model = build_bert_transformer_model_v1(**arguments)
+    model = build_bert_transformer_model_v1(**bert)
     for node in model.walk():
         node.shims[:] = [AutocastShim.of(shim, precision) if type(shim) is PyTorchShim else shim
                          for shim in node.shims]

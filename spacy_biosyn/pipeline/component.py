@@ -277,11 +277,7 @@ def configure_linker(nlp: Language, name: str = PIPE_NAME, **settings) -> "Biosy
     unknown = sorted(set(settings) - set(RUNTIME_SETTINGS))
     if unknown:
         raise ValueError(f"{name}: {', '.join(unknown)} cannot be changed on a built pipe; these can: {', '.join(RUNTIME_SETTINGS)}")
-    threshold = settings.get("nil_threshold")
-    if threshold is not None and not is_number(threshold):
-        raise ValueError(f"{name}: nil_threshold must be a finite number or null, got {threshold!r}")
-    if not isinstance(settings.get("drop_nil", False), bool):
-        raise ValueError(f"{name}: drop_nil must be true or false, got {settings['drop_nil']!r}")
+    _check_nil_settings(name, settings.get("nil_threshold"), settings.get("drop_nil", False))
     pipe = nlp.get_pipe(name)
     config = nlp.get_pipe_config(name)
     if "reranker" in settings:
@@ -299,6 +295,15 @@ def configure_linker(nlp: Language, name: str = PIPE_NAME, **settings) -> "Biosy
             setattr(pipe, setting, settings[setting])
     config.update(settings)
     return pipe
+
+
+def _check_nil_settings(name: str, nil_threshold: Optional[float], drop_nil: bool) -> None:
+    """The checks of the NIL settings, where the pipe is built and where
+    configure_linker changes them."""
+    if nil_threshold is not None and not is_number(nil_threshold):
+        raise ValueError(f"{name}: nil_threshold must be a finite number or null, got {nil_threshold!r}")
+    if not isinstance(drop_nil, bool):
+        raise ValueError(f"{name}: drop_nil must be true or false, got {drop_nil!r}")
 
 
 class BiosynLinker(Pipe):
@@ -337,8 +342,7 @@ class BiosynLinker(Pipe):
             raise ValueError(f"{name}: names_searched must be a whole number >= 1, got {names_searched!r}")
         if not is_weight(sparse_weight):
             raise ValueError(f"{name}: sparse_weight (lambda) must be a finite number >= 0, got {sparse_weight!r}")
-        if nil_threshold is not None and not is_number(nil_threshold):
-            raise ValueError(f"{name}: nil_threshold must be a finite number or null, got {nil_threshold!r}")
+        _check_nil_settings(name, nil_threshold, drop_nil)
         for setting, part, contract, examples in (
             ("encoder", encoder, Encoder, "spacy_biosyn.TransformerEncoder.v1 or spacy_biosyn.OnnxEncoder.v1"),
             ("index", index, SearchIndex, "spacy_biosyn.ExactIndex.v2 or spacy_biosyn.FaissIndex.v1"),
@@ -354,7 +358,7 @@ class BiosynLinker(Pipe):
                 "or spacy_biosyn.SchwartzHearst.v1, spacy_biosyn.ScispacyAbbreviations.v1 (the pairs of scispaCy's "
                 f"abbreviation_detector), or null; got {type(abbreviations).__name__}"
             )
-        for setting, value in (("split_composites", split_composites), ("set_kb_id", set_kb_id), ("drop_nil", drop_nil),
+        for setting, value in (("split_composites", split_composites), ("set_kb_id", set_kb_id),
                                ("resolve_shared_names", resolve_shared_names)):
             if not isinstance(value, bool):
                 raise ValueError(f"{name}: {setting} must be true or false, got {value!r}")
