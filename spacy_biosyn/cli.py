@@ -197,6 +197,8 @@ def evaluate(
 
     if end_to_end:
         return _evaluate_end_to_end(pipeline_dir, queries, labels, _label_map(label_map), output)
+    if label_map is not None:  # gold spans keep their corpus types, which routes match
+        raise typer.BadParameter("goes with --end-to-end, where gold types meet the NER's labels", param_hint="--label-map")
     nlp = spacy.load(pipeline_dir)
     linker = nlp.get_pipe(PIPE_NAME)
     linker.top_k = max(linker.top_k, MAX_K)

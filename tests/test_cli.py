@@ -313,6 +313,9 @@ def test_evaluate_and_tune_nil_read_the_corpus_types_through_the_label_map(tmp_p
     result = runner.invoke(app, ["tune-nil", str(tmp_path / "pipeline"), str(corpus), str(tmp_path / "tuned"),
                                  "--labels", "Disease", "--label-map", "DiseaseOrSyndrome=Disease"])
     assert result.exit_code == 0, result.output
+    # gold spans are linked under their corpus types: a map there would be silently unused
+    result = runner.invoke(app, ["evaluate", str(tmp_path / "pipeline"), str(corpus), "--label-map", "A=B"])
+    assert result.exit_code != 0 and "--label-map" in result.output
     result = runner.invoke(app, ["tune-nil", str(tmp_path / "pipeline"), str(corpus), str(tmp_path / "x"),
                                  "--label-map", "DiseaseOrSyndrome"])
     assert result.exit_code != 0 and "--label-map" in result.output and not (tmp_path / "x").exists()
