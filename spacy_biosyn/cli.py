@@ -82,14 +82,15 @@ def build(
     with the encoder and lambda of a BioSyn checkpoint (no training)."""
     import spacy
 
-    from .kb.vocabularies import reader_block
+    from .kb.vocabularies import read_vocabulary_file
 
     if encoder is not None and from_biosyn is not None:
         raise typer.BadParameter("give --encoder or --from-biosyn, not both", param_hint="--encoder")
     encoder = encoder or DEFAULT_ENCODER_NAME
     if index not in INDEXES:
         raise typer.BadParameter(f"{index!r}: choose one of {', '.join(INDEXES)}", param_hint="--index")
-    vocabulary, format = _vocabulary(dictionary, format, reader_block)
+    routes = _routes(route)
+    vocabulary, format = _vocabulary(dictionary, format, read_vocabulary_file)
     encoder_block = {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": encoder}
     if from_biosyn is not None:
         from .encoders.biosyn_checkpoint import PICKLED_TFIDF_FILE, read_biosyn_checkpoint
@@ -105,16 +106,16 @@ def build(
     encoder_block.update(_given({"pooling": pooling, "similarity": similarity, "device": device, "batch_size": batch_size}))
     config = _given({"sparse_weight": sparse_weight, "top_k": top_k})
     config.update(
-        dictionary=vocabulary,
         encoder=encoder_block,
         index={"@misc": INDEXES[index]},
-        synonyms=[str(path) for path in synonyms],
-        preferred_ids_from=[str(path) for path in preferred_ids_from],
-        routes={label: str(path) for label, path in _routes(route).items()},
         dictionary_labels=dictionary_labels.split(",") if dictionary_labels else None,
     )
-    nlp.add_pipe(PIPE_NAME, config=config)
-    _index_and_save(nlp, nlp.initialize, output_dir)
+    linker = nlp.add_pipe(PIPE_NAME, config=config)
+    # The data reach the pipe through initialize() alone: the saved pipeline
+    # holds their content, and its config.cfg no path of this machine.
+    _index_and_save(nlp, lambda: linker.initialize(
+        nlp=nlp, dictionary=vocabulary, routes=routes, synonyms=synonyms, preferred_ids_from=preferred_ids_from,
+    ), output_dir)
 
 
 @app.command()
@@ -608,24 +609,17 @@ def _index_and_save(nlp: "Language", index: Callable[[], None], output_dir: Path
     start = time.perf_counter()
     index()
     seconds = time.perf_counter() - start
-    _without_data_paths(nlp)
+    _portable_encoder(nlp)
     save_pipeline(nlp, output_dir)
     names = len(nlp.get_pipe(PIPE_NAME).linker.dictionary)
     msg.good(f"Indexed {names} names in {seconds:.1f}s ({names / seconds:.0f} names/s); pipeline saved to {output_dir}")
 
 
-# The linker's settings that name data initialize() reads, and their unset values.
-DATA_SETTINGS = {"dictionary": None, "routes": {}, "synonyms": [], "preferred_ids_from": [], "corrections": None}
-
-
-def _without_data_paths(nlp: "Language") -> None:
-    """Once indexed, the pipeline holds its names, routes, synonyms and
-    encoder weights: its config.cfg keeps no path or device of this machine,
-    only the encoder's name (a local folder's last part), so that it loads
-    anywhere and says what it was built from."""
-    config = nlp.get_pipe_config(PIPE_NAME)
-    config.update(DATA_SETTINGS)
-    encoder = config.get("encoder")
+def _portable_encoder(nlp: "Language") -> None:
+    """The saved config.cfg names the encoder by its name (a local folder's
+    last part) and on no device of this machine, so that the pipeline loads
+    anywhere and says what it was built from: its weights are saved with it."""
+    encoder = nlp.get_pipe_config(PIPE_NAME).get("encoder")
     if isinstance(encoder, dict) and Path(str(encoder.get("name", ""))).is_absolute():
         encoder["name"] = Path(encoder["name"]).name
     if isinstance(encoder, dict) and "device" in encoder:

@@ -2,6 +2,8 @@ import shutil
 import subprocess
 import sys
 
+import re
+
 import pytest
 import spacy
 from helpers import TEXT, doc_with_ents, make_nlp
@@ -478,9 +480,19 @@ def test_the_cache_ranks_a_repeated_mention_once_and_forgets_when_the_names_chan
     assert searched == [2, 1, 1, 1]
 
 
-def test_a_cache_size_that_is_not_a_whole_number_is_refused(tiny_encoder, disease_dictionary):
-    with pytest.raises(ValueError, match="cache_size must be a whole number >= 0, got -1"):
-        make_nlp(tiny_encoder, disease_dictionary, cache_size=-1)
+@pytest.mark.parametrize("setting, value, message", [
+    ("cache_size", -1, "cache_size should be greater than or equal to 0, got -1"),
+    ("top_k", "5", "top_k should be a valid integer, got '5'"),  # spaCy's own validation lets it through
+    ("names_searched", 0, "names_searched should be greater than or equal to 1, got 0"),
+    ("sparse_weight", -0.5, "sparse_weight should be greater than or equal to 0, got -0.5"),
+    ("nil_threshold", "high", "nil_threshold should be a valid number or 'auto', got 'high'"),
+    ("dictionary_labels", ["Disease", " "], "dictionary_labels should hold entity labels, not a blank one, got ' '"),
+])
+def test_a_bad_setting_is_refused_when_the_pipe_is_made_naming_it_and_its_value(
+    tiny_encoder, disease_dictionary, setting, value, message
+):
+    with pytest.raises(ValueError, match=f"^biosyn_linker: {re.escape(message)}"):
+        make_nlp(tiny_encoder, disease_dictionary, **{setting: value})
 
 
 @pytest.mark.parametrize("registered", ["spacy_biosyn.Sieve.v1", "spacy_biosyn.ExactIndex.v2"])
@@ -530,7 +542,7 @@ def test_id_namespaces_prefix_every_reported_id(tiny_encoder, multi_id_dictionar
 
 
 def test_id_namespaces_must_be_patterns(tiny_encoder, multi_id_dictionary):
-    with pytest.raises(ValueError, match="id_namespaces: .* not a regular expression"):
+    with pytest.raises(ValueError, match="^biosyn_linker: id_namespaces holds a pattern that is not a regular expression"):
         make_nlp(tiny_encoder, multi_id_dictionary, id_namespaces={"MESH": "[CD"})
     with pytest.raises(ValueError, match="id_namespaces must map namespaces"):
         make_nlp(tiny_encoder, multi_id_dictionary, id_namespaces={"MESH:": "D\\d+"})
@@ -565,9 +577,12 @@ def test_configure_linker_changes_the_pipe_and_its_saved_config_together(nlp, tm
     nlp.to_disk(tmp_path / "p")
     loaded = spacy.load(tmp_path / "p").get_pipe("biosyn_linker")
     assert (loaded.nil_threshold, loaded.drop_nil) == (9.5, True)
-    for bad, message in (({"top_k": 3}, "top_k cannot be changed on a built pipe"),
-                         ({"nil_threshold": "high"}, "nil_threshold must be a finite number or null"),
-                         ({"drop_nil": "yes"}, "drop_nil must be true or false")):
+    for bad, message in (({"sparse_weight": 3.0}, "sparse_weight cannot be changed on a built pipe"),
+                         ({"top_k": 3, "nil_threshold": "high"}, "nil_threshold should be a valid number or 'auto'"),
+                         ({"drop_nil": "yes"}, "drop_nil should be a valid boolean")):
         with pytest.raises(ValueError, match=message):
             configure_linker(nlp, **bad)
-    assert nlp.config["components"]["biosyn_linker"]["nil_threshold"] == 9.5
+    pipe = nlp.get_pipe("biosyn_linker")
+    assert nlp.config["components"]["biosyn_linker"]["nil_threshold"] == 9.5 and pipe.top_k == 5  # nothing changed
+    with pytest.raises(ValueError, match="top_k should be greater than or equal to 1, got 0"):
+        pipe.top_k = 0  # an attribute is checked as the config is

@@ -35,8 +35,11 @@ Entries = Iterator[Tuple[Concept, str]]
 VocabularyReader = Callable[[], Dictionary]
 
 
-def read_vocabulary(source: Union[PathLike, VocabularyReader]) -> Dictionary:
-    """A registered reader's dictionary, or a path read as a BioSyn file."""
+def read_vocabulary(source: Union[Dictionary, PathLike, VocabularyReader]) -> Dictionary:
+    """A registered reader's dictionary, or a path read as a BioSyn file (a
+    Dictionary is taken as it is)."""
+    if isinstance(source, Dictionary):
+        return source
     return source() if callable(source) else read_biosyn(source)
 
 

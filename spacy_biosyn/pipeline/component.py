@@ -30,7 +30,7 @@ from spacy.training import Example
 from spacy.util import minibatch
 
 from ..accuracy import UNSCORED_CUIS, link_scores
-from ..checks import is_number, is_weight, is_whole_number, takes_arguments
+from ..checks import takes_arguments
 from ..corpus import read_id_usage, read_synonyms
 from ..encoders.base import DEFAULT_ENCODER_NAME, encoder_label
 from ..kb.dictionary import Dictionary
@@ -58,6 +58,7 @@ from .extensions import register_extensions
 from .namespaces import IdNamespaces
 from .reranker import MentionInContext
 from .routes import Routes, casefolded_routes
+from .settings import AUTO, EDITABLE_SETTINGS, LinkerSettings
 from .state import pack_state, read_state, unpack_state, write_state
 
 register_extensions()
@@ -88,27 +89,6 @@ class DocLinks(NamedTuple):
         # or a folder of .concept files whose mentions are the names. Other
         # labels use `dictionary`.
         "routes": {},
-        # The labels (any case) linked against `dictionary`; null: every label
-        # without a route. ["Disease"] keeps a scispaCy NER's GENE spans unlinked.
-        "dictionary_labels": None,
-        "encoder": {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": DEFAULT_ENCODER_NAME},
-        "index": {"@misc": "spacy_biosyn.ExactIndex.v2"},
-        # Chosen on NCBI and BC5CDR-Disease dev with MiniLM (benchmarks/zero_shot.py):
-        # with cosine scores in [-1, 1], a larger lambda lets tf-idf overrule meaning.
-        "sparse_weight": 0.125,
-        # Concepts in span._.kb_ents (per part of a composite), and names in
-        # span._.candidates.
-        "top_k": 5,
-        # Names ranked to fill kb_ents with distinct concepts (scispaCy's k:
-        # MEDIC lists several names per concept). A re-ranker's candidates
-        # or a concept scorer's pool take its place.
-        "names_searched": 30,
-        # null turns abbreviation expansion off
-        "abbreviations": {"@misc": "spacy_biosyn.Ab3P.v1"},
-        "split_composites": True,
-        # A `misspelling||correction` file such as BioSyn's ncbi-spell-check.txt,
-        # read by initialize() and saved with the pipeline.
-        "corrections": None,
         # `CUI||name` files or folders of training .concept files whose names
         # initialize() adds to the dictionary (saved with the pipeline).
         "synonyms": [],
@@ -116,6 +96,13 @@ class DocLinks(NamedTuple):
         # decide which of a concept's IDs span._.cui reports: the one its
         # annotators used most (read by initialize(), saved with the pipeline).
         "preferred_ids_from": [],
+        # A `misspelling||correction` file such as BioSyn's ncbi-spell-check.txt,
+        # read by initialize() and saved with the pipeline.
+        "corrections": None,
+        "encoder": {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": DEFAULT_ENCODER_NAME},
+        "index": {"@misc": "spacy_biosyn.ExactIndex.v2"},
+        # null turns abbreviation expansion off
+        "abbreviations": {"@misc": "spacy_biosyn.Ab3P.v1"},
         # Synonyms first (spacy_biosyn.Sieve.v1); null searches all names alike.
         "sieve": None,
         # Concepts ranked from their names' scores (spacy_biosyn.AliasCountReranker.v1
@@ -125,35 +112,8 @@ class DocLinks(NamedTuple):
         # mention's context (spacy_biosyn.CrossEncoderReranker.v1, trained by
         # `spacy_biosyn train-reranker`); null keeps the first stage's ranking.
         "reranker": None,
-        # Below this score span._.cui is None (NIL) and kb_ents is empty; the
-        # names stay in span._.candidates. Scores are S = dense + lambda x
-        # tf-idf (1.125 for an exact name with MiniLM's cosine and lambda
-        # 0.125), so a threshold holds for one encoder: tune-nil chooses one.
-        # "auto": AUTO_NIL_THRESHOLDS' for the encoder and lambda, none for
-        # others and with a re-ranker.
-        "nil_threshold": "auto",
-        # The encoder (its name's last part) nil_threshold was chosen with;
-        # tune-nil fills it in, and the pipe warns when it encodes with another.
-        "nil_threshold_encoder": None,
-        # Entities left without an ID (below nil_threshold, or nothing to
-        # link) are removed from doc.ents: in a text pipeline they are mostly
-        # the NER's false positives. false keeps them with span._.cui None.
-        "drop_nil": False,
-        # A name that several concepts share ("dm": diabetes mellitus and
-        # myotonic dystrophy), or readings of a mention that score alike ("breast
-        # and ovarian cancer": a syndrome, or two cancers), mean what the doc's
-        # other mentions name; false: the dictionary's order (preferred_ids_from's
-        # prior) and the likeliest reading decide.
-        "resolve_shared_names": True,
-        # Ranked strings remembered per linker across batches and docs (a
-        # corpus repeats its mentions); 0 turns it off.
-        "cache_size": 10000,
-        # span.kb_id_ mirrors span._.cui, for displaCy and spaCy's scorers.
-        "set_kb_id": True,
-        # Namespace -> the pattern its bare IDs match ({"MESH": "[CD]\\d{6}(\\d{3})?",
-        # "OMIM": "\\d{6}"}): cui, kb_id_, kb_ents and concept_ids then read
-        # MESH:D001943; IDs that have a namespace keep it. null: IDs as the vocabulary writes them.
-        "id_namespaces": None,
+        # The settings: their defaults and meaning are in settings.py.
+        **LinkerSettings().model_dump(),
     },
     requires=["doc.ents"],
     assigns=[
@@ -172,20 +132,21 @@ def make_biosyn_linker(
     name: str,
     dictionary: Optional[VocabularySource],
     routes: Dict[str, VocabularySource],
-    dictionary_labels: Optional[List[str]],
-    encoder: Union[str, Encoder],
-    index: SearchIndex,
-    sparse_weight: float,
-    top_k: int,
-    names_searched: int,
-    abbreviations: Optional[AbbreviationDetector],
-    split_composites: bool,
-    corrections: Optional[str],
     synonyms: List[str],
     preferred_ids_from: List[str],
+    corrections: Optional[str],
+    encoder: Union[str, Encoder],
+    index: SearchIndex,
+    abbreviations: Optional[AbbreviationDetector],
     sieve: Optional[Sieve],
     concept_scorer: Optional[ConceptScorer],
     reranker: Optional[Reranker],
+    # LinkerSettings' fields, typed loosely here: the model checks them strictly.
+    sparse_weight: float,
+    top_k: int,
+    names_searched: int,
+    split_composites: bool,
+    dictionary_labels: Optional[List[str]],
     nil_threshold: Optional[Union[float, str]],
     nil_threshold_encoder: Optional[str],
     drop_nil: bool,
@@ -194,59 +155,36 @@ def make_biosyn_linker(
     set_kb_id: bool,
     id_namespaces: Optional[Dict[str, str]],
 ) -> "BiosynLinker":
+    settings = LinkerSettings.checked(name, locals())
     if isinstance(encoder, str):
         from ..encoders.transformer import TransformerEncoder
 
         encoder = TransformerEncoder(encoder)
-    if isinstance(nil_threshold, str) and nil_threshold != AUTO:
-        raise ValueError(f"{name}: nil_threshold must be a number, {AUTO!r} or null, got {nil_threshold!r}")
-    nil_threshold = resolved_nil_threshold(nil_threshold, encoder, sparse_weight, reranker)
-    _warn_if_threshold_of_another_encoder(name, nil_threshold, nil_threshold_encoder, encoder)
-    return BiosynLinker(
+    pipe = BiosynLinker(
         nlp.vocab,
         name,
-        dictionary,
-        encoder,
-        index,
-        sparse_weight,
-        top_k,
-        names_searched=names_searched,
-        routes=routes,
-        dictionary_labels=dictionary_labels,
+        settings,
+        encoder=encoder,
+        index=index,
         abbreviations=abbreviations,
-        split_composites=split_composites,
-        corrections=corrections,
-        synonyms=synonyms,
-        preferred_ids_from=preferred_ids_from,
         sieve=sieve,
         concept_scorer=concept_scorer,
         reranker=reranker,
-        nil_threshold=nil_threshold,
-        drop_nil=drop_nil,
-        resolve_shared_names=resolve_shared_names,
-        cache_size=cache_size,
-        set_kb_id=set_kb_id,
-        id_namespaces=id_namespaces,
+        dictionary=dictionary,
+        routes=routes,
+        synonyms=synonyms,
+        preferred_ids_from=preferred_ids_from,
+        corrections=corrections,
     )
+    _warn_if_threshold_of_another_encoder(name, pipe.nil_threshold, nil_threshold_encoder, encoder)
+    return pipe
 
 
 # nil_threshold "auto": the threshold measured for an encoder (its label) and
 # lambda on both disease dev sets, gold spans and end to end
 # (benchmarks/nil_default.py; docs/record.md); none for any other, whose
 # scores lie on another scale.
-AUTO = "auto"
 AUTO_NIL_THRESHOLDS = {("all-MiniLM-L6-v2", 0.125): 0.9}
-
-
-def resolved_nil_threshold(
-    setting: Optional[Union[float, str]], encoder: Encoder, sparse_weight: float, reranker: Optional[Reranker]
-) -> Optional[float]:
-    """The threshold a nil_threshold setting means for this encoder and
-    lambda: "auto" is none with a re-ranker, which scores on its own scale
-    (20 S + a logit)."""
-    if setting != AUTO:
-        return setting
-    return None if reranker is not None else AUTO_NIL_THRESHOLDS.get((encoder_label(encoder), sparse_weight))
 
 
 def _warn_if_threshold_of_another_encoder(
@@ -264,85 +202,76 @@ def _warn_if_threshold_of_another_encoder(
     )
 
 
-# Settings of a built pipe that change how it links, not what it indexed.
-RUNTIME_SETTINGS = ("nil_threshold", "nil_threshold_encoder", "drop_nil", "reranker")
-
-
-def configure_linker(nlp: Language, name: str = PIPE_NAME, **settings) -> "BiosynLinker":
-    """Change RUNTIME_SETTINGS of the pipeline's linker `name`: the pipe and
-    its block of `nlp.config` together, so that a saved pipeline links as
-    the pipe does now (spacy.load builds the pipe from its config). A
-    `reranker` is an object whose `config_block` names it in a config
-    (CrossEncoderReranker's does), or None to remove it."""
-    unknown = sorted(set(settings) - set(RUNTIME_SETTINGS))
-    if unknown:
-        raise ValueError(f"{name}: {', '.join(unknown)} cannot be changed on a built pipe; these can: {', '.join(RUNTIME_SETTINGS)}")
-    _check_nil_settings(name, settings.get("nil_threshold"), settings.get("drop_nil", False))
+def configure_linker(nlp: Language, name: str = PIPE_NAME, **changes) -> "BiosynLinker":
+    """Change settings of the pipeline's built linker `name`
+    (EDITABLE_SETTINGS, and the `reranker`): the pipe and its block of
+    `nlp.config` together, so that a saved pipeline links as the pipe does
+    now (spacy.load builds the pipe from its config). A `reranker` is an
+    object whose `config_block` names it in a config (CrossEncoderReranker's
+    does), or None to remove it. Nothing changes unless every change is valid."""
+    fixed = sorted(set(changes) - {*EDITABLE_SETTINGS, "reranker"})
+    if fixed:
+        raise ValueError(
+            f"{name}: {', '.join(fixed)} cannot be changed on a built pipe (the saved names, vectors and "
+            f"tf-idf were made with them); these can: {', '.join((*EDITABLE_SETTINGS, 'reranker'))}"
+        )
     pipe = nlp.get_pipe(name)
-    config = nlp.get_pipe_config(name)
-    if "reranker" in settings:
-        reranker = settings["reranker"]
+    config_changes = dict(changes)
+    if "reranker" in changes:
+        reranker = changes.pop("reranker")
         check_part(name, "reranker", reranker, Reranker, "spacy_biosyn.CrossEncoderReranker.v1 or None")
         if reranker is not None and not hasattr(reranker, "config_block"):
             raise ValueError(f"{name}: the re-ranker has no config_block to name it in the pipeline's config")
-        pipe.set_reranker(reranker)
-        settings["reranker"] = None if reranker is None else reranker.config_block
-        if "nil_threshold" not in settings:  # "auto" means another threshold with a re-ranker
-            pipe.nil_threshold = resolved_nil_threshold(config["nil_threshold"], pipe.routes.encoder,
-                                                        pipe.routes.sparse_weight, reranker)
-    for setting in ("nil_threshold", "drop_nil"):
-        if setting in settings:
-            setattr(pipe, setting, settings[setting])
-    config.update(settings)
+        config_changes["reranker"] = None if reranker is None else reranker.config_block
+        pipe.configure(changes, reranker=reranker)
+    else:
+        pipe.configure(changes)
+    nlp.get_pipe_config(name).update(config_changes)
     return pipe
 
 
-def _check_nil_settings(name: str, nil_threshold: Optional[float], drop_nil: bool) -> None:
-    """The checks of the NIL settings, where the pipe is built and where
-    configure_linker changes them."""
-    if nil_threshold is not None and not is_number(nil_threshold):
-        raise ValueError(f"{name}: nil_threshold must be a finite number or null, got {nil_threshold!r}")
-    if not isinstance(drop_nil, bool):
-        raise ValueError(f"{name}: drop_nil must be true or false, got {drop_nil!r}")
+class Setting:
+    """A pipe attribute that reads and changes one of its LinkerSettings
+    (`pipe.top_k = 10` is checked as the config would be)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, pipe: Optional["BiosynLinker"], owner: type):
+        return self if pipe is None else getattr(pipe.settings, self.name)
+
+    def __set__(self, pipe: "BiosynLinker", value) -> None:
+        pipe.configure({self.name: value})
 
 
 class BiosynLinker(Pipe):
+    top_k = Setting()
+    names_searched = Setting()
+    drop_nil = Setting()
+    resolve_shared_names = Setting()
+    set_kb_id = Setting()
+
     def __init__(
         self,
         vocab,
         name: str,
-        dictionary: Optional[Union[VocabularySource, Path]],
+        settings: LinkerSettings,
+        *,
         encoder: Encoder,
         index: SearchIndex,
-        sparse_weight: float,
-        top_k: int,
-        *,
-        names_searched: int = 30,
-        routes: Optional[Dict[str, Union[VocabularySource, Path]]] = None,
-        dictionary_labels: Optional[Sequence[str]] = None,
         abbreviations: Optional[AbbreviationDetector] = None,
-        split_composites: bool = True,
-        corrections: Optional[Union[str, Path]] = None,
-        synonyms: Sequence[Union[str, Path]] = (),
-        preferred_ids_from: Sequence[Union[str, Path]] = (),
         sieve: Optional[Sieve] = None,
         concept_scorer: Optional[ConceptScorer] = None,
         reranker: Optional[Reranker] = None,
-        nil_threshold: Optional[float] = None,
-        drop_nil: bool = False,
-        resolve_shared_names: bool = True,
-        cache_size: int = 0,
-        set_kb_id: bool = True,
-        id_namespaces: Optional[Dict[str, str]] = None,
+        dictionary: Optional[Union[VocabularySource, Path]] = None,
+        routes: Optional[Dict[str, Union[VocabularySource, Path]]] = None,
+        synonyms: Sequence[Union[str, Path]] = (),
+        preferred_ids_from: Sequence[Union[str, Path]] = (),
+        corrections: Optional[Union[str, Path]] = None,
     ):
-        # spaCy's config validation lets "5" through as top_k: settings are checked here.
-        if not is_whole_number(top_k, 1):
-            raise ValueError(f"{name}: top_k must be a whole number >= 1, got {top_k!r}")
-        if not is_whole_number(names_searched, 1):
-            raise ValueError(f"{name}: names_searched must be a whole number >= 1, got {names_searched!r}")
-        if not is_weight(sparse_weight):
-            raise ValueError(f"{name}: sparse_weight (lambda) must be a finite number >= 0, got {sparse_weight!r}")
-        _check_nil_settings(name, nil_threshold, drop_nil)
+        """`settings` are checked by their model; each part against its
+        Protocol (ty.py). The data sources are what initialize() reads
+        unless it is given others."""
         for setting, part, contract, examples in (
             ("encoder", encoder, Encoder, "spacy_biosyn.TransformerEncoder.v1 or spacy_biosyn.OnnxEncoder.v1"),
             ("index", index, SearchIndex, "spacy_biosyn.ExactIndex.v2 or spacy_biosyn.FaissIndex.v1"),
@@ -352,44 +281,65 @@ class BiosynLinker(Pipe):
             ("reranker", reranker, Reranker, "spacy_biosyn.CrossEncoderReranker.v1 or null"),
         ):
             check_part(name, setting, part, contract, examples)
+        # A class's instances all have __call__ on their type: the detector is checked by its signature.
         if abbreviations is not None and not takes_arguments(abbreviations, 1):
             raise ValueError(
                 f"{name}: abbreviations must be a detector called on a doc's text, such as spacy_biosyn.Ab3P.v1 "
                 "or spacy_biosyn.SchwartzHearst.v1, spacy_biosyn.ScispacyAbbreviations.v1 (the pairs of scispaCy's "
                 f"abbreviation_detector), or null; got {type(abbreviations).__name__}"
             )
-        for setting, value in (("split_composites", split_composites), ("set_kb_id", set_kb_id),
-                               ("resolve_shared_names", resolve_shared_names)):
-            if not isinstance(value, bool):
-                raise ValueError(f"{name}: {setting} must be true or false, got {value!r}")
-        if dictionary_labels is not None and (
-            isinstance(dictionary_labels, str)
-            or not all(isinstance(label, str) and label.strip() for label in dictionary_labels)
-        ):
-            raise ValueError(f"{name}: dictionary_labels must be a list of entity labels or null, got {dictionary_labels!r}")
-        try:
-            self.namespaced = None if id_namespaces is None else IdNamespaces(id_namespaces)
-        except ValueError as error:
-            raise ValueError(f"{name}: {error}") from None
-        route_sources = casefolded_routes(name, routes or {})
         self.vocab = vocab
         self.name = name
+        self.settings = settings
+        self.namespaced = None if settings.id_namespaces is None else IdNamespaces(settings.id_namespaces)
         self.dictionary_path = dictionary
-        self.route_paths = route_sources
+        self.route_paths = casefolded_routes(name, routes or {})
         self.corrections_path = corrections
         self.synonym_paths = list(synonyms)
         self.id_usage_paths = list(preferred_ids_from)
-        self.top_k = top_k
-        self.names_searched = names_searched
-        self.nil_threshold = nil_threshold
-        self.drop_nil = drop_nil
-        self.resolve_shared_names = resolve_shared_names
-        self.set_kb_id = set_kb_id
-        default = Linker(encoder, index, sparse_weight, concept_scorer=concept_scorer, sieve=sieve, cache_size=cache_size)
-        self.routes = Routes(default, labels=route_sources, dictionary_labels=dictionary_labels)
+        default = Linker(encoder, index, settings.sparse_weight, concept_scorer=concept_scorer, sieve=sieve,
+                         cache_size=settings.cache_size)
+        self.routes = Routes(default, labels=self.route_paths, dictionary_labels=settings.dictionary_labels)
         self.abbreviation_detector = abbreviations
-        self.preprocessor = MentionPreprocessor(split_composites)
+        self.preprocessor = MentionPreprocessor(settings.split_composites)
+        self.reranker = None
         self.set_reranker(reranker)
+
+    def configure(self, changes: Dict[str, object], **parts) -> None:
+        """Change EDITABLE_SETTINGS (and, as `reranker=`, the re-ranker) of
+        the built pipe, checked as the factory checks them; nothing changes
+        unless all are valid. `configure_linker` also keeps nlp.config in
+        agreement: use it on a pipeline that will be saved."""
+        fixed = sorted(set(changes) - set(EDITABLE_SETTINGS))
+        if fixed:
+            raise ValueError(f"{self.name}: {', '.join(fixed)} cannot be changed on a built pipe")
+        settings = self.settings.updated(self.name, changes)
+        reranker = parts.get("reranker", self.reranker)
+        if reranker is not None and reranker.candidates < settings.top_k:
+            raise ValueError(
+                f"{self.name}: the re-ranker re-scores {reranker.candidates} candidates but top_k is "
+                f"{settings.top_k}: set reranker.candidates >= top_k"
+            )
+        self.settings = settings
+        self.reranker = reranker
+        self.namespaced = None if settings.id_namespaces is None else IdNamespaces(settings.id_namespaces)
+        self.routes.set_cache_size(settings.cache_size)
+
+    @property
+    def nil_threshold(self) -> Optional[float]:
+        """The threshold the nil_threshold setting means for this encoder and
+        lambda: "auto" is none with a re-ranker, which scores on its own
+        scale (20 S + a logit)."""
+        setting = self.settings.nil_threshold
+        if setting != AUTO:
+            return setting
+        if self.reranker is not None:
+            return None
+        return AUTO_NIL_THRESHOLDS.get((encoder_label(self.routes.encoder), self.settings.sparse_weight))
+
+    @nil_threshold.setter
+    def nil_threshold(self, value: Optional[Union[float, str]]) -> None:
+        self.configure({"nil_threshold": value})
 
     def initialize(
         self,
@@ -457,12 +407,7 @@ class BiosynLinker(Pipe):
     def set_reranker(self, reranker: Optional[Reranker]) -> None:
         """Re-score the first stage's candidates with `reranker` from now on
         (None: the first stage's ranking stands)."""
-        if reranker is not None and reranker.candidates < self.top_k:
-            raise ValueError(
-                f"{self.name}: the re-ranker re-scores {reranker.candidates} candidates but top_k is {self.top_k}: "
-                "set reranker.candidates >= top_k"
-            )
-        self.reranker = reranker
+        self.configure({}, reranker=reranker)
 
     @property
     def linker(self) -> Linker:

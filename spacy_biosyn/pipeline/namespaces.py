@@ -38,7 +38,9 @@ class IdNamespaces:
         try:
             self.patterns = [(prefix, re.compile(pattern)) for prefix, pattern in namespaces.items()]
         except (re.error, TypeError) as error:
-            raise ValueError(f"id_namespaces: {namespaces!r} holds a pattern that is not a regular expression: {error}") from None
+            raise ValueError(
+                f"id_namespaces holds a pattern that is not a regular expression ({error}), got {namespaces!r}"
+            ) from None
 
     def __call__(self, cui: str) -> str:
         """`cui` with its namespace; a composite's parts each with theirs."""

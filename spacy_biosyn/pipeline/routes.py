@@ -14,7 +14,7 @@ import copy
 from typing import Dict, Iterable, List, Optional, TypeVar
 
 from ..kb.dictionary import Dictionary
-from ..kb.linker import Linker
+from ..kb.linker import Linker, RankCache
 from ..ty import Encoder
 
 # The key of the `dictionary`'s linker; an entity label is never empty.
@@ -130,6 +130,13 @@ class Routes:
         """Every linker gets `encoder`; `reencode` encodes their names with it (Linker.set_encoder)."""
         for linker in self.linkers.values():
             linker.set_encoder(encoder, reencode)
+
+    def set_cache_size(self, size: int) -> None:
+        """Every linker remembers `size` ranked strings from now on (a new
+        size starts an empty cache)."""
+        for linker in self.linkers.values():
+            if linker.cache.size != size:
+                linker.cache = RankCache(size)
 
     def clear_caches(self) -> None:
         for linker in self.linkers.values():

@@ -23,6 +23,7 @@ from ..preprocess.readings import MentionPreprocessor
 from ..storage import read_consistently, read_saved_json, remove_stale_staging, replaced_atomically
 from .reranker import CrossEncoderReranker
 from .routes import Routes
+from .settings import EDITABLE_SETTINGS
 
 # The layout of what the component saves; pipelines saved before it was
 # written down (no "format" in cfg) have this layout too.
@@ -206,14 +207,6 @@ def _checked_mapping(path: Path, value_type: type) -> dict:
     ):
         raise SavedStateError(f"{path}: expected an object of {value_type.__name__} values, found {mapping!r:.80}")
     return mapping
-
-
-# Settings a saved pipeline's config.cfg may change: they decide how spans
-# are annotated, not the saved names, vectors, tf-idf or lambda.
-EDITABLE_SETTINGS = (
-    "nil_threshold", "drop_nil", "top_k", "names_searched", "cache_size", "resolve_shared_names", "set_kb_id",
-    "id_namespaces", "nil_threshold_encoder",
-)
 
 
 def _component_block(config_file: Path, name: str) -> Optional[dict]:

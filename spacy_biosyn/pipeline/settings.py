@@ -1,0 +1,124 @@
+"""The `biosyn_linker` pipe's settings: declared, defaulted and checked here once.
+
+The factory's `default_config` is built from these defaults; the factory,
+`configure_linker` and an assignment such as `pipe.top_k = 10` all check
+through this model (strict: spaCy's config validation lets "5" through as a
+number). The pipe's parts (encoder, index, scorers) are checked against the
+Protocols of ty.py, and the data it indexes is read by `initialize()`.
+"""
+from typing import Any, Dict, List, Literal, Mapping, Optional, Union
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from typing_extensions import Annotated
+
+from .namespaces import IdNamespaces
+
+AUTO = "auto"
+
+
+def _not_blank(label: str) -> str:
+    if not label.strip():
+        raise ValueError("should hold entity labels, not a blank one")
+    return label
+
+
+Label = Annotated[str, AfterValidator(_not_blank)]
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+
+
+def editable(default: Any, **constraints) -> Any:
+    """A setting a saved pipeline's config.cfg may change: it decides how
+    spans are annotated, not the saved names, vectors, tf-idf or lambda."""
+    return Field(default, json_schema_extra={"editable": True}, **constraints)
+
+
+class LinkerSettings(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", validate_assignment=True)
+
+    # Chosen on NCBI and BC5CDR-Disease dev with MiniLM (benchmarks/zero_shot.py):
+    # with cosine scores in [-1, 1], a larger lambda lets tf-idf overrule meaning.
+    sparse_weight: Finite = Field(0.125, ge=0)
+    # Concepts in span._.kb_ents (per part of a composite), and names in span._.candidates.
+    top_k: int = editable(5, ge=1)
+    # Names ranked to fill kb_ents with distinct concepts (scispaCy's k: MEDIC
+    # lists several names per concept). A re-ranker's candidates or a concept
+    # scorer's pool take its place.
+    names_searched: int = editable(30, ge=1)
+    split_composites: bool = True
+    # The labels (any case) linked against `dictionary`; null: every label
+    # without a route. ["Disease"] keeps a scispaCy NER's GENE spans unlinked.
+    dictionary_labels: Optional[List[Label]] = None
+    # Below this score span._.cui is None (NIL) and kb_ents is empty; the names
+    # stay in span._.candidates. Scores are S = dense + lambda x tf-idf (1.125
+    # for an exact name with MiniLM's cosine and lambda 0.125), so a threshold
+    # holds for one encoder: tune-nil chooses one. "auto": AUTO_NIL_THRESHOLDS'
+    # for the encoder and lambda, none for others and with a re-ranker.
+    nil_threshold: Union[Finite, Literal["auto"], None] = editable(AUTO)
+    # The encoder (its name's last part) nil_threshold was chosen with;
+    # tune-nil fills it in, and the pipe warns when it encodes with another.
+    nil_threshold_encoder: Optional[str] = editable(None)
+    # Entities left without an ID (below nil_threshold, or nothing to link)
+    # are removed from doc.ents: in a text pipeline they are mostly the NER's
+    # false positives. false keeps them with span._.cui None.
+    drop_nil: bool = editable(False)
+    # A name that several concepts share ("dm": diabetes mellitus and myotonic
+    # dystrophy), or readings of a mention that score alike ("breast and
+    # ovarian cancer": a syndrome, or two cancers), mean what the doc's other
+    # mentions name; false: the dictionary's order (preferred_ids_from's
+    # prior) and the likeliest reading decide.
+    resolve_shared_names: bool = editable(True)
+    # Ranked strings remembered per linker across batches and docs (a corpus
+    # repeats its mentions); 0 turns it off.
+    cache_size: int = editable(10000, ge=0)
+    # span.kb_id_ mirrors span._.cui, for displaCy and spaCy's scorers.
+    set_kb_id: bool = editable(True)
+    # Namespace -> the pattern its bare IDs match ({"MESH": "[CD]\\d{6}(\\d{3})?",
+    # "OMIM": "\\d{6}"}): cui, kb_id_, kb_ents and concept_ids then read
+    # MESH:D001943; IDs that have a namespace keep it. null: IDs as the vocabulary writes them.
+    id_namespaces: Optional[Dict[str, str]] = editable(None)
+
+    @field_validator("id_namespaces")
+    @classmethod
+    def _patterns(cls, namespaces: Optional[Dict[str, str]]) -> Optional[Dict[str, str]]:
+        if namespaces is not None:
+            IdNamespaces(namespaces)  # raises, naming what is wrong
+        return namespaces
+
+    @classmethod
+    def checked(cls, name: str, values: Mapping[str, Any]) -> "LinkerSettings":
+        """The settings among `values` (other keys are ignored), or a
+        ValueError that names the pipe, each setting at fault and its value."""
+        try:
+            return cls(**{key: value for key, value in values.items() if key in cls.model_fields})
+        except ValidationError as error:
+            raise ValueError(f"{name}: {readable(error)}") from None
+
+    def updated(self, name: str, changes: Mapping[str, Any]) -> "LinkerSettings":
+        """A copy with `changes`, checked as the factory checks them."""
+        unknown = sorted(set(changes) - set(type(self).model_fields))
+        if unknown:
+            raise ValueError(f"{name}: no setting called {', '.join(unknown)}")
+        return self.checked(name, {**self.model_dump(), **changes})
+
+
+# Settings a built pipe may change: how spans are annotated.
+EDITABLE_SETTINGS = tuple(
+    name for name, field in LinkerSettings.model_fields.items() if (field.json_schema_extra or {}).get("editable")
+)
+
+
+def readable(error: ValidationError) -> str:
+    """pydantic's errors, one clause per setting: `top_k should be greater
+    than or equal to 1, got 0`. The alternatives of a union join with 'or'."""
+    by_setting: Dict[str, List[str]] = {}
+    inputs: Dict[str, Any] = {}
+    for detail in error.errors():
+        setting = ".".join(str(part) for part in detail["loc"][:1]) or "settings"
+        message = detail["msg"].removeprefix("Value error, ").removeprefix("Input ").removeprefix(f"{setting}")
+        messages = by_setting.setdefault(setting, [])
+        messages.append(message.lstrip(": ") if not messages else message.removeprefix("should be "))
+        inputs.setdefault(setting, detail.get("input"))
+    return "; ".join(
+        f"{setting} {' or '.join(dict.fromkeys(messages))}" + ("" if ", got " in messages[0] else f", got {inputs[setting]!r}")
+        for setting, messages in by_setting.items()
+    )
