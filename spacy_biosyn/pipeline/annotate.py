@@ -36,6 +36,20 @@ def tied_readings(readings: List[Reading], ranked: Dict[str, List[Candidate]]) -
     return [[LinkedPart(part, ranked[part]) for part in readings[i]] for i in tied]
 
 
+def chosen_in_document(
+    entities: List[Optional[List[List[LinkedPart]]]], resolve_shared_names: bool
+) -> List[Optional[List[LinkedPart]]]:
+    """The document-level choice, in one step, for each entity's tied
+    readings (None: no linker serves its label): with
+    `resolve_shared_names`, the reading the document supports
+    (readings_by_document), then each shared name read as the concept the
+    document names (resolved_by_document); without, the likeliest reading
+    and the dictionary's order."""
+    if not resolve_shared_names:
+        return [None if tied is None else tied[0] for tied in entities]
+    return resolved_by_document(readings_by_document(entities))
+
+
 def readings_by_document(entities: List[Optional[List[List[LinkedPart]]]]) -> List[Optional[List[LinkedPart]]]:
     """Each mention's reading, of those that tie (tied_readings), chosen by
     the rest of the document: the one whose parts' concepts the doc's

@@ -53,7 +53,7 @@ from ..ty import (
     Sieve,
     check_part,
 )
-from .annotate import annotate_span, readings_by_document, resolved_by_document, tied_readings
+from .annotate import annotate_span, chosen_in_document, tied_readings
 from .extensions import register_extensions
 from .namespaces import IdNamespaces
 from .reranker import MentionInContext
@@ -182,7 +182,7 @@ def make_biosyn_linker(
 
 # nil_threshold "auto": the threshold measured for an encoder (its label) and
 # lambda on both disease dev sets, gold spans and end to end
-# (benchmarks/nil_default.py; docs/record.md); none for any other, whose
+# (docs/record.md); none for any other, whose
 # scores lie on another scale.
 AUTO_NIL_THRESHOLDS = {("all-MiniLM-L6-v2", 0.125): 0.9}
 
@@ -534,42 +534,45 @@ class BiosynLinker(Pipe):
             route: dict(zip(texts, self.routes.linkers[route].rank(list(texts), self.pool_size)))
             for route, texts in wanted.items()
         }
-        links = []
-        for abbreviations, doc_routes, doc_readings, ents in zip(found, route_keys, readings, spans):
-            tied = [
-                tied_readings(span_readings, ranked[route]) if route is not None else None
-                for route, span_readings in zip(doc_routes, doc_readings)
-            ]
-            if self.resolve_shared_names:
-                entities = readings_by_document(tied)
-            else:
-                entities = [None if options is None else options[0] for options in tied]
-            links.append(DocLinks(abbreviations, entities, ents))
-        self._rerank_in_context(docs, links)
-        if self.resolve_shared_names:
-            links = [doc_links._replace(entities=resolved_by_document(doc_links.entities)) for doc_links in links]
-        return links
+        tied = [
+            [None if route is None else tied_readings(span_readings, ranked[route])
+             for route, span_readings in zip(doc_routes, doc_readings)]
+            for doc_routes, doc_readings in zip(route_keys, readings)
+        ]
+        if self.reranker is not None:
+            tied = self._rerank_in_context(docs, spans, tied)
+        return [
+            DocLinks(abbreviations, chosen_in_document(doc_tied, self.resolve_shared_names), ents)
+            for abbreviations, doc_tied, ents in zip(found, tied, spans)
+        ]
 
-    def _rerank_in_context(self, docs: Sequence[Doc], links: List[DocLinks]) -> None:
-        """Each linked part's candidates re-scored by the re-ranker with its
-        span's context (all parts of all docs in one call)."""
-        if self.reranker is None:
-            return
+    def _rerank_in_context(
+        self, docs: Sequence[Doc], spans: List[Tuple[Span, ...]], tied: List[List[Optional[List[List[LinkedPart]]]]]
+    ) -> List[List[Optional[List[List[LinkedPart]]]]]:
+        """The candidates of every part of every reading re-scored by the
+        re-ranker with its span's context, all docs in one call, before the
+        document chooses among them."""
         parts = [
-            (doc, span, entity, i)
-            for doc, doc_links in zip(docs, links)
-            for span, entity in zip(doc_links.spans, doc_links.entities) if entity is not None
-            for i in range(len(entity))
+            (doc, span, part)
+            for doc, ents, doc_tied in zip(docs, spans, tied)
+            for span, readings in zip(ents, doc_tied) if readings is not None
+            for reading in readings
+            for part in reading
         ]
         contexts = [
-            MentionInContext.in_text(doc.text, span.start_char, span.end_char, entity[i].text, self.reranker.context_chars)
-            for doc, span, entity, i in parts
+            MentionInContext.in_text(doc.text, span.start_char, span.end_char, part.text, self.reranker.context_chars)
+            for doc, span, part in parts
         ]
-        reranked = self.reranker.rerank(contexts, [entity[i].candidates for _, _, entity, i in parts])
-        for (_, _, entity, i), candidates in zip(parts, reranked):
-            entity[i] = entity[i]._replace(candidates=candidates)
+        reranked = iter(self.reranker.rerank(contexts, [part.candidates for _, _, part in parts]))
+        # The same walk as `parts`, so each part takes its own candidates back.
+        return [
+            [None if readings is None else [[part._replace(candidates=next(reranked)) for part in reading] for reading in readings]
+             for readings in doc_tied]
+            for doc_tied in tied
+        ]
 
     def set_annotations(self, docs: Sequence[Doc], links: List[DocLinks]) -> None:
+        top_k, nil_threshold, drop_nil, set_kb_id = self.top_k, self.nil_threshold, self.drop_nil, self.set_kb_id
         for doc, doc_links in zip(docs, links):
             doc._.biosyn_abbreviations = doc_links.abbreviations
             ents = list(doc_links.spans)
@@ -577,13 +580,13 @@ class BiosynLinker(Pipe):
             for i, (span, parts) in enumerate(zip(ents, doc_links.entities)):
                 if parts is None:  # no linker for its label: left as it came
                     continue
-                annotate_span(span, parts, self.top_k, self.nil_threshold, self.namespaced)
-                if self.drop_nil and span._.cui is None:
+                annotate_span(span, parts, top_k, nil_threshold, self.namespaced)
+                if drop_nil and span._.cui is None:
                     dropped.add(i)
-                elif self.set_kb_id:
+                elif set_kb_id:
                     # Extension values are keyed by offsets, so the new span keeps them.
                     ents[i] = Span(doc, span.start, span.end, label=span.label, kb_id=span._.cui or "")
-            if self.set_kb_id or dropped:
+            if set_kb_id or dropped:
                 doc.ents = [span for i, span in enumerate(ents) if i not in dropped]
 
     def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, float]:
