@@ -1,10 +1,13 @@
 """What both trainers share: the paths a config must give, the output
-folder, and the run log of dev checks that picks model-best."""
+folder, and the run log of dev checks that picks model-best and keeps its
+state."""
 import json
+import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from thinc.api import Config
+from wasabi import msg
 
 
 def required_path(paths: dict, key: str) -> str:
@@ -25,18 +28,31 @@ def start_output(config: Config, output_dir: Path) -> Path:
 class RunLog:
     """The dev checks of a run, one record each, written whole to
     OUTPUT/log.jsonl after every check (a killed run leaves whole lines);
-    the best is the first with the highest dev Acc@1."""
+    the best is the first with the highest dev Acc@1, and the model's state
+    at that check is kept for model-best. Both trainers log through it."""
 
     def __init__(self, output_dir: Path):
         self.path = Path(output_dir) / "log.jsonl"
         self.records: List[Dict[str, Any]] = []
         self.best: Optional[Dict[str, Any]] = None
+        self.best_state: Any = None
+        self.since = time.perf_counter()
 
-    def add(self, record: Dict[str, Any]) -> bool:
-        """Log a check; whether it is the best so far."""
+    def check(self, record: Dict[str, Any], line: str, state: Callable[[], Any]) -> bool:
+        """Log a dev check, its record timed from the end of the last one (the
+        run's time is their sum), and print `line` with that time; when it
+        is the best so far, keep `state()`, the model as it is now. Whether
+        it is the best."""
+        record = {**record, "seconds": round(time.perf_counter() - self.since, 1)}
         self.records.append(record)
         self.path.write_text("".join(json.dumps(r) + "\n" for r in self.records))
-        if self.best is None or record["dev_link_acc_1"] > self.best["dev_link_acc_1"]:
-            self.best = record
-            return True
-        return False
+        msg.text(f"{line} | {record['seconds']:.0f}s")
+        is_best = self.best is None or record["dev_link_acc_1"] > self.best["dev_link_acc_1"]
+        if is_best:
+            self.best, self.best_state = record, state()
+        self.since = time.perf_counter()
+        return is_best
+
+    @property
+    def last_is_best(self) -> bool:
+        return self.best is self.records[-1]

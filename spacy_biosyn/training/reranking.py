@@ -103,8 +103,8 @@ def train_reranker(config: Config, output_dir: Path) -> Dict[str, Any]:
     )
     log = RunLog(output_dir)
     start = time.perf_counter()
-    _record(log, 0, None, dev.first_stage_metrics, start, "first stage alone")
-    best_state = None
+    # The first stage alone is the check to beat; its state is no re-ranker (None).
+    _record(log, 0, None, dev.first_stage_metrics, "first stage alone", lambda: None)
     step, losses = 0, []
     for epoch in range(1, settings.epochs + 1):
         order = train.epoch_order(shuffle, settings.distinct_mentions)
@@ -119,13 +119,14 @@ def train_reranker(config: Config, output_dir: Path) -> Dict[str, Any]:
             step += 1
             if step % settings.eval_every == 0 or step == total:
                 model.eval()
-                if _record(log, step, float(np.mean(losses)), dev.metrics(), start, f"epoch {epoch}"):
-                    best_state = copy.deepcopy(model.state_dict())
+                _record(log, step, float(np.mean(losses)), dev.metrics(), f"epoch {epoch}",
+                        lambda: copy.deepcopy(model.state_dict()))
                 losses = []
                 model.train()
         model.eval()
     seconds = time.perf_counter() - start
     target = output_dir / "model-best"
+    best_state = log.best_state
     if best_state is None:
         msg.warn(f"No check beat the first stage alone on dev in {seconds:.0f}s; {target} is the first stage, without a re-ranker")
         save_pipeline(nlp, target)
@@ -235,17 +236,14 @@ class _DevSet:
         return rank
 
 
-def _record(log: RunLog, step: int, loss, metrics: Dict[str, float], start: float, stage: str) -> bool:
-    """Log a dev check, timed from the start; whether it is the best so far."""
+def _record(log: RunLog, step: int, loss, metrics: Dict[str, float], stage: str, state) -> bool:
+    """Log a dev check; whether it is the best so far (its `state()` kept)."""
     record = {
         "step": step, "stage": stage, "loss": loss,
         "dev_link_acc_1": metrics["link_acc_1"], "dev_link_acc_5": metrics["link_acc_5"],
-        "seconds": round(time.perf_counter() - start, 1),
     }
-    is_best = log.add(record)
     loss_text = "-" if loss is None else f"{loss:.4f}"
-    msg.text(
+    return log.check(record, (
         f"step {step:>5} ({stage}) | loss {loss_text} | dev acc@1 {100 * metrics['link_acc_1']:.2f} "
-        f"acc@5 {100 * metrics['link_acc_5']:.2f} | {record['seconds']:.0f}s"
-    )
-    return is_best
+        f"acc@5 {100 * metrics['link_acc_5']:.2f}"
+    ), state)

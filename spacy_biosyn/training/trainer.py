@@ -132,8 +132,6 @@ class Trainer:
         self.shuffle = torch.Generator().manual_seed(resolved["system"]["seed"])
         self.log = RunLog(self.output_dir)
         self.step = 0
-        self.since = 0.0  # when the last dev check ended; run() starts the clock
-        self.best_state: Optional[Dict[str, Any]] = None
 
     def run(self) -> Dict[str, Any]:
         start_output(self.config, self.output_dir)
@@ -142,7 +140,7 @@ class Trainer:
             f"{len(self.dev_queries)} dev queries; {self.device}, "
             f"{'bf16 autocast' if self._autocast_dtype() else 'fp32'}"
         )
-        start = self.since = time.perf_counter()
+        start = self.log.since = time.perf_counter()
         snapshot = self.check(0, None)
         for epoch in range(1, self.settings.epochs + 1):
             snapshot = self.train_epoch(epoch, snapshot.train_vectors)
@@ -156,9 +154,7 @@ class Trainer:
     def check(self, epoch: int, loss: Optional[float]) -> Snapshot:
         """Score dev with the model as it is now; keep its state if best."""
         snapshot = self.snapshot()
-        if self._record(epoch, loss, snapshot):
-            self.best_state = self._state()
-        self.since = time.perf_counter()
+        self._record(epoch, loss, snapshot)
         return snapshot
 
     def train_epoch(self, epoch: int, name_vectors: np.ndarray) -> Snapshot:
@@ -230,8 +226,7 @@ class Trainer:
         return [[Candidate(d.names[i], d.concepts[i], 0.0) for i in row] for row in mixed.tolist()]
 
     def _record(self, epoch, loss, snapshot: Snapshot) -> bool:
-        """Log a dev check, timed from the end of the last one; whether it is
-        the best so far."""
+        """Log a dev check; whether it is the best so far (its state kept)."""
         record = {
             "epoch": epoch,
             "step": self.step,
@@ -240,16 +235,13 @@ class Trainer:
             "dev_link_acc_5": snapshot.dev["link_acc_5"],
             f"dev_recall@{self.settings.k}": snapshot.dev["recall"],
             "sparse_weight": self.sparse_weight.item(),
-            "seconds": round(time.perf_counter() - self.since, 1),
         }
-        is_best = self.log.add(record)
         loss_text = "-" if loss is None else f"{loss:.4f}"
-        msg.text(
+        return self.log.check(record, (
             f"epoch {epoch:>2} step {self.step:>5} | loss {loss_text} | dev recall@{self.settings.k} {100 * snapshot.dev['recall']:.1f} "
             f"| dev acc@1 {100 * snapshot.dev['link_acc_1']:.2f} acc@5 {100 * snapshot.dev['link_acc_5']:.2f} "
-            f"| lambda {record['sparse_weight']:.3f} | {record['seconds']:.0f}s"
-        )
-        return is_best
+            f"| lambda {record['sparse_weight']:.3f}"
+        ), self._state)
 
     def _state(self) -> Dict[str, Any]:
         return {
@@ -265,12 +257,12 @@ class Trainer:
         self._save_pipeline(last, self.sparse_weight.item(), self.log.records[-1])
         target = self.output_dir / "model-best"
         best = self.log.best
-        if best["step"] == self.step:
+        if self.log.last_is_best:
             with replaced_atomically(target) as staging:
                 shutil.copytree(last, staging, dirs_exist_ok=True)
         else:
-            self.encoder.model.load_state_dict(self.best_state["model"])
-            self._save_pipeline(target, self.best_state["sparse_weight"], best)
+            self.encoder.model.load_state_dict(self.log.best_state["model"])
+            self._save_pipeline(target, self.log.best_state["sparse_weight"], best)
         msg.good(f"Saved {target} (epoch {best['epoch']}, step {best['step']}) and {last}")
 
     def _pipeline(self, sparse_weight: float, dev_vectors: Optional[np.ndarray] = None) -> Language:
