@@ -140,11 +140,25 @@ def test_tfidf_rows_holding_python_objects_are_never_unpickled(tmp_path, size):
         ExactIndex().from_disk(tmp_path / "index")
 
 
-def test_vectors_of_the_wrong_type_are_refused_naming_the_file(tmp_path):
+def _save_float64_vectors(folder, names_dense, names_sparse):
+    ExactIndex().build(names_dense, names_sparse).to_disk(folder)
+    np.save(folder / "vectors.npy", names_dense.astype(np.float64))
+
+
+def _save_an_approximate_index(folder, names_dense, names_sparse):
+    FaissIndex("HNSW32").build(names_dense, names_sparse).to_disk(folder)
+
+
+# Every refusal of ExactIndex.from_disk, each naming the file at fault; those
+# of a whole pipeline's save (checksums, files of other saves) are in test_serialization.py.
+@pytest.mark.parametrize("save, message", [
+    (_save_float64_vectors, r"vectors.npy holds float64"),
+    (_save_an_approximate_index, r"dense.faiss is a faiss IndexHNSWFlat"),
+])
+def test_an_index_folder_that_is_not_an_exact_index_is_refused_naming_the_file(tmp_path, save, message):
     names_dense, names_sparse, _, _ = random_problem(seed=9)
-    ExactIndex().build(names_dense, names_sparse).to_disk(tmp_path / "index")
-    np.save(tmp_path / "index" / "vectors.npy", names_dense.astype(np.float64))
-    with pytest.raises(ValueError, match=r"vectors.npy holds float64"):
+    save(tmp_path / "index", names_dense, names_sparse)
+    with pytest.raises(ValueError, match=message):
         ExactIndex().from_disk(tmp_path / "index")
 
 
@@ -194,13 +208,6 @@ def test_an_unknown_faiss_factory_is_named():
     names_dense, names_sparse, _, _ = random_problem(seed=1)
     with pytest.raises(ValueError, match="'HNSW,nonsense'"):
         FaissIndex("HNSW,nonsense").build(names_dense, names_sparse)
-
-
-def test_an_approximate_index_is_not_loaded_as_an_exact_one(tmp_path):
-    names_dense, names_sparse, _, _ = random_problem(seed=2)
-    FaissIndex("HNSW32").build(names_dense, names_sparse).to_disk(tmp_path / "index")
-    with pytest.raises(ValueError, match=r"dense.faiss is a faiss IndexHNSWFlat"):
-        ExactIndex().from_disk(tmp_path / "index")
 
 
 def test_pooled_sparse_scores_equal_the_full_product():
