@@ -1,6 +1,6 @@
 """Index back-ends side by side on one pipeline's stored name vectors (issue 5).
 
-    python benchmarks/backends.py PIPELINE [--dataset ncbi-disease] [--factories HNSW32,SQfp16 ...]
+    python -m benchmarks.backends PIPELINE [--dataset ncbi-disease] [--factories HNSW32,SQfp16 ...]
                                            [--sparse-dims 0 64]
 
 For the exact index and each faiss factory string: build time (from the
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import spacy
 
-from common import parser, pct, print_table
+from benchmarks.common import parser, pct, print_table
 from spacy_biosyn.corpus import read_concept_queries
 from spacy_biosyn.evaluation.queries import evaluate
 from spacy_biosyn.kb.faiss_index import FaissIndex

@@ -6,8 +6,10 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # benchmarks never reach a hub
 
+# The checkout: scripts that start a fresh process run `python -m benchmarks.NAME` from here.
+REPO = Path(__file__).resolve().parents[1]
 # The BioSyn datasets' folder: $SPACY_BIOSYN_DATA, else the shared data beside the checkout.
-DATA = Path(os.environ.get("SPACY_BIOSYN_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+DATA = Path(os.environ.get("SPACY_BIOSYN_DATA", REPO.parent / "shared" / "data"))
 # The raw PubTator abstracts of each disease dataset, relative to DATA.
 RAW_ABSTRACTS = {
     "ncbi-disease": {
@@ -55,11 +57,13 @@ def pct(fraction: float, digits: int = 2) -> str:
 
 
 def print_table(header, rows) -> None:
+    """A Markdown table, aligned for the terminal: `python -m benchmarks`
+    pastes it into docs/benchmarks.md as it is."""
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
     for i, row in enumerate([header, *rows]):
-        print(" | ".join(str(x).ljust(w) for x, w in zip(row, widths)))
+        print("| " + " | ".join(str(x).ljust(w) for x, w in zip(row, widths)) + " |")
         if i == 0:
-            print("-|-".join("-" * w for w in widths))
+            print("|-" + "-|-".join("-" * w for w in widths) + "-|")
 
 
 def memory_gib(field: str) -> float:

@@ -1,7 +1,7 @@
 """Raw text in, IDs out: text pipelines (NER + linker) scored on a dataset's
 raw dev abstracts, one row each, and the spans one changes against another.
 
-    python benchmarks/end_to_end.py DATASET NAME=PIPELINE [NAME=PIPELINE ...] [--label Disease [--label Chemical]] [--changes 10]
+    python -m benchmarks.end_to_end DATASET NAME=PIPELINE [NAME=PIPELINE ...] [--label Disease [--label Chemical]] [--changes 10]
 
 For each pipeline: NER P/R/F strict (exact span and type) and lenient (a
 predicted span overlapping a gold one of its type), linking P/R/F (strict,
@@ -13,7 +13,7 @@ and the other way round (broken), with --changes examples each.
 """
 import time
 
-from common import RAW_ABSTRACTS, parser, print_table
+from benchmarks.common import RAW_ABSTRACTS, parser, print_table
 
 
 def main() -> None:

@@ -2,7 +2,7 @@
 environment runs this file: import spacy, spacy.load, one sentence with two
 entities, and which heavy libraries the process imported along the way.
 
-    ENV/bin/python benchmarks/first_link.py PIPELINE
+    ENV/bin/python -m benchmarks.first_link PIPELINE
 
 Run it with the python of an environment made as a user who only links
 makes one (`pip install "spacy-biosyn[onnx,minilm]"`), where spaCy finds

@@ -4,7 +4,7 @@ worker; then a run killed (SIGKILL) halfway and re-run, whose rows must be
 those of the uninterrupted run: the same rows, IDs and candidates, scores
 to float tolerance (BLAS's last bits differ between processes).
 
-    python benchmarks/link_corpus.py PIPELINE [--input GLOB] --workdir DIR \
+    python -m benchmarks.link_corpus PIPELINE [--input GLOB] --workdir DIR \
         [--runs local:1 local:2 ray:1 ray:2 dask:1 dask:2] [--shard-size 100] [--kill-after 8]
 
 INPUT defaults to the NCBI Disease and BC5CDR train and dev abstracts.
@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import DATA, parser, print_table
+from benchmarks.common import DATA, parser, print_table
 from spacy_biosyn.corpus_linking import link_corpus, read_rows, row_differences
 
 GIB = 2**30

@@ -1,7 +1,7 @@
 """Vocabulary readers: names, concepts and load time of each, and MEDIC read
 from its raw file against BioSyn's train_dictionary.txt on NCBI Disease dev.
 
-    python benchmarks/readers.py [--no-score]
+    python -m benchmarks.readers [--no-score]
 
 No UMLS, OBO or scispaCy file can be had offline, so the raw MEDIC file is
 also written out in each of those formats (and as CTD's TSV), one concept a
@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import spacy
 
-from common import offline_minilm, parser, pct, print_table
+from benchmarks.common import offline_minilm, parser, pct, print_table
 from spacy_biosyn import IdPreference, read_biosyn, read_medic, read_obo, read_scispacy_kb, read_umls
 from spacy_biosyn.corpus import pubtator_to_examples, read_concept_queries, read_pubtator
 from spacy_biosyn.evaluation.queries import evaluate, evaluate_examples

@@ -1,6 +1,6 @@
 """Index back-ends on a dictionary of millions of names (issue 5, benchmark 2).
 
-    python benchmarks/scale.py PIPELINE [--names 4000000] [--backends exact ivf-sq8 ...]
+    python -m benchmarks.scale PIPELINE [--names 4000000] [--backends exact ivf-sq8 ...]
                                         [--workdir benchmarks/.scale] [--plot FILE.png]
 
 The dictionary is PIPELINE's own (MEDIC, 72,887 names, with their real
@@ -32,7 +32,7 @@ import numpy as np
 import srsly
 from scipy import sparse
 
-from common import memory_gib, parser, pct, print_table
+from benchmarks.common import REPO, memory_gib, parser, pct, print_table
 
 
 def _faiss(factory: str, **search) -> dict:
@@ -205,8 +205,8 @@ def _run_stage(stage: str, work: Path, backend: str, rerun: bool, *extra: str) -
     saved = work / f"{backend}.{stage}.json"
     if rerun or not saved.exists():
         out = subprocess.run(
-            [sys.executable, __file__, f"--{stage}", str(work), backend, *extra],
-            check=True, stdout=subprocess.PIPE, text=True,
+            [sys.executable, "-m", "benchmarks.scale", f"--{stage}", str(work), backend, *extra],
+            check=True, stdout=subprocess.PIPE, text=True, cwd=REPO,
         ).stdout
         saved.write_text(out.strip().splitlines()[-1])
     return json.loads(saved.read_text())

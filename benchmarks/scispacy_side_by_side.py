@@ -1,6 +1,6 @@
 """spacy-biosyn beside scispacy's linker on the same dictionary (issue 5, benchmark 4).
 
-    python benchmarks/scispacy_side_by_side.py PIPELINE [PIPELINE ...] --scispacy-python VENV/bin/python
+    python -m benchmarks.scispacy_side_by_side PIPELINE [PIPELINE ...] --scispacy-python VENV/bin/python
                                                [--dataset ncbi-disease]
 
 scispacy pins numpy < 2 and its index builder needs scipy < 1.11 (Python
@@ -33,7 +33,7 @@ SCISPACY_THRESHOLD = 0.7  # scispacy's default, reported as the share of mention
 
 
 def main() -> None:
-    from common import parser, pct, print_table
+    from benchmarks.common import REPO, parser, pct, print_table
 
     from spacy_biosyn.accuracy import accuracy
     from spacy_biosyn.corpus import read_concept_queries
@@ -56,9 +56,9 @@ def main() -> None:
             *((f"spacy-biosyn ({pipeline})", sys.executable, str(pipeline)) for pipeline in args.pipelines),
         ):
             out = subprocess.run(
-                [python, __file__, "--link", system.split()[0], str(dictionary), str(texts),
+                [python, "-m", "benchmarks.scispacy_side_by_side", "--link", system.split()[0], str(dictionary), str(texts),
                  pipeline, str(Path(tmp) / "index")],
-                check=True, stdout=subprocess.PIPE, text=True,
+                check=True, stdout=subprocess.PIPE, text=True, cwd=REPO,
             ).stdout
             result = json.loads(out.strip().splitlines()[-1])
             ranked = iter([[Candidate("", (tuple(cuis),), s) for cuis, s in r] for r in result["ranked"]])
@@ -146,7 +146,7 @@ def _single_entity_docs(nlp, texts):
 
 
 def _link_main() -> None:
-    from common import memory_gib
+    from benchmarks.common import memory_gib
 
     system, dictionary, texts, pipeline, index_dir = sys.argv[2:]
     texts = json.loads(Path(texts).read_text())

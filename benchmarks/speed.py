@@ -1,6 +1,6 @@
 """Speed and memory of the linker on this machine.
 
-    python benchmarks/speed.py [--pipeline DIR | --dictionary FILE [--onnx [--quantize]]] [--index FACTORY [--sparse-dims N]]
+    python -m benchmarks.speed [--pipeline DIR | --dictionary FILE [--onnx [--quantize]]] [--index FACTORY [--sparse-dims N]]
                                [--profile] [--save DIR]
 
 0. the CPU's model and the flags that decide which number formats run
@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import spacy
 
-from common import RAW_ABSTRACTS, cpu_description, offline_minilm, parser, print_table
+from benchmarks.common import RAW_ABSTRACTS, cpu_description, offline_minilm, parser, print_table
 from spacy_biosyn.corpus import pubtator_to_doc, read_pubtator
 from spacy_biosyn.preprocess.text import normalize
 

@@ -1,6 +1,6 @@
 """Tables of finished training runs, from their config.cfg and log.jsonl.
 
-    python benchmarks/training_runs.py training/ncbi-s0 training/ncbi-s1 ... [--epochs]
+    python -m benchmarks.training_runs training/ncbi-s0 training/ncbi-s1 ... [--epochs]
 
 One row per run (setting, dev Acc@1/Acc@5 at the start, at the best dev
 check and at the last, time per epoch), the mean and spread over the runs
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from spacy.util import load_config
 
-from common import pct, print_table
+from benchmarks.common import pct, print_table
 
 
 def main() -> None:

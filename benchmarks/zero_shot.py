@@ -1,7 +1,7 @@
 """Zero-shot Acc@1/Acc@5 on BioSyn's processed dev queries (BioSyn protocol:
 dev queries scored against dev_dictionary.txt).
 
-    python benchmarks/zero_shot.py [--datasets ncbi-disease bc5cdr-disease]
+    python -m benchmarks.zero_shot [--datasets ncbi-disease bc5cdr-disease]
 
 Rows: tf-idf alone; the encoder alone with [CLS] or mean pooling and cosine
 (plus [CLS] with raw inner product, BioSyn's choice for BioBERT); and
@@ -10,7 +10,7 @@ S = dense + lambda * sparse for a sweep of lambda.
 import time
 
 import numpy as np
-from common import offline_minilm, parser, pct, print_table
+from benchmarks.common import offline_minilm, parser, pct, print_table
 
 from spacy_biosyn.corpus import read_concept_queries
 from spacy_biosyn.encoders.transformer import TransformerEncoder

@@ -2,7 +2,7 @@
 each run once and judged.
 
 A case is made from a seeded `random.Random`, so the suite (test_fuzz.py,
-driven by hypothesis) and the benchmark (benchmarks/fuzz.py, thousands of
+driven by hypothesis) and the benchmark (benchmarks/stress/fuzz.py, thousands of
 seeds in a watched worker process that may crash or hang) run the same
 cases. `run_case` returns an outcome:
 - "ok";

@@ -1,7 +1,7 @@
 """Property-based: random documents, spans, dictionaries, corpora,
 configs and raw texts through a text pipeline never crash the process, hang, fail unclearly or link wrongly.
 Cases run in a child process (fuzzing.Worker), so a crash in native code
-fails its case, not the run. benchmarks/fuzz.py runs thousands of them."""
+fails its case, not the run. benchmarks/stress/fuzz.py runs thousands of them."""
 import random
 
 import pytest
@@ -26,7 +26,7 @@ def test_random_cases_are_handled(worker, category):
               suppress_health_check=[HealthCheck.too_slow])
     @given(seed=st.integers(0, 2**31 - 1))
     def case(seed):
-        assert worker.run(category, seed) == "ok", f"python benchmarks/fuzz.py --replay {category}:{seed}"
+        assert worker.run(category, seed) == "ok", f"python -m benchmarks.stress.fuzz --replay {category}:{seed}"
 
     case()
 

@@ -1,9 +1,9 @@
 """The fuzz suite's benchmark mode: thousands of random cases (tests/fuzzing.py)
 in a watched worker process, counted by outcome.
 
-    python benchmarks/fuzz.py [--cases 10000] [--checkout DIR] [--timeout 120]
-    python benchmarks/fuzz.py --only texts --text-pipeline PIPELINE_DIR [--cases 500]
-    python benchmarks/fuzz.py --replay documents:443
+    python -m benchmarks.stress.fuzz [--cases 10000] [--checkout DIR] [--timeout 120]
+    python -m benchmarks.stress.fuzz --only texts --text-pipeline PIPELINE_DIR [--cases 500]
+    python -m benchmarks.stress.fuzz --replay documents:443
 
 Cases are split over the categories (documents 30%, spans, dictionaries and
 corpora 20% each, configs 10%), seeds 0.. in each. A worker that dies is a
@@ -15,18 +15,14 @@ commit in a git worktree, for a before/after table.
 """
 import argparse
 import os
-import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parents[1] / "tests"
-sys.path.insert(0, str(TESTS))
-
-from common import print_table  # noqa: E402
-from helpers import make_tiny_encoder  # noqa: E402
-from fuzzing import CATEGORIES, Context, Worker, run_case  # noqa: E402
+from benchmarks.common import print_table
+from tests.fuzzing import CATEGORIES, Context, Worker, run_case
+from tests.helpers import make_tiny_encoder
 
 SHARES = {"documents": 0.3, "spans": 0.2, "dictionaries": 0.2, "corpora": 0.2, "configs": 0.1, "texts": 0.0}
 OUTCOMES = ("crash", "hang", "unclear error", "wrong result")

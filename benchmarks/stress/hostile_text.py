@@ -4,7 +4,7 @@ two processes, link-corpus with two workers of two threads, and
 --gold-spans rows beside a pipeline that drops unlinked spans. Each case
 runs in a fresh process with a time limit, so a hang is a row, not a stop.
 
-    python benchmarks/hostile_text.py PIPELINE [--docs 40] [--limit 600] [--checkout DIR]
+    python -m benchmarks.stress.hostile_text PIPELINE [--docs 40] [--limit 600] [--checkout DIR]
 
 --checkout runs the same cases against another checkout of spacy-biosyn
 (its package first on the path), e.g. an older commit in a git worktree.
@@ -19,7 +19,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from common import RAW_ABSTRACTS, cpu_description, parser, print_table
+from benchmarks.common import RAW_ABSTRACTS, cpu_description, parser, print_table
 
 LONG_TOKEN = textwrap.dedent("""
     import sys, time, spacy

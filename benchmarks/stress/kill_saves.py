@@ -1,7 +1,7 @@
 """Saves killed at random points: after each kill the pipeline on disk must
 load whole and link as before.
 
-    python benchmarks/kill_saves.py PIPELINE [--kills 20] [--build-names 3000]
+    python -m benchmarks.stress.kill_saves PIPELINE [--kills 20] [--build-names 3000]
 
 `to_disk`: a process loads PIPELINE's copy and saves it over itself in a
 loop (the component's `to_disk` and `save_pipeline`, in turn); it is killed
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import spacy
 
-from common import RAW_ABSTRACTS, offline_minilm, parser, print_table
+from benchmarks.common import RAW_ABSTRACTS, offline_minilm, parser, print_table
 from spacy_biosyn.corpus import pubtator_to_examples, read_pubtator
 
 SAVING = textwrap.dedent("""

@@ -3,14 +3,14 @@ spans: seconds, mentions/s, whether the links (IDs, kb_ents and candidate
 names in order) are identical, and the largest score difference: the
 encoder's float32 arithmetic depends on the batch, by about 1e-6.
 
-    python benchmarks/processes.py PIPELINE [--dataset ncbi-disease] [--processes 1 2]
+    python -m benchmarks.stress.processes PIPELINE [--dataset ncbi-disease] [--processes 1 2]
 """
 import time
 from pathlib import Path
 
 import spacy
 
-from common import RAW_ABSTRACTS, parser, print_table
+from benchmarks.common import RAW_ABSTRACTS, parser, print_table
 from spacy_biosyn.corpus import pubtator_to_examples, read_pubtator
 
 

@@ -49,7 +49,7 @@ class AliasCountReranker(ConceptScorerBase):
         # Scores stay near S, so one NIL threshold serves both rankings.
         # MiniEL's ratio on MedMentions (5 : 0.1 : 0.05 = 1 : 0.02 : 0.01)
         # lets MEDIC's many-synonym concepts win; a 10x lighter count and
-        # mean were best on NCBI and BC5CDR dev (benchmarks/strategies.py).
+        # mean were best on NCBI and BC5CDR dev (docs/record.md#search-strategies).
         super().__init__(pool_size)
         self.weights = (name_weight, mean_weight, count_weight)
 

@@ -7,7 +7,7 @@ names that a bound leaves able to reach the top k. On MEDIC's 72k names
 that is about four times faster than faiss's flat search of a candidate
 pool, which spent its time keeping heaps. The vectors are held column-major
 (each dimension's values for all names side by side), which halves the
-product's time for the few mentions of one doc (benchmarks/name_product.py),
+product's time for the few mentions of one doc (docs/record.md),
 and saved so as a .npy file that is memory-mapped at load: loading reads no
 vector until a search needs it.
 
