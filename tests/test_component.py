@@ -1,8 +1,7 @@
+import re
 import shutil
 import subprocess
 import sys
-
-import re
 
 import pytest
 import spacy
@@ -586,3 +585,18 @@ def test_configure_linker_changes_the_pipe_and_its_saved_config_together(nlp, tm
     assert nlp.config["components"]["biosyn_linker"]["nil_threshold"] == 9.5 and pipe.top_k == 5  # nothing changed
     with pytest.raises(ValueError, match="top_k should be greater than or equal to 1, got 0"):
         pipe.top_k = 0  # an attribute is checked as the config is
+
+
+def test_each_string_is_looked_up_among_the_names_once(tiny_encoder, tmp_path, monkeypatch):
+    # "breast and ovarian cancer" names a syndrome too: preprocessing asks
+    # whether it is a name (it is, so it is read whole and as its parts), and
+    # ranking needs the rows of the same strings: one lookup serves both.
+    dictionary = tmp_path / "names.txt"
+    dictionary.write_text(MULTI_ID + "D061325||breast and ovarian cancer\n")
+    nlp = make_nlp(tiny_encoder, str(dictionary), cache_size=0)
+    looked_up = []
+    row = Dictionary.row
+    monkeypatch.setattr(Dictionary, "row", lambda self, name: looked_up.append(name) or row(self, name))
+    text = "Breast cancer, breast and ovarian cancer."
+    nlp.get_pipe("biosyn_linker")(doc_with_ents(nlp, text, "Breast cancer", "breast and ovarian cancer"))
+    assert sorted(looked_up) == ["breast and ovarian cancer", "breast cancer", "ovarian cancer"]

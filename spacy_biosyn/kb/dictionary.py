@@ -427,3 +427,20 @@ def split_cuis(field: str) -> Concept:
     """'D001|613097' -> ('D001', '613097'); '+' joins the IDs of a composite
     mention's parts in some corpora and is split alike."""
     return tuple(dict.fromkeys(c.strip() for c in field.replace("+", "|").split("|") if c.strip()))
+
+
+class NameRows(dict):
+    """The rows of normalized strings among a dictionary's names, each string
+    looked up once: preprocessing asks whether a string is a name, and the
+    linker then takes the rows of the strings it ranks from here."""
+
+    def __init__(self, dictionary: Dictionary):
+        super().__init__()
+        self.dictionary = dictionary
+
+    def __missing__(self, text: str) -> Optional[int]:
+        row = self[text] = self.dictionary.row(text)
+        return row
+
+    def is_name(self, text: str) -> bool:
+        return self[text] is not None

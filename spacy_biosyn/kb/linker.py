@@ -21,7 +21,7 @@ from ..checks import is_whole_number
 from ..errors import DictionaryError, MismatchError
 from ..storage import file_sha256, read_saved_json
 from ..ty import Candidate, Encoder, SearchIndex
-from .dictionary import Dictionary, read_details, write_details
+from .dictionary import Dictionary, NameRows, read_details, write_details
 from .index import SPARSE_FILE as _SPARSE_FILE
 from .index import ExactIndex
 from .knowledge_base import KnowledgeBase
@@ -174,9 +174,11 @@ class Linker:
         rows = np.array(rows, dtype=np.int64)
         self._synonym_index.build(self.index.reconstruct(rows), self.index.sparse_vectors[rows])
 
-    def rank(self, texts: Sequence[str], k: int) -> List[List[Candidate]]:
+    def rank(self, texts: Sequence[str], k: int, rows: Optional[NameRows] = None) -> List[List[Candidate]]:
         """The k best candidates for each normalized text, best first. Each
-        distinct text is encoded once; an empty text gets no candidates."""
+        distinct text is encoded once; an empty text gets no candidates.
+        `rows`: the texts' rows among the names as already looked up (by
+        preprocessing), for this linker's dictionary."""
         if not self.is_ready:
             raise RuntimeError("the linker has no dictionary: call nlp.initialize() first")
         self.cache.check((self.encoder, self.index, self.sparse, self.dictionary, self.synonyms, self.sparse_weight))
@@ -189,7 +191,7 @@ class Linker:
             else:
                 ranked[text] = found
         if unique:
-            dense_q, sparse_q = self._queries(unique)
+            dense_q, sparse_q = self._queries(unique, rows)
             scorer = self.concept_scorer
             pool = k if scorer is None else max(k, scorer.pool_size)
             found = self._search(self.index, self.dictionary, dense_q, sparse_q, pool)
@@ -203,13 +205,15 @@ class Linker:
                 self.cache.put((text, k), candidates)
         return [list(ranked[t]) for t in texts]
 
-    def _queries(self, texts: List[str]) -> Tuple[np.ndarray, csr_matrix]:
+    def _queries(self, texts: List[str], rows: Optional[NameRows] = None) -> Tuple[np.ndarray, csr_matrix]:
         """The dense vectors and tf-idf rows of normalized texts. A text that
         is one of the names already has both in the index (a string encodes
         to the same vector whoever asks, up to batch noise of about 1e-6, far
         below the tie tolerance; its tf-idf row is the same exactly), so only
         the others are encoded."""
-        rows = [self.dictionary.row(text) for text in texts]
+        if rows is None or rows.dictionary is not self.dictionary:
+            rows = NameRows(self.dictionary)
+        rows = [rows[text] for text in texts]
         known = [i for i, row in enumerate(rows) if row is not None]
         new = [i for i, row in enumerate(rows) if row is None]
         known_rows = np.array([rows[i] for i in known], dtype=np.int64)

@@ -33,7 +33,7 @@ from ..accuracy import UNSCORED_CUIS, link_scores
 from ..checks import takes_arguments
 from ..corpus import read_id_usage, read_synonyms
 from ..encoders.base import DEFAULT_ENCODER_NAME, encoder_label
-from ..kb.dictionary import Dictionary
+from ..kb.dictionary import Dictionary, NameRows
 from ..kb.knowledge_base import KnowledgeBase
 from ..kb.linker import Linker
 from ..kb.vocabularies import VocabularyReader, read_vocabulary
@@ -509,6 +509,9 @@ class BiosynLinker(Pipe):
         if not self.routes.is_ready:
             raise RuntimeError(f"{self.name} has no dictionary: call nlp.initialize() first")
         found, route_keys, readings, spans = [], [], [], []
+        # Per route, each string's row among the names, looked up once for
+        # preprocessing's question (is it a name?) and the ranking alike.
+        name_rows = {key: NameRows(linker.dictionary) for key, linker in self.routes.linkers.items() if linker.is_ready}
         for doc in docs:
             ents = doc.ents  # read once per doc: each read walks every token
             spans.append(ents)
@@ -522,7 +525,7 @@ class BiosynLinker(Pipe):
             route_keys.append(doc_routes)
             readings.append([
                 None if route is None
-                else self.preprocessor.readings(span.text, long_forms, self.routes.linkers[route].dictionary.__contains__)
+                else self.preprocessor.readings(span.text, long_forms, name_rows[route].is_name)
                 for span, route in zip(ents, doc_routes)
             ])
         wanted: Dict[str, Dict[str, None]] = {}
@@ -531,7 +534,7 @@ class BiosynLinker(Pipe):
                 if route is not None:
                     wanted.setdefault(route, {}).update(dict.fromkeys(p for reading in span_readings for p in reading))
         ranked = {
-            route: dict(zip(texts, self.routes.linkers[route].rank(list(texts), self.pool_size)))
+            route: dict(zip(texts, self.routes.linkers[route].rank(list(texts), self.pool_size, name_rows[route])))
             for route, texts in wanted.items()
         }
         tied = [
