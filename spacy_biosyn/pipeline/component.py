@@ -22,6 +22,7 @@ import warnings
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
+import numpy as np
 from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.scorer import Scorer
@@ -36,6 +37,7 @@ from ..encoders.base import DEFAULT_ENCODER_NAME, encoder_label
 from ..kb.dictionary import Dictionary, NameRows
 from ..kb.knowledge_base import KnowledgeBase
 from ..kb.linker import Linker
+from ..kb.sparse import SparseEncoder
 from ..kb.vocabularies import VocabularyReader, read_vocabulary
 from ..names import PIPE_NAME
 from ..preprocess.abbreviations import detect_abbreviations
@@ -381,12 +383,20 @@ class BiosynLinker(Pipe):
         if corrections is not None:
             self.preprocessor.corrections = read_corrections(corrections)
 
-    def set_dictionary(self, dictionary: Union[Dictionary, VocabularySource, Path]) -> None:
+    def set_dictionary(
+        self,
+        dictionary: Union[Dictionary, VocabularySource, Path],
+        *,
+        sparse: Optional[SparseEncoder] = None,
+        vectors: Optional[np.ndarray] = None,
+    ) -> None:
         """Re-index against another dictionary, keeping encoder and tf-idf:
-        BioSyn scores dev against dev_dictionary.txt with the trained model."""
+        BioSyn scores dev against dev_dictionary.txt with the trained model.
+        A trainer gives its own fitted tf-idf (`sparse`) and the names'
+        `vectors` it has just encoded with this encoder."""
         if not isinstance(dictionary, Dictionary):
             dictionary = read_vocabulary(dictionary)
-        self.routes.build(None, dictionary, refit_sparse=False)
+        self.routes.build(None, dictionary, refit_sparse=False, sparse=sparse, vectors=vectors)
 
     def add_route(self, label: str, vocabulary: Union[Dictionary, VocabularySource, Path]) -> None:
         """Link spans of `label` (any case) against their own vocabulary from

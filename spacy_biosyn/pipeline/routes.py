@@ -76,12 +76,13 @@ class Routes:
         folded = [label.casefold() for label in labels]
         self.linkers = {key: self.linkers.get(key) or self.new_linker() for key in (DEFAULT, *folded)}
 
-    def build(self, label: Optional[str], vocabulary: Dictionary, refit_sparse: bool = True) -> None:
+    def build(self, label: Optional[str], vocabulary: Dictionary, refit_sparse: bool = True, **given) -> None:
         """Index `vocabulary` for the spans of `label` (None: the default
-        linker, rebuilt in place; `refit_sparse` False keeps its tf-idf)."""
+        linker, rebuilt in place; `refit_sparse` False keeps its tf-idf;
+        `given`: Linker.build's `vectors` and `sparse`)."""
         vocabulary = self.with_preferred_ids(vocabulary)
         if label is None:
-            self.default.build(vocabulary, refit_sparse=refit_sparse)
+            self.default.build(vocabulary, refit_sparse=refit_sparse, **given)
             return
         linker = self.new_linker()
         linker.build(vocabulary)

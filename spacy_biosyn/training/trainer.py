@@ -274,7 +274,7 @@ class Trainer:
             config={"encoder": dict(self.config["encoder"]), "sparse_weight": sparse_weight},
         )
         pipe.set_encoder(self.encoder, reencode=False)
-        pipe.linker.build(self.dev_dictionary, vectors=dev_vectors, sparse=self.sparse)
+        pipe.set_dictionary(self.dev_dictionary, sparse=self.sparse, vectors=dev_vectors)
         return nlp
 
     def _save_pipeline(self, path: Path, sparse_weight: float, record: Dict[str, Any]) -> None:
