@@ -356,6 +356,7 @@ def onnx(
 
     from .encoders.onnx import OnnxEncoder
     from .encoders.transformer import TransformerEncoder
+    from .pipeline.component import configure_linker
     from .storage import save_pipeline
 
     _check_output_dir(output_dir)
@@ -364,11 +365,9 @@ def onnx(
     source = pipe.linker.encoder
     if not isinstance(source, TransformerEncoder):
         msg.fail(f"{pipeline_dir}: its encoder is not a PyTorch one ({type(source).__name__}); convert the pipeline it came from", exits=1)
-    settings = {**source.settings, "quantize": quantize}
-    encoder = OnnxEncoder(**settings).export(source)
+    encoder = OnnxEncoder(**source.settings, quantize=quantize).export(source)
     start = time.perf_counter()
-    pipe.set_encoder(encoder, reencode=quantize)
-    nlp.get_pipe_config(PIPE_NAME)["encoder"] = {"@misc": "spacy_biosyn.OnnxEncoder.v1", **settings}
+    configure_linker(nlp, encoder=encoder, reencode=quantize)
     save_pipeline(nlp, output_dir)
     reencoded = f"; names re-encoded in {time.perf_counter() - start:.1f}s" if quantize else ""
     msg.good(f"ONNX encoder{' (int8)' if quantize else ''} saved with the pipeline to {output_dir}{reencoded}")
@@ -616,14 +615,12 @@ def _index_and_save(nlp: "Language", index: Callable[[], None], output_dir: Path
 
 
 def _portable_encoder(nlp: "Language") -> None:
-    """The saved config.cfg names the encoder by its name (a local folder's
-    last part) and on no device of this machine, so that the pipeline loads
-    anywhere and says what it was built from: its weights are saved with it."""
-    encoder = nlp.get_pipe_config(PIPE_NAME).get("encoder")
-    if isinstance(encoder, dict) and Path(str(encoder.get("name", ""))).is_absolute():
-        encoder["name"] = Path(encoder["name"]).name
-    if isinstance(encoder, dict) and "device" in encoder:
-        encoder["device"] = "auto"  # --device was where this build ran: the pipeline loads on any machine
+    """The saved config.cfg names the encoder as its config_block does: by
+    its name (a local folder's last part) and on no device of this machine,
+    so that the pipeline loads anywhere and says what it was built from."""
+    from .pipeline.component import configure_linker
+
+    configure_linker(nlp, encoder=nlp.get_pipe(PIPE_NAME).linker.encoder)
 
 
 def _check_output_dir(output_dir: Path) -> None:

@@ -2,7 +2,9 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
 import spacy
 from helpers import TEXT, doc_with_ents, make_nlp
@@ -585,6 +587,25 @@ def test_configure_linker_changes_the_pipe_and_its_saved_config_together(nlp, tm
     assert nlp.config["components"]["biosyn_linker"]["nil_threshold"] == 9.5 and pipe.top_k == 5  # nothing changed
     with pytest.raises(ValueError, match="top_k should be greater than or equal to 1, got 0"):
         pipe.top_k = 0  # an attribute is checked as the config is
+
+
+def test_configure_linker_swaps_the_encoder_and_names_it_in_the_saved_config(nlp, tmp_path, other_tiny_encoder):
+    from spacy_biosyn import configure_linker
+    from spacy_biosyn.encoders.transformer import TransformerEncoder
+
+    pipe = nlp.get_pipe("biosyn_linker")
+    names = pipe.linker.dictionary.names[:3]
+    before = pipe.linker.index.reconstruct(np.arange(3))
+    encoder = TransformerEncoder(other_tiny_encoder).load()
+    configure_linker(nlp, encoder=encoder, reencode=True)
+    assert not np.allclose(pipe.linker.index.reconstruct(np.arange(3)), before)  # every name re-encoded
+    block = nlp.config["components"]["biosyn_linker"]["encoder"]
+    assert block["@misc"] == "spacy_biosyn.TransformerEncoder.v1" and block["name"] == Path(other_tiny_encoder).name
+    nlp.to_disk(tmp_path / "p")
+    loaded = spacy.load(tmp_path / "p").get_pipe("biosyn_linker")
+    np.testing.assert_allclose(loaded.linker.encoder.encode(list(names)), encoder.encode(list(names)), atol=1e-5)
+    with pytest.raises(ValueError, match="a linker needs an encoder"):
+        configure_linker(nlp, encoder=None)
 
 
 def test_each_string_is_looked_up_among_the_names_once(tiny_encoder, tmp_path, monkeypatch):

@@ -34,6 +34,9 @@ class EncoderBase:
     """The settings both encoders take; what the linker needs of an encoder
     is spacy_biosyn.ty.Encoder."""
 
+    # The registered function that makes the encoder from its config_block.
+    registered_name = ""
+
     def __init__(self, name: str, pooling: str, similarity: str, max_length: int, batch_size: int):
         check_settings(pooling, similarity, max_length, batch_size)
         self.name = name
@@ -53,6 +56,17 @@ class EncoderBase:
             "max_length": self.max_length,
             "batch_size": self.batch_size,
         }
+
+    @property
+    def config_block(self) -> dict:
+        """This encoder as a saved pipeline's config names it. Its weights are
+        saved with the pipeline, so a local folder is named by its last part
+        (what it was built from, and no path of this machine) and no device
+        is named: the pipeline loads on any machine."""
+        settings = self.settings
+        if Path(str(self.name)).is_absolute():
+            settings["name"] = Path(self.name).name
+        return {"@misc": self.registered_name, **settings}
 
 
 def encoder_label(encoder: Encoder) -> str:

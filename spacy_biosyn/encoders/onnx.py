@@ -35,6 +35,8 @@ os.register_at_fork(after_in_child=lambda: [encoder._forked() for encoder in lis
 
 @registry.misc("spacy_biosyn.OnnxEncoder.v1")
 class OnnxEncoder(EncoderBase):
+    registered_name = "spacy_biosyn.OnnxEncoder.v1"
+
     def __init__(
         self,
         name: str,
@@ -56,6 +58,10 @@ class OnnxEncoder(EncoderBase):
         self._tokenizer_json: Optional[str] = None
         self._session = None
         self._tokenizer = None
+
+    @property
+    def config_block(self) -> dict:
+        return {**super().config_block, "quantize": self.quantize, "threads": self.threads}
 
     @property
     def is_loaded(self) -> bool:

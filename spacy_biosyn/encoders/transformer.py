@@ -22,6 +22,8 @@ from .hub import choose_device, load_pretrained, save_pretrained
 
 @registry.misc("spacy_biosyn.TransformerEncoder.v1")
 class TransformerEncoder(EncoderBase):
+    registered_name = "spacy_biosyn.TransformerEncoder.v1"
+
     def __init__(
         self,
         name: str,

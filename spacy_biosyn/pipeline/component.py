@@ -204,31 +204,41 @@ def _warn_if_threshold_of_another_encoder(
     )
 
 
-def configure_linker(nlp: Language, name: str = PIPE_NAME, **changes) -> "BiosynLinker":
+# The parts a built pipe may change, each named in the config by its config_block.
+SWAPPABLE_PARTS = ("reranker", "encoder")
+
+
+def configure_linker(nlp: Language, name: str = PIPE_NAME, *, reencode: bool = False, **changes) -> "BiosynLinker":
     """Change settings of the pipeline's built linker `name`
-    (EDITABLE_SETTINGS, and the `reranker`): the pipe and its block of
+    (EDITABLE_SETTINGS) and its swappable parts: the pipe and its block of
     `nlp.config` together, so that a saved pipeline links as the pipe does
-    now (spacy.load builds the pipe from its config). A `reranker` is an
-    object whose `config_block` names it in a config (CrossEncoderReranker's
-    does), or None to remove it. Nothing changes unless every change is valid."""
-    fixed = sorted(set(changes) - {*EDITABLE_SETTINGS, "reranker"})
+    now (spacy.load builds the pipe from its config). A part is an object
+    whose `config_block` names it in a config: a `reranker`
+    (CrossEncoderReranker, or None to remove it) or an `encoder` (the same
+    model in another runtime keeps the stored name vectors; `reencode`
+    encodes every name with it). Nothing changes unless every change is valid."""
+    fixed = sorted(set(changes) - {*EDITABLE_SETTINGS, *SWAPPABLE_PARTS})
     if fixed:
         raise ValueError(
             f"{name}: {', '.join(fixed)} cannot be changed on a built pipe (the saved names, vectors and "
-            f"tf-idf were made with them); these can: {', '.join((*EDITABLE_SETTINGS, 'reranker'))}"
+            f"tf-idf were made with them); these can: {', '.join((*EDITABLE_SETTINGS, *SWAPPABLE_PARTS))}"
         )
     pipe = nlp.get_pipe(name)
-    config_changes = dict(changes)
-    if "reranker" in changes:
-        reranker = changes.pop("reranker")
-        check_part(name, "reranker", reranker, Reranker, "spacy_biosyn.CrossEncoderReranker.v1 or None")
-        if reranker is not None and not hasattr(reranker, "config_block"):
-            raise ValueError(f"{name}: the re-ranker has no config_block to name it in the pipeline's config")
-        config_changes["reranker"] = None if reranker is None else reranker.config_block
-        pipe.configure(changes, reranker=reranker)
-    else:
-        pipe.configure(changes)
-    nlp.get_pipe_config(name).update(config_changes)
+    parts = {part: changes.pop(part) for part in SWAPPABLE_PARTS if part in changes}
+    for part, value, contract, examples in (
+        ("reranker", parts.get("reranker"), Reranker, "spacy_biosyn.CrossEncoderReranker.v1 or None"),
+        ("encoder", parts.get("encoder"), Encoder, "spacy_biosyn.TransformerEncoder.v1 or spacy_biosyn.OnnxEncoder.v1"),
+    ):
+        check_part(name, part, value, contract, examples)
+        if value is not None and not hasattr(value, "config_block"):
+            raise ValueError(f"{name}: the {part} has no config_block to name it in the pipeline's config")
+    if "encoder" in parts and parts["encoder"] is None:
+        raise ValueError(f"{name}: a linker needs an encoder")
+    pipe.configure(changes, **{part: value for part, value in parts.items() if part == "reranker"})
+    if "encoder" in parts:
+        pipe.set_encoder(parts["encoder"], reencode)
+    blocks = {part: None if value is None else value.config_block for part, value in parts.items()}
+    nlp.get_pipe_config(name).update({**changes, **blocks})
     return pipe
 
 
