@@ -14,6 +14,7 @@ project's `pipelines/ncbi-disease-text` (`spacy project run all`).
 """
 import argparse
 import datetime
+import os
 import re
 import subprocess
 import sys
@@ -47,8 +48,9 @@ SUITE = [
     Benchmark("scispacy_side_by_side", "scispaCy's linker and this one on the same dictionary and mentions",
               lambda a: a.scispacy_python and [a.linker, "--scispacy-python", a.scispacy_python],
               "an environment with scispacy (--scispacy-python)"),
-    Benchmark("link_corpus", "link-corpus on each engine at 1 and 2 workers, and a run killed halfway and resumed",
-              lambda a: [a.linker, "--workdir", str(WORK / "link-corpus")]),
+    Benchmark("link_corpus", "link-corpus from raw text on each engine at 1 and 2 workers, and a run killed halfway and resumed",
+              lambda a: a.text_pipeline and [a.text_pipeline, "--workdir", str(WORK / "link-corpus")],
+              "a text pipeline (--text-pipeline)"),
     Benchmark("readers", "each vocabulary reader on MEDIC in each format: names, concepts, load time", lambda a: []),
     Benchmark("backends", "index back-ends on one pipeline's vectors: build, size, ms/mention, Acc@k",
               lambda a: _has("faiss") and [a.linker], "the faiss extra"),
@@ -91,7 +93,9 @@ def main() -> None:
         shown = " ".join(["python", *command[1:]]).replace(f"{REPO}/", "")
         print(f"## {benchmark.name}: {benchmark.measures}\n$ {shown}", flush=True)
         start = time.perf_counter()
-        run = subprocess.run(command, cwd=REPO, stdout=subprocess.PIPE, text=True)
+        # wasabi's colours would land in docs/benchmarks.md as escape codes
+        run = subprocess.run(command, cwd=REPO, stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "ANSI_COLORS_DISABLED": "1"})
         print(run.stdout)
         took = time.perf_counter() - start
         if run.returncode:

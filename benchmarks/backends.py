@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import spacy
 
-from benchmarks.common import parser, pct, print_table
+from benchmarks.common import parser, pct, print_table, progress
 from spacy_biosyn.corpus import read_concept_queries
 from spacy_biosyn.evaluation.queries import evaluate
 from spacy_biosyn.kb.faiss_index import FaissIndex
@@ -67,7 +67,7 @@ def main() -> None:
             (name, f"{build_s:.1f}", f"{megabytes:.0f}", f"{sparse_megabytes:.0f}", f"{latency_ms:.2f}",
              pct(m['link_acc_1']), pct(m['link_acc_5']))
         )
-        print(rows[-1], flush=True)
+        progress(rows[-1])
     print(f"\n{len(vectors)} names x {vectors.shape[1]} dims; {len(texts)} distinct dev mentions\n")
     header = ("back-end", "build s", "dense index MiB", "sparse index MiB", "ms/mention", "acc@1", "acc@5")
     print_table(header, rows)

@@ -2,6 +2,7 @@
 are, and how much memory this process holds."""
 import argparse
 import os
+import sys
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # benchmarks never reach a hub
@@ -64,6 +65,12 @@ def print_table(header, rows) -> None:
         print("| " + " | ".join(str(x).ljust(w) for x, w in zip(row, widths)) + " |")
         if i == 0:
             print("|-" + "-|-".join("-" * w for w in widths) + "-|")
+
+
+def progress(row) -> None:
+    """A finished row, to stderr while the run goes on: the table on stdout
+    holds them all at the end."""
+    print(row, file=sys.stderr, flush=True)
 
 
 def memory_gib(field: str) -> float:

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.common import DATA, parser, print_table
+from benchmarks.common import DATA, parser, print_table, progress
 from spacy_biosyn.corpus_linking import link_corpus, read_rows, row_differences
 
 GIB = 2**30
@@ -40,9 +40,10 @@ def engines(args) -> None:
             f"{summary['documents_per_s_per_worker']:.1f}", f"{summary['peak_rss_per_worker'] / GIB:.2f}",
             "yes" if not differences else f"no: {len(differences)} ({differences[0]})",
         ])
-        print_table(["engine", "workers", "documents", "mentions", "wall s (with start-up)", "documents/s",
-                     "mentions/s", "documents/s per busy worker", "peak GiB per worker",
-                     f"rows = {args.runs[0]}'s"], rows)
+        progress(rows[-1])
+    print_table(["engine", "workers", "documents", "mentions", "wall s (with start-up)", "documents/s",
+                 "mentions/s", "documents/s per busy worker", "peak GiB per worker",
+                 f"rows = {args.runs[0]}'s"], rows)
 
 
 def kill_and_resume(args) -> None:

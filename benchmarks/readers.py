@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import spacy
 
-from benchmarks.common import offline_minilm, parser, pct, print_table
+from benchmarks.common import offline_minilm, parser, pct, print_table, progress
 from spacy_biosyn import IdPreference, read_biosyn, read_medic, read_obo, read_scispacy_kb, read_umls
 from spacy_biosyn.corpus import pubtator_to_examples, read_concept_queries, read_pubtator
 from spacy_biosyn.evaluation.queries import evaluate, evaluate_examples
@@ -105,7 +105,7 @@ def main() -> None:
             loaded[source] = dictionary
             names, concepts = summary(dictionary)
             rows.append((reader, source, names, concepts, f"{seconds:.2f}"))
-            print(rows[-1], flush=True)
+            progress(rows[-1])
     raw = loaded["resources/medic_06Jul2012.txt (raw)"]
     same = all(set(d.names) == set(raw.names) for source, d in loaded.items() if "MEDIC" in source)
     print()
@@ -134,7 +134,7 @@ def score(args, dictionaries: dict) -> None:
         raw = evaluate_examples(component.pipe, pubtator_to_examples(nlp, documents), K)
         rows.append((label, pct(processed['link_acc_1']), pct(processed['link_acc_5']),
                      pct(raw['link_acc_1']), pct(raw['link_cui_acc']), raw["n"]))
-        print(rows[-1], flush=True)
+        progress(rows[-1])
     print()
     print_table(("dictionary", "processed_dev acc@1", "acc@5", "raw dev acc@1", "raw dev cui_acc", "n raw"), rows)
 

@@ -10,7 +10,7 @@ S = dense + lambda * sparse for a sweep of lambda.
 import time
 
 import numpy as np
-from benchmarks.common import offline_minilm, parser, pct, print_table
+from benchmarks.common import offline_minilm, parser, pct, print_table, progress
 
 from spacy_biosyn.corpus import read_concept_queries
 from spacy_biosyn.encoders.transformer import TransformerEncoder
@@ -52,7 +52,7 @@ def main() -> None:
         queries = read_concept_queries(args.data / dataset / "processed_dev")
         m = evaluate(sparse_only_ranker(dictionary), queries, K)
         rows.append((dataset, "tf-idf char 1-2-grams alone", "-", pct(m['link_acc_1'], 1), pct(m['link_acc_5'], 1)))
-        print(rows[-1], flush=True)
+        progress(rows[-1])
         settings = [("cls", "cosine", args.lambdas), ("mean", "cosine", args.lambdas), ("cls", "dot", [0.0])]
         for pooling, similarity, lambdas in settings:
             encoder = TransformerEncoder(encoder_path, pooling=pooling, similarity=similarity).load()
@@ -65,7 +65,7 @@ def main() -> None:
                 m = evaluate(lambda texts: linker.rank([normalize(t) for t in texts], K), queries, K)
                 method = f"{pooling} {similarity}" + (f" + {lam:g} * tf-idf" if lam else " alone")
                 rows.append((dataset, method, f"{build_s:.0f}s", pct(m['link_acc_1'], 1), pct(m['link_acc_5'], 1)))
-                print(rows[-1], flush=True)
+                progress(rows[-1])
         print(f"{dataset}: {len(queries)} queries, {len(dictionary)} names", flush=True)
     print()
     print_table(("dataset", "method", "index build", "Acc@1", "Acc@5"), rows)

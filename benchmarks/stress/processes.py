@@ -10,7 +10,7 @@ from pathlib import Path
 
 import spacy
 
-from benchmarks.common import RAW_ABSTRACTS, parser, print_table
+from benchmarks.common import RAW_ABSTRACTS, parser, print_table, progress
 from spacy_biosyn.corpus import pubtator_to_examples, read_pubtator
 
 
@@ -45,7 +45,7 @@ def main() -> None:
         drift = max((abs(a - b) for x, y in zip(scores, reference[1]) for a, b in zip(x, y)), default=0.0)
         rows.append((n_process, len(docs), mentions, f"{seconds:.1f}", f"{mentions / seconds:.0f}",
                      found == reference[0], f"{drift:.1e}"))
-        print(rows[-1], flush=True)
+        progress(rows[-1])
     print()
     print_table(("processes", "docs", "mentions", "seconds", "mentions/s",
                  f"links identical to {args.processes[0]}", "max score difference"), rows)

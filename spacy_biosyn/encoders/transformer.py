@@ -24,6 +24,11 @@ from .hub import choose_device, load_pretrained, save_pretrained
 class TransformerEncoder(EncoderBase):
     registered_name = "spacy_biosyn.TransformerEncoder.v1"
 
+    @property
+    def config_block(self) -> dict:
+        # "auto": the device this build ran on says nothing of the machine that loads it.
+        return {**super().config_block, "device": "auto"}
+
     def __init__(
         self,
         name: str,

@@ -206,6 +206,8 @@ def _warn_if_threshold_of_another_encoder(
 
 # The parts a built pipe may change, each named in the config by its config_block.
 SWAPPABLE_PARTS = ("reranker", "encoder")
+# BiosynLinker.configure's "leave the re-ranker as it is".
+KEEP = object()
 
 
 def configure_linker(nlp: Language, name: str = PIPE_NAME, *, reencode: bool = False, **changes) -> "BiosynLinker":
@@ -234,7 +236,7 @@ def configure_linker(nlp: Language, name: str = PIPE_NAME, *, reencode: bool = F
             raise ValueError(f"{name}: the {part} has no config_block to name it in the pipeline's config")
     if "encoder" in parts and parts["encoder"] is None:
         raise ValueError(f"{name}: a linker needs an encoder")
-    pipe.configure(changes, **{part: value for part, value in parts.items() if part == "reranker"})
+    pipe.configure(changes, reranker=parts.get("reranker", KEEP))
     if "encoder" in parts:
         pipe.set_encoder(parts["encoder"], reencode)
     blocks = {part: None if value is None else value.config_block for part, value in parts.items()}
@@ -315,18 +317,18 @@ class BiosynLinker(Pipe):
         self.abbreviation_detector = abbreviations
         self.preprocessor = MentionPreprocessor(settings.split_composites)
         self.reranker = None
-        self.set_reranker(reranker)
+        self.configure({}, reranker=reranker)
 
-    def configure(self, changes: Dict[str, object], **parts) -> None:
-        """Change EDITABLE_SETTINGS (and, as `reranker=`, the re-ranker) of
-        the built pipe, checked as the factory checks them; nothing changes
+    def configure(self, changes: Dict[str, object], *, reranker: Optional[Reranker] = KEEP) -> None:
+        """Change EDITABLE_SETTINGS (and the re-ranker, unless KEEP) of the
+        built pipe, checked as the factory checks them; nothing changes
         unless all are valid. `configure_linker` also keeps nlp.config in
         agreement: use it on a pipeline that will be saved."""
         fixed = sorted(set(changes) - set(EDITABLE_SETTINGS))
         if fixed:
             raise ValueError(f"{self.name}: {', '.join(fixed)} cannot be changed on a built pipe")
         settings = self.settings.updated(self.name, changes)
-        reranker = parts.get("reranker", self.reranker)
+        reranker = self.reranker if reranker is KEEP else reranker
         if reranker is not None and reranker.candidates < settings.top_k:
             raise ValueError(
                 f"{self.name}: the re-ranker re-scores {reranker.candidates} candidates but top_k is "

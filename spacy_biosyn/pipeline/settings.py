@@ -113,7 +113,7 @@ def readable(error: ValidationError) -> str:
     by_setting: Dict[str, List[str]] = {}
     inputs: Dict[str, Any] = {}
     for detail in error.errors():
-        setting = ".".join(str(part) for part in detail["loc"][:1]) or "settings"
+        setting = str(detail["loc"][0]) if detail["loc"] else "settings"
         message = detail["msg"].removeprefix("Value error, ").removeprefix("Input ").removeprefix(f"{setting}")
         messages = by_setting.setdefault(setting, [])
         messages.append(message.lstrip(": ") if not messages else message.removeprefix("should be "))
