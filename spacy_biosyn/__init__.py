@@ -34,7 +34,7 @@ _EXPORTS = {
     "save_pipeline": "storage",
     "BiosynLinker": "pipeline.component",
     "make_biosyn_linker": "pipeline.component",
-    "configure_linker": "pipeline.component",
+    "configure_linker": "pipeline.settings",
     "AliasCountReranker": "kb.concepts",
     "ConceptCentroids": "kb.concepts",
     "ConceptScorer": "ty",

@@ -356,7 +356,7 @@ def onnx(
 
     from .encoders.onnx import OnnxEncoder
     from .encoders.transformer import TransformerEncoder
-    from .pipeline.component import configure_linker
+    from .pipeline.settings import configure_linker
     from .storage import save_pipeline
 
     _check_output_dir(output_dir)
@@ -618,7 +618,7 @@ def _portable_encoder(nlp: "Language") -> None:
     """The saved config.cfg names the encoder as its config_block does: by
     its name (a local folder's last part) and on no device of this machine,
     so that the pipeline loads anywhere and says what it was built from."""
-    from .pipeline.component import configure_linker
+    from .pipeline.settings import configure_linker
 
     configure_linker(nlp, encoder=nlp.get_pipe(PIPE_NAME).linker.encoder)
 

@@ -11,7 +11,7 @@ from ..encoders.base import encoder_label
 from ..errors import CorpusError
 from ..names import PIPE_NAME
 from ..pipeline.annotate import link_score
-from ..pipeline.component import configure_linker
+from ..pipeline.settings import configure_linker
 from .end_to_end import end_to_end_scores, linked_examples
 
 

@@ -60,7 +60,7 @@ from .extensions import register_extensions
 from .namespaces import IdNamespaces
 from .reranker import MentionInContext
 from .routes import Routes, casefolded_routes
-from .settings import AUTO, EDITABLE_SETTINGS, LinkerSettings
+from .settings import AUTO, EDITABLE_SETTINGS, KEEP, LinkerSettings, Setting
 from .state import pack_state, read_state, unpack_state, write_state
 
 register_extensions()
@@ -202,60 +202,6 @@ def _warn_if_threshold_of_another_encoder(
         UserWarning,
         stacklevel=2,
     )
-
-
-# The parts a built pipe may change, each named in the config by its config_block.
-SWAPPABLE_PARTS = ("reranker", "encoder")
-# BiosynLinker.configure's "leave the re-ranker as it is".
-KEEP = object()
-
-
-def configure_linker(nlp: Language, name: str = PIPE_NAME, *, reencode: bool = False, **changes) -> "BiosynLinker":
-    """Change settings of the pipeline's built linker `name`
-    (EDITABLE_SETTINGS) and its swappable parts: the pipe and its block of
-    `nlp.config` together, so that a saved pipeline links as the pipe does
-    now (spacy.load builds the pipe from its config). A part is an object
-    whose `config_block` names it in a config: a `reranker`
-    (CrossEncoderReranker, or None to remove it) or an `encoder` (the same
-    model in another runtime keeps the stored name vectors; `reencode`
-    encodes every name with it). Nothing changes unless every change is valid."""
-    fixed = sorted(set(changes) - {*EDITABLE_SETTINGS, *SWAPPABLE_PARTS})
-    if fixed:
-        raise ValueError(
-            f"{name}: {', '.join(fixed)} cannot be changed on a built pipe (the saved names, vectors and "
-            f"tf-idf were made with them); these can: {', '.join((*EDITABLE_SETTINGS, *SWAPPABLE_PARTS))}"
-        )
-    pipe = nlp.get_pipe(name)
-    parts = {part: changes.pop(part) for part in SWAPPABLE_PARTS if part in changes}
-    for part, value, contract, examples in (
-        ("reranker", parts.get("reranker"), Reranker, "spacy_biosyn.CrossEncoderReranker.v1 or None"),
-        ("encoder", parts.get("encoder"), Encoder, "spacy_biosyn.TransformerEncoder.v1 or spacy_biosyn.OnnxEncoder.v1"),
-    ):
-        check_part(name, part, value, contract, examples)
-        if value is not None and not hasattr(value, "config_block"):
-            raise ValueError(f"{name}: the {part} has no config_block to name it in the pipeline's config")
-    if "encoder" in parts and parts["encoder"] is None:
-        raise ValueError(f"{name}: a linker needs an encoder")
-    pipe.configure(changes, reranker=parts.get("reranker", KEEP))
-    if "encoder" in parts:
-        pipe.set_encoder(parts["encoder"], reencode)
-    blocks = {part: None if value is None else value.config_block for part, value in parts.items()}
-    nlp.get_pipe_config(name).update({**changes, **blocks})
-    return pipe
-
-
-class Setting:
-    """A pipe attribute that reads and changes one of its LinkerSettings
-    (`pipe.top_k = 10` is checked as the config would be)."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, pipe: Optional["BiosynLinker"], owner: type):
-        return self if pipe is None else getattr(pipe.settings, self.name)
-
-    def __set__(self, pipe: "BiosynLinker", value) -> None:
-        pipe.configure({self.name: value})
 
 
 class BiosynLinker(Pipe):

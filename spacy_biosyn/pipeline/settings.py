@@ -1,16 +1,23 @@
-"""The `biosyn_linker` pipe's settings: declared, defaulted and checked here once.
+"""The `biosyn_linker` pipe's settings: declared, defaulted, checked and
+changed here.
 
 The factory's `default_config` is built from these defaults; the factory,
 `configure_linker` and an assignment such as `pipe.top_k = 10` all check
 through this model (strict: spaCy's config validation lets "5" through as a
 number). The pipe's parts (encoder, index, scorers) are checked against the
 Protocols of ty.py, and the data it indexes is read by `initialize()`.
+`configure_linker` changes a built pipe's settings and swappable parts and
+its block of `nlp.config` together.
 """
 from typing import Any, Dict, List, Literal, Mapping, Optional, Union
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from spacy.language import Language
+from spacy.pipeline import Pipe
 from typing_extensions import Annotated
 
+from ..names import PIPE_NAME
+from ..ty import Encoder, Reranker, check_part
 from .namespaces import IdNamespaces
 
 AUTO = "auto"
@@ -122,3 +129,57 @@ def readable(error: ValidationError) -> str:
         f"{setting} {' or '.join(dict.fromkeys(messages))}" + ("" if ", got " in messages[0] else f", got {inputs[setting]!r}")
         for setting, messages in by_setting.items()
     )
+
+
+# The parts a built pipe may change, each named in the config by its config_block.
+SWAPPABLE_PARTS = ("reranker", "encoder")
+# BiosynLinker.configure's "leave the re-ranker as it is".
+KEEP = object()
+
+
+def configure_linker(nlp: Language, name: str = PIPE_NAME, *, reencode: bool = False, **changes) -> Pipe:
+    """Change settings of the pipeline's built linker `name`
+    (EDITABLE_SETTINGS) and its swappable parts: the pipe and its block of
+    `nlp.config` together, so that a saved pipeline links as the pipe does
+    now (spacy.load builds the pipe from its config). A part is an object
+    whose `config_block` names it in a config: a `reranker`
+    (CrossEncoderReranker, or None to remove it) or an `encoder` (the same
+    model in another runtime keeps the stored name vectors; `reencode`
+    encodes every name with it). Nothing changes unless every change is valid."""
+    fixed = sorted(set(changes) - {*EDITABLE_SETTINGS, *SWAPPABLE_PARTS})
+    if fixed:
+        raise ValueError(
+            f"{name}: {', '.join(fixed)} cannot be changed on a built pipe (the saved names, vectors and "
+            f"tf-idf were made with them); these can: {', '.join((*EDITABLE_SETTINGS, *SWAPPABLE_PARTS))}"
+        )
+    pipe = nlp.get_pipe(name)
+    parts = {part: changes.pop(part) for part in SWAPPABLE_PARTS if part in changes}
+    for part, value, contract, examples in (
+        ("reranker", parts.get("reranker"), Reranker, "spacy_biosyn.CrossEncoderReranker.v1 or None"),
+        ("encoder", parts.get("encoder"), Encoder, "spacy_biosyn.TransformerEncoder.v1 or spacy_biosyn.OnnxEncoder.v1"),
+    ):
+        check_part(name, part, value, contract, examples)
+        if value is not None and not hasattr(value, "config_block"):
+            raise ValueError(f"{name}: the {part} has no config_block to name it in the pipeline's config")
+    if "encoder" in parts and parts["encoder"] is None:
+        raise ValueError(f"{name}: a linker needs an encoder")
+    pipe.configure(changes, reranker=parts.get("reranker", KEEP))
+    if "encoder" in parts:
+        pipe.set_encoder(parts["encoder"], reencode)
+    blocks = {part: None if value is None else value.config_block for part, value in parts.items()}
+    nlp.get_pipe_config(name).update({**changes, **blocks})
+    return pipe
+
+
+class Setting:
+    """A pipe attribute that reads and changes one of its LinkerSettings
+    (`pipe.top_k = 10` is checked as the config would be)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, pipe: Optional[Pipe], owner: type):
+        return self if pipe is None else getattr(pipe.settings, self.name)
+
+    def __set__(self, pipe: Pipe, value) -> None:
+        pipe.configure({self.name: value})

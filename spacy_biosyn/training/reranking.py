@@ -33,7 +33,7 @@ from ..corpus import PubTatorDocument, Query, read_concept_queries, read_pubtato
 from ..evaluation.queries import evaluate
 from ..kb.dictionary import Dictionary, bare_id, split_cuis
 from ..names import PIPE_NAME
-from ..pipeline.component import configure_linker
+from ..pipeline.settings import configure_linker
 from ..pipeline.reranker import CrossEncoderReranker, MentionInContext, combined_scores
 from ..storage import save_pipeline
 from ..ty import Candidate
