@@ -14,6 +14,7 @@ project's `pipelines/ncbi-disease-text` (`spacy project run all`).
 """
 import argparse
 import datetime
+import functools
 import os
 import re
 import subprocess
@@ -43,22 +44,30 @@ SUITE = [
               lambda a: ["--pipeline", a.linker]),
     Benchmark("first_link", "from a fresh process to its first linked sentence", lambda a: [a.linker]),
     Benchmark("end_to_end", "raw text to IDs on the dev abstracts: NER, linking and document P/R/F, abstracts/s",
-              lambda a: a.text_pipeline and [a.dataset, f"text={a.text_pipeline}", "--label", "Disease"],
+              lambda a: [a.dataset, f"text={a.text_pipeline}", "--label", "Disease"] if a.text_pipeline else None,
               "a text pipeline (--text-pipeline)"),
     Benchmark("scispacy_side_by_side", "scispaCy's linker and this one on the same dictionary and mentions",
-              lambda a: a.scispacy_python and [a.linker, "--scispacy-python", a.scispacy_python],
+              lambda a: [a.linker, "--scispacy-python", a.scispacy_python] if a.scispacy_python else None,
               "an environment with scispacy (--scispacy-python)"),
     Benchmark("link_corpus", "link-corpus from raw text on each engine at 1 and 2 workers, and a run killed halfway and resumed",
-              lambda a: a.text_pipeline and [a.text_pipeline, "--workdir", str(WORK / "link-corpus")],
+              lambda a: [a.text_pipeline, "--workdir", str(WORK / "link-corpus")] if a.text_pipeline else None,
               "a text pipeline (--text-pipeline)"),
     Benchmark("readers", "each vocabulary reader on MEDIC in each format: names, concepts, load time", lambda a: []),
     Benchmark("backends", "index back-ends on one pipeline's vectors: build, size, ms/mention, Acc@k",
-              lambda a: _has("faiss") and [a.linker], "the faiss extra"),
+              lambda a: [a.linker] if _has("faiss") else None, "the faiss extra"),
     Benchmark("scale", "4M names with each back-end: build, memory, latency, Acc@1 against exact",
-              lambda a: _has("faiss") and [a.linker, "--workdir", str(WORK / "scale")], "the faiss extra"),
+              lambda a: [a.linker, "--workdir", str(WORK / "scale")] if _has("faiss") else None, "the faiss extra"),
     Benchmark("training_runs", "finished training runs: time, best step, dev Acc@1/5",
-              lambda a: a.training_runs and [str(run) for run in a.training_runs], "training output folders (--training-runs)"),
+              lambda a: [str(run) for run in a.training_runs] if a.training_runs else None,
+              "training output folders (--training-runs)"),
 ]
+
+
+class Inputs(argparse.Namespace):
+    @functools.cached_property
+    def linker(self) -> str:
+        """--linker, else the default linker, built the first time a chosen benchmark asks for it."""
+        return self.linker_dir or _default_linker()
 
 
 def _has(module: str) -> bool:
@@ -70,23 +79,23 @@ def _has(module: str) -> bool:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("names", nargs="*", help=f"benchmarks to run (default: all): {', '.join(b.name for b in SUITE)}")
-    p.add_argument("--linker", default=None, help="a saved linker pipeline (default: built from NCBI's train dictionary)")
+    p.add_argument("--linker", dest="linker_dir", default=None,
+                   help="a saved linker pipeline (default: built from NCBI's train dictionary)")
     p.add_argument("--dataset", default="ncbi-disease", help="whose raw dev abstracts end_to_end reads")
     p.add_argument("--text-pipeline", default=_existing(REPO / "pipelines" / "ncbi-disease-text"))
     p.add_argument("--scispacy-python", default=None)
     p.add_argument("--training-runs", nargs="*", type=Path, default=[])
     p.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md as it is")
-    args = p.parse_args()
+    args = p.parse_args(namespace=Inputs())
     unknown = sorted(set(args.names) - {b.name for b in SUITE})
     if unknown:
         p.error(f"no benchmark {', '.join(unknown)}; the suite: {', '.join(b.name for b in SUITE)}")
     chosen = [b for b in SUITE if not args.names or b.name in args.names]
-    args.linker = args.linker or _default_linker()
     cpu = cpu_description()
     print(f"CPU: {cpu}\n")
     for benchmark in chosen:
         arguments = benchmark.arguments(args)
-        if arguments is None or arguments is False or arguments == "":
+        if arguments is None:
             print(f"## {benchmark.name}: skipped, it needs {benchmark.needs}\n")
             continue
         command = [sys.executable, "-m", f"benchmarks.{benchmark.name}", *arguments]

@@ -62,7 +62,7 @@ class EncoderBase:
         """This encoder as a saved pipeline's config names it. Its weights are
         saved with the pipeline, so a local folder is named by its last part
         (what it was built from, and no path of this machine) and no device
-        is named: the pipeline loads on any machine."""
+        of this machine is named: the pipeline loads on any machine."""
         settings = self.settings
         if Path(str(self.name)).is_absolute():
             settings["name"] = Path(self.name).name

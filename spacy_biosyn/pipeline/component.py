@@ -53,14 +53,13 @@ from ..ty import (
     Reranker,
     SearchIndex,
     Sieve,
-    check_part,
 )
 from .annotate import annotate_span, chosen_in_document, tied_readings
 from .extensions import register_extensions
 from .namespaces import IdNamespaces
 from .reranker import MentionInContext
 from .routes import Routes, casefolded_routes
-from .settings import AUTO, EDITABLE_SETTINGS, KEEP, LinkerSettings, Setting
+from .settings import AUTO, KEEP, LinkerSettings, Setting, check_parts
 from .state import pack_state, read_state, unpack_state, write_state
 
 register_extensions()
@@ -232,15 +231,8 @@ class BiosynLinker(Pipe):
         """`settings` are checked by their model; each part against its
         Protocol (ty.py). The data sources are what initialize() reads
         unless it is given others."""
-        for setting, part, contract, examples in (
-            ("encoder", encoder, Encoder, "spacy_biosyn.TransformerEncoder.v1 or spacy_biosyn.OnnxEncoder.v1"),
-            ("index", index, SearchIndex, "spacy_biosyn.ExactIndex.v2 or spacy_biosyn.FaissIndex.v1"),
-            ("sieve", sieve, Sieve, "spacy_biosyn.Sieve.v1 or null"),
-            ("concept_scorer", concept_scorer, ConceptScorer,
-             "spacy_biosyn.AliasCountReranker.v1, spacy_biosyn.ConceptCentroids.v1 or null"),
-            ("reranker", reranker, Reranker, "spacy_biosyn.CrossEncoderReranker.v1 or null"),
-        ):
-            check_part(name, setting, part, contract, examples)
+        check_parts(name, {"encoder": encoder, "index": index, "sieve": sieve, "concept_scorer": concept_scorer,
+                           "reranker": reranker})
         # A class's instances all have __call__ on their type: the detector is checked by its signature.
         if abbreviations is not None and not takes_arguments(abbreviations, 1):
             raise ValueError(
@@ -251,7 +243,6 @@ class BiosynLinker(Pipe):
         self.vocab = vocab
         self.name = name
         self.settings = settings
-        self.namespaced = None if settings.id_namespaces is None else IdNamespaces(settings.id_namespaces)
         self.dictionary_path = dictionary
         self.route_paths = casefolded_routes(name, routes or {})
         self.corrections_path = corrections
@@ -263,16 +254,13 @@ class BiosynLinker(Pipe):
         self.abbreviation_detector = abbreviations
         self.preprocessor = MentionPreprocessor(settings.split_composites)
         self.reranker = None
-        self.configure({}, reranker=reranker)
+        self.configure({}, reranker=reranker)  # sets what the settings derive: namespaces, cache sizes
 
     def configure(self, changes: Dict[str, object], *, reranker: Optional[Reranker] = KEEP) -> None:
         """Change EDITABLE_SETTINGS (and the re-ranker, unless KEEP) of the
         built pipe, checked as the factory checks them; nothing changes
         unless all are valid. `configure_linker` also keeps nlp.config in
         agreement: use it on a pipeline that will be saved."""
-        fixed = sorted(set(changes) - set(EDITABLE_SETTINGS))
-        if fixed:
-            raise ValueError(f"{self.name}: {', '.join(fixed)} cannot be changed on a built pipe")
         settings = self.settings.updated(self.name, changes)
         reranker = self.reranker if reranker is KEEP else reranker
         if reranker is not None and reranker.candidates < settings.top_k:

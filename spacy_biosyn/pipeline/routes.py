@@ -13,8 +13,11 @@ annotators used most (`id_usage`).
 import copy
 from typing import Dict, Iterable, List, Optional, TypeVar
 
+import numpy as np
+
 from ..kb.dictionary import Dictionary
 from ..kb.linker import Linker, RankCache
+from ..kb.sparse import SparseEncoder
 from ..ty import Encoder
 
 # The key of the `dictionary`'s linker; an entity label is never empty.
@@ -76,13 +79,20 @@ class Routes:
         folded = [label.casefold() for label in labels]
         self.linkers = {key: self.linkers.get(key) or self.new_linker() for key in (DEFAULT, *folded)}
 
-    def build(self, label: Optional[str], vocabulary: Dictionary, refit_sparse: bool = True, **given) -> None:
+    def build(
+        self,
+        label: Optional[str],
+        vocabulary: Dictionary,
+        refit_sparse: bool = True,
+        vectors: Optional[np.ndarray] = None,
+        sparse: Optional[SparseEncoder] = None,
+    ) -> None:
         """Index `vocabulary` for the spans of `label` (None: the default
         linker, rebuilt in place; `refit_sparse` False keeps its tf-idf;
-        `given`: Linker.build's `vectors` and `sparse`)."""
+        `vectors` and `sparse` as Linker.build takes them)."""
         vocabulary = self.with_preferred_ids(vocabulary)
         if label is None:
-            self.default.build(vocabulary, refit_sparse=refit_sparse, **given)
+            self.default.build(vocabulary, refit_sparse=refit_sparse, vectors=vectors, sparse=sparse)
             return
         linker = self.new_linker()
         linker.build(vocabulary)

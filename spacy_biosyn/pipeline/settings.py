@@ -17,7 +17,7 @@ from spacy.pipeline import Pipe
 from typing_extensions import Annotated
 
 from ..names import PIPE_NAME
-from ..ty import Encoder, Reranker, check_part
+from ..ty import ConceptScorer, Encoder, Reranker, SearchIndex, Sieve, check_part
 from .namespaces import IdNamespaces
 
 AUTO = "auto"
@@ -101,10 +101,14 @@ class LinkerSettings(BaseModel):
             raise ValueError(f"{name}: {readable(error)}") from None
 
     def updated(self, name: str, changes: Mapping[str, Any]) -> "LinkerSettings":
-        """A copy with `changes`, checked as the factory checks them."""
-        unknown = sorted(set(changes) - set(type(self).model_fields))
-        if unknown:
-            raise ValueError(f"{name}: no setting called {', '.join(unknown)}")
+        """A copy with `changes` to EDITABLE_SETTINGS, checked as the factory
+        checks them; the others were used to build the saved state."""
+        fixed = sorted(set(changes) - set(EDITABLE_SETTINGS))
+        if fixed:
+            raise ValueError(
+                f"{name}: {', '.join(fixed)} cannot be changed on a built pipe (the saved names, vectors and "
+                f"tf-idf were made with them); these can: {', '.join((*EDITABLE_SETTINGS, *SWAPPABLE_PARTS))}"
+            )
         return self.checked(name, {**self.model_dump(), **changes})
 
 
@@ -131,6 +135,24 @@ def readable(error: ValidationError) -> str:
     )
 
 
+# Each part a config swaps: the Protocol of ty.py it must fulfil, and the
+# registered parts that do, for the error that refuses another.
+PART_CONTRACTS = {
+    "encoder": (Encoder, "spacy_biosyn.TransformerEncoder.v1 or spacy_biosyn.OnnxEncoder.v1"),
+    "index": (SearchIndex, "spacy_biosyn.ExactIndex.v2 or spacy_biosyn.FaissIndex.v1"),
+    "sieve": (Sieve, "spacy_biosyn.Sieve.v1 or null"),
+    "concept_scorer": (ConceptScorer, "spacy_biosyn.AliasCountReranker.v1, spacy_biosyn.ConceptCentroids.v1 or null"),
+    "reranker": (Reranker, "spacy_biosyn.CrossEncoderReranker.v1 or null"),
+}
+
+
+def check_parts(name: str, parts: Mapping[str, Any]) -> None:
+    """Refuse a part (None passes) that lacks what its Protocol asks for."""
+    for setting, part in parts.items():
+        contract, examples = PART_CONTRACTS[setting]
+        check_part(name, setting, part, contract, examples)
+
+
 # The parts a built pipe may change, each named in the config by its config_block.
 SWAPPABLE_PARTS = ("reranker", "encoder")
 # BiosynLinker.configure's "leave the re-ranker as it is".
@@ -146,19 +168,10 @@ def configure_linker(nlp: Language, name: str = PIPE_NAME, *, reencode: bool = F
     (CrossEncoderReranker, or None to remove it) or an `encoder` (the same
     model in another runtime keeps the stored name vectors; `reencode`
     encodes every name with it). Nothing changes unless every change is valid."""
-    fixed = sorted(set(changes) - {*EDITABLE_SETTINGS, *SWAPPABLE_PARTS})
-    if fixed:
-        raise ValueError(
-            f"{name}: {', '.join(fixed)} cannot be changed on a built pipe (the saved names, vectors and "
-            f"tf-idf were made with them); these can: {', '.join((*EDITABLE_SETTINGS, *SWAPPABLE_PARTS))}"
-        )
     pipe = nlp.get_pipe(name)
     parts = {part: changes.pop(part) for part in SWAPPABLE_PARTS if part in changes}
-    for part, value, contract, examples in (
-        ("reranker", parts.get("reranker"), Reranker, "spacy_biosyn.CrossEncoderReranker.v1 or None"),
-        ("encoder", parts.get("encoder"), Encoder, "spacy_biosyn.TransformerEncoder.v1 or spacy_biosyn.OnnxEncoder.v1"),
-    ):
-        check_part(name, part, value, contract, examples)
+    check_parts(name, parts)
+    for part, value in parts.items():
         if value is not None and not hasattr(value, "config_block"):
             raise ValueError(f"{name}: the {part} has no config_block to name it in the pipeline's config")
     if "encoder" in parts and parts["encoder"] is None:
