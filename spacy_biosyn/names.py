@@ -5,3 +5,6 @@ told otherwise. A leaf module, cheap to import."""
 
 PIPE_NAME = "biosyn_linker"
 DEFAULT_ENCODER_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+# From this many names on, a vocabulary (UMLS) is searched with faiss by
+# default (kb/sized_index.py), and the catalogue says so.
+LARGE_VOCABULARY_NAMES = 1_000_000

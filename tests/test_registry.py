@@ -104,6 +104,10 @@ SIGNATURES = {
     ),
     "spacy_biosyn.ExactIndex.v1": (("pool_size", 64), ("chunk_size", 128)),
     "spacy_biosyn.ExactIndex.v2": (("chunk_scores", 2**23),),
+    "spacy_biosyn.SizedIndex.v1": (
+        ("faiss_from", 1_000_000), ("factory", "IVF4096,SQ8"), ("nprobe", 64), ("sparse_dims", 64),
+        ("sparse_factory", "IVF1024,SQ8"),
+    ),
     "spacy_biosyn.FaissIndex.v1": (
         ("factory", "HNSW32,SQfp16"), ("pool_size", 64), ("ef_search", 128), ("nprobe", 32), ("sparse_dims", 0),
         ("sparse_factory", "HNSW32"), ("max_training_names", 200000), ("chunk_size", 16), ("seed", 0),
@@ -180,6 +184,7 @@ CONTRACTS = {
     "spacy_biosyn.ExactIndex.v1": "SearchIndex",
     "spacy_biosyn.ExactIndex.v2": "SearchIndex",
     "spacy_biosyn.FaissIndex.v1": "SearchIndex",
+    "spacy_biosyn.SizedIndex.v1": "SearchIndex",
     "spacy_biosyn.Sieve.v1": "Sieve",
     "spacy_biosyn.AliasCountReranker.v1": "ConceptScorer",
     "spacy_biosyn.ConceptCentroids.v1": "ConceptScorer",
@@ -209,7 +214,7 @@ def test_the_linker_refuses_a_part_that_breaks_its_contract_naming_the_setting(t
         return object()
 
     nlp = spacy.blank("en")
-    with pytest.raises(ValueError, match=r"biosyn_linker: index must be spacy_biosyn.ExactIndex.v2 or .*"
+    with pytest.raises(ValueError, match=r"biosyn_linker: index must be spacy_biosyn.SizedIndex.v1, .*"
                                          r"ty.SearchIndex asks for; got object, which lacks __len__, add, build"):
         nlp.add_pipe("biosyn_linker", config={"dictionary": disease_dictionary, "encoder": tiny_encoder,
                                               "index": {"@misc": "test.NotAnIndex.v1"}})

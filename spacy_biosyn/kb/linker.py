@@ -115,6 +115,7 @@ class Linker:
         refit_sparse: bool = True,
         vectors: Optional[np.ndarray] = None,
         sparse: Optional[SparseEncoder] = None,
+        announce: Optional[Callable[[str], None]] = None,
     ) -> None:
         """Encode every name and index them. `refit_sparse=False` keeps the
         fitted tf-idf, as BioSyn does when a trained model meets a new
@@ -122,7 +123,8 @@ class Linker:
         `sparse` is a fitted tf-idf to use as it is (the trainer's, fitted on
         the training dictionary). `vectors` are the names' dense vectors when
         the caller already has them from this encoder (the trainer does, once
-        per epoch)."""
+        per epoch). `announce` is told the memory the index will take
+        before the names are encoded."""
         if len(dictionary) == 0:
             raise ValueError("cannot build a linker over an empty dictionary")
         if vectors is not None and len(vectors) != len(dictionary):
@@ -131,11 +133,21 @@ class Linker:
             self.sparse = sparse
         elif refit_sparse or not self.sparse.is_fitted:
             self.sparse.fit(dictionary.names)
+        sparse_rows = self.sparse.transform(dictionary.names)
+        if announce is not None:
+            announce(self._plan(len(dictionary), sparse_rows.nnz))
         if vectors is None:
             vectors = self.encoder.encode(dictionary.names)
-        self.index.build(vectors, self.sparse.transform(dictionary.names))
+        self.index.build(vectors, sparse_rows)
         self.dictionary = dictionary
         self.synonyms = None
+
+    def _plan(self, n_names: int, sparse_nnz: int) -> str:
+        planned = getattr(self.index, "planned_bytes", None)
+        kind, size = planned(n_names, self.encoder.dim, sparse_nnz) if planned else (
+            type(self.index).__name__, n_names * self.encoder.dim * 4 + sparse_nnz * 8
+        )
+        return f"{n_names:,} names: the {kind} index will take about {size / 2**30:.2f} GiB; encoding them now"
 
     def set_encoder(self, encoder: Encoder, reencode: bool) -> None:
         """Search with another encoder from now on. `reencode`: encode every

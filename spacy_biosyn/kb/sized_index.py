@@ -1,0 +1,127 @@
+"""The default search back-end: exact search, or faiss's where the
+vocabulary is too large for it.
+
+Below `faiss_from` names (a million) every name is scored (ExactIndex); at
+or above it, as for UMLS, the names' vectors go into faiss's IVF4096,SQ8
+(a byte per dimension: 4M MiniLM names in 1.5 GiB instead of 6), which kept
+exact search's Acc@1 within 0.13 points on 4M names (docs/benchmarks.md,
+Scale). The choice is made when the index is built, from the names'
+count, and saved with it (`kind.json`), so a pipeline loads the back-end it
+was built with whatever its size.
+"""
+import warnings
+from pathlib import Path
+from typing import Tuple, Union
+
+import numpy as np
+import srsly
+from scipy import sparse
+from spacy.util import registry
+
+from ..errors import SavedStateError
+from ..names import LARGE_VOCABULARY_NAMES
+from .index import ExactIndex
+
+_KIND_FILE = "kind.json"
+_BYTES_PER_NNZ = 8  # a float32 value and an int32 column per tf-idf entry
+
+
+@registry.misc("spacy_biosyn.SizedIndex.v1")
+class SizedIndex:
+    def __init__(
+        self,
+        faiss_from: int = LARGE_VOCABULARY_NAMES,
+        factory: str = "IVF4096,SQ8",
+        nprobe: int = 64,
+        sparse_dims: int = 64,
+        sparse_factory: str = "IVF1024,SQ8",
+    ):
+        if faiss_from < 1:
+            raise ValueError(f"faiss_from must be positive, got {faiss_from}")
+        self.faiss_from = faiss_from
+        self.factory = factory
+        self.nprobe = nprobe
+        self.sparse_dims = sparse_dims
+        self.sparse_factory = sparse_factory
+        self.inner = ExactIndex()
+
+    @property
+    def kind(self) -> str:
+        return "exact" if isinstance(self.inner, ExactIndex) else "faiss"
+
+    def _faiss(self):
+        from .faiss_index import FaissIndex
+
+        return FaissIndex(self.factory, nprobe=self.nprobe, sparse_dims=self.sparse_dims,
+                          sparse_factory=self.sparse_factory)
+
+    def uses_faiss(self, n_names: int) -> bool:
+        """Whether `n_names` names get faiss's back-end (and faiss is installed)."""
+        if n_names < self.faiss_from:
+            return False
+        try:
+            import faiss  # noqa: F401
+        except ImportError:
+            warnings.warn(
+                f"{n_names:,} names are searched exactly, in float32 vectors, because faiss is not installed: "
+                'pip install "spacy-biosyn[faiss]" for an index a quarter of the size',
+                UserWarning,
+                stacklevel=3,
+            )
+            return False
+        return True
+
+    def planned_bytes(self, n_names: int, dim: int, sparse_nnz: int) -> Tuple[str, int]:
+        """The back-end `n_names` names of `dim` dimensions get, and about how
+        many bytes it will hold (vectors and tf-idf rows)."""
+        faiss = self.uses_faiss(n_names)
+        dense = n_names * dim * (1 if faiss else 4)
+        return ("faiss " + self.factory if faiss else "exact"), dense + sparse_nnz * _BYTES_PER_NNZ
+
+    def build(self, vectors: np.ndarray, sparse_vectors: sparse.csr_matrix) -> "SizedIndex":
+        self.inner = self._faiss() if self.uses_faiss(len(vectors)) else ExactIndex()
+        self.inner.build(vectors, sparse_vectors)
+        return self
+
+    def to_disk(self, path: Union[str, Path]) -> None:
+        self.inner.to_disk(path)
+        srsly.write_json(Path(path) / _KIND_FILE, {"kind": self.kind})
+
+    def from_disk(self, path: Union[str, Path]) -> "SizedIndex":
+        file = Path(path) / _KIND_FILE
+        kind = srsly.read_json(file).get("kind") if file.is_file() else "exact"
+        if kind not in ("exact", "faiss"):
+            raise SavedStateError(f"{file}: kind must be exact or faiss, found {kind!r}")
+        self.inner = ExactIndex() if kind == "exact" else self._faiss()
+        self.inner.from_disk(path)
+        return self
+
+    # The rest is the chosen back-end's.
+    def __len__(self) -> int:
+        return len(self.inner)
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """The exact back-end's name vectors (faiss's hold codes: reconstruct())."""
+        return self.inner.vectors
+
+    @property
+    def sparse_vectors(self) -> sparse.csr_matrix:
+        return self.inner.sparse_vectors
+
+    @property
+    def holds_exact_vectors(self) -> bool:
+        return self.inner.holds_exact_vectors
+
+    def add(self, vectors: np.ndarray, sparse_vectors: sparse.csr_matrix) -> None:
+        self.inner.add(vectors, sparse_vectors)
+
+    def reconstruct(self, ids: np.ndarray) -> np.ndarray:
+        return self.inner.reconstruct(ids)
+
+    def search(self, dense_queries, sparse_queries, sparse_weight: float, k: int):
+        return self.inner.search(dense_queries, sparse_queries, sparse_weight, k)
