@@ -1,4 +1,4 @@
-"""`python -m spacy_biosyn build | index | evaluate | convert | assemble | onnx | train | train-reranker | link-corpus`."""
+"""`python -m spacy_biosyn linkers | download | build | index | evaluate | tune-nil | convert | assemble | onnx | train | pretrain-encoder | train-reranker | link | link-corpus`."""
 import sys
 import time
 from pathlib import Path
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 
 MAX_K = 5
-INDEXES = {"exact": "spacy_biosyn.ExactIndex.v2", "faiss": "spacy_biosyn.FaissIndex.v1"}
+INDEXES = {"sized": "spacy_biosyn.SizedIndex.v1", "exact": "spacy_biosyn.ExactIndex.v2", "faiss": "spacy_biosyn.FaissIndex.v1"}
 DICTIONARY_HELP = "The vocabulary: a file or its URL (fetched once into a cache), in --format"
 FORMAT_HELP = "biosyn, medic, ctd-chemicals, umls, obo, mesh or scispacy (default: detected from the file, and said)"
 # The PubTator types that become the NER's labels, for convert, evaluate and tune-nil alike.
@@ -48,13 +48,68 @@ ROUTE_HELP = (
 )
 
 
+ENCODER_HELP = f"Hugging Face model name or local folder (default: {DEFAULT_ENCODER_NAME}, the linker's own)"
+
+
+@app.command()
+def linkers() -> None:
+    """The named vocabularies (add_pipe("biosyn_linker", config={"linker_name": NAME})):
+    publisher, terms, stated size, index, and the encoders each is cached for."""
+    from .kb.catalogue import CATALOGUE
+    from .kb.named import cached_linkers, linkers_folder
+
+    rows = []
+    for entry in CATALOGUE.values():
+        cached = cached_linkers(entry.name)
+        encoders = ", ".join(sorted({Path(str(c["encoder"].get("name"))).name for c in cached})) or "no"
+        rows.append((entry.name, _cell(entry.publisher), entry.size, entry.index, encoders))
+    msg.table(rows, header=("name", "publisher", "size (as published)", "index", "cached for"), divider=True)
+    for entry in CATALOGUE.values():
+        print(f"{entry.name}: {entry.title}\n  files: {' '.join(entry.urls)}\n  page: {entry.page}\n  terms: {entry.terms}")
+    print(f"Cache: {linkers_folder()} ($SPACY_BIOSYN_CACHE); mirror: $SPACY_BIOSYN_MIRROR")
+
+
+@app.command()
+def download(
+    name: str = typer.Argument(..., help="A named vocabulary (python -m spacy_biosyn linkers)"),
+    encoder: Optional[str] = typer.Option(None, help=ENCODER_HELP),
+    device: Optional[str] = typer.Option(None, help="Where the encoder runs: auto (a GPU if there is one), cpu, cuda"),
+    refresh: bool = typer.Option(False, "--refresh", help="Fetch the files again (and build again if they changed)"),
+) -> None:
+    """Fetch, encode and index a named vocabulary into the cache ahead of
+    time, so that add_pipe(..., config={"linker_name": NAME}) links at once."""
+    import spacy
+
+    nlp = spacy.blank("en")
+    linker = nlp.add_pipe(PIPE_NAME, config=_named_config(name, encoder, device))
+    start = time.perf_counter()
+    linker.initialize(refresh=refresh)
+    from .kb.named import linkers_folder
+
+    names = len(linker.linker.dictionary)
+    msg.good(f"{name}: {names:,} names ready in {time.perf_counter() - start:.1f}s, cached in {linkers_folder()}")
+
+
+def _named_config(name: str, encoder: Optional[str], device: Optional[str]) -> dict:
+    """A linker config for the named vocabulary `name`, refused in one line if there is none."""
+    from .kb.catalogue import named_vocabulary
+
+    try:
+        named_vocabulary(name)
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="NAME") from None
+    block = {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": encoder or DEFAULT_ENCODER_NAME}
+    return {"linker_name": name, "encoder": {**block, **_given({"device": device})}}
+
+
 @app.command()
 def build(
     output_dir: Path = typer.Argument(..., help="Folder for the spaCy pipeline"),
-    dictionary: str = typer.Option(..., help=DICTIONARY_HELP),
-    encoder: Optional[str] = typer.Option(
-        None, help=f"Hugging Face model name or local folder (default: {DEFAULT_ENCODER_NAME}, the linker's own)"
+    dictionary: Optional[str] = typer.Option(None, help=DICTIONARY_HELP),
+    linker_name: Optional[str] = typer.Option(
+        None, help="A named vocabulary instead of --dictionary (python -m spacy_biosyn linkers), from the cache"
     ),
+    encoder: Optional[str] = typer.Option(None, help=ENCODER_HELP),
     from_biosyn: Optional[str] = typer.Option(
         None, help="A checkpoint saved by BioSyn's code (folder or Hugging Face name): its encoder, with its lambda"
     ),
@@ -63,7 +118,10 @@ def build(
     similarity: Optional[str] = typer.Option(None, help="cosine or dot (default: cosine; dot with --from-biosyn)"),
     device: Optional[str] = typer.Option(None, help="Where the encoder runs: auto (a GPU if there is one), cpu, cuda, cuda:1"),
     batch_size: Optional[int] = typer.Option(None, help="Names encoded at once"),
-    index: str = typer.Option("exact", help="exact (every name scored), or faiss for millions of names (extra faiss)"),
+    index: str = typer.Option(
+        "sized", help="sized (exact below a million names, faiss from there on), exact (every name scored), or "
+        "faiss for millions of names (extra faiss)"
+    ),
     sparse_weight: Optional[float] = typer.Option(None, help="lambda in S = dense + lambda * sparse"),
     top_k: Optional[int] = typer.Option(None, help="Candidates kept per mention"),
     synonyms: List[Path] = typer.Option(
@@ -78,12 +136,21 @@ def build(
     ),
     lang: str = typer.Option("en", help="Language of the blank pipeline"),
 ) -> None:
-    """Build a pipeline whose linker indexes DICTIONARY with ENCODER, or
-    with the encoder and lambda of a BioSyn checkpoint (no training)."""
+    """Build a pipeline whose linker indexes DICTIONARY (or the named
+    vocabulary LINKER_NAME) with ENCODER, or with the encoder and lambda of a
+    BioSyn checkpoint (no training)."""
     import spacy
 
     from .kb.vocabularies import read_vocabulary_file
 
+    if (dictionary is None) == (linker_name is None):
+        raise typer.BadParameter("give --dictionary or --linker-name (one of them)", param_hint="--dictionary")
+    if linker_name is not None:
+        config = _named_config(linker_name, encoder, device)
+        config["encoder"].update(_given({"pooling": pooling, "similarity": similarity, "batch_size": batch_size}))
+        nlp = spacy.blank(lang)
+        linker = nlp.add_pipe(PIPE_NAME, config={**config, **_given({"sparse_weight": sparse_weight, "top_k": top_k})})
+        return _index_and_save(nlp, linker.initialize, output_dir)
     if encoder is not None and from_biosyn is not None:
         raise typer.BadParameter("give --encoder or --from-biosyn, not both", param_hint="--encoder")
     encoder = encoder or DEFAULT_ENCODER_NAME

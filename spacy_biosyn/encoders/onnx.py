@@ -9,6 +9,7 @@ pipeline holds model.onnx and tokenizer.json. `quantize` stores int8 weights
 (ONNX Runtime's dynamic quantization): faster, less exact, so the names are
 encoded with it too. Training uses TransformerEncoder.
 """
+import hashlib
 import os
 import tempfile
 import weakref
@@ -19,6 +20,8 @@ import numpy as np
 from spacy.util import registry
 
 from ..checks import is_whole_number
+from ..downloads import cache_folder
+from ..storage import replaced_atomically
 from .base import EncoderBase, encode_in_batches, offline_copy, read_saved, unit_rows
 
 MODEL_FILE = "model.onnx"
@@ -77,10 +80,26 @@ class OnnxEncoder(EncoderBase):
         source = Path(offline_copy(str(name_or_path or self.name)))
         if (source / MODEL_FILE).is_file():
             return self._start((source / MODEL_FILE).read_bytes(), (source / TOKENIZER_FILE).read_text(encoding="utf8"))
+        # A local model's export is kept, so the next load imports no PyTorch
+        # (the named linkers' warm start); a hub name is exported each time.
+        kept = self._kept_export(source) if source.is_dir() else None
+        if kept is not None and (kept / MODEL_FILE).is_file() and (kept / TOKENIZER_FILE).is_file():
+            return self._start((kept / MODEL_FILE).read_bytes(), (kept / TOKENIZER_FILE).read_text(encoding="utf8"))
         from .transformer import TransformerEncoder
 
         encoder = TransformerEncoder(**self.settings, device="cpu")
-        return self.export(encoder.load(source))
+        self.export(encoder.load(source))
+        if kept is not None:
+            with replaced_atomically(kept) as staging:
+                self.to_disk(staging)
+        return self
+
+    def _kept_export(self, source: Path) -> Path:
+        """Where the export of the model in the folder `source` is kept: keyed
+        by its files (name, size, time) and what the graph holds (pooling, int8)."""
+        files = sorted((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in source.iterdir() if f.is_file())
+        key = repr((str(source.resolve()), files, self.pooling, self.quantize)).encode("utf-8")
+        return cache_folder() / "onnx" / f"{source.name}-{hashlib.sha256(key).hexdigest()[:20]}"
 
     def export(self, encoder) -> "OnnxEncoder":
         """Take over a loaded TransformerEncoder's model, exported (and

@@ -14,10 +14,13 @@ ID, mirrored in `span.kb_id_` for displaCy and spaCy's scorers, and
 `span._.concept_ids` holds all its IDs.
 
 Heavy state (encoder weights, name vectors, tf-idf) is built by
-`initialize()` or read by `from_disk()`, never when the pipe is constructed:
-`spacy.load` of a packaged pipeline must not need the original dictionary
-path or a model hub.
+`initialize()` (which the pipe calls itself on its first doc if nobody has:
+adding it to a trained pipeline must not re-initialize the rest) or read by
+`from_disk()`, never when the pipe is constructed: `spacy.load` of a
+packaged pipeline must not need the original dictionary path, the cache of
+named vocabularies or a model hub.
 """
+import sys
 import warnings
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
@@ -34,9 +37,11 @@ from ..accuracy import UNSCORED_CUIS, link_scores
 from ..checks import takes_arguments
 from ..corpus import read_id_usage, read_synonyms
 from ..encoders.base import DEFAULT_ENCODER_NAME, encoder_label
+from ..kb.catalogue import named_vocabulary
 from ..kb.dictionary import Dictionary, NameRows
 from ..kb.knowledge_base import KnowledgeBase
 from ..kb.linker import Linker
+from ..kb.named import fill_named_linker
 from ..kb.sparse import SparseEncoder
 from ..kb.vocabularies import VocabularyReader, read_vocabulary
 from ..names import PIPE_NAME
@@ -59,7 +64,7 @@ from .extensions import register_extensions
 from .namespaces import IdNamespaces
 from .reranker import MentionInContext
 from .routes import Routes, casefolded_routes
-from .settings import AUTO, KEEP, LinkerSettings, Setting, check_parts
+from .settings import AUTO, KEEP, LinkerSettings, Setting, check_parts, from_scispacy
 from .state import pack_state, read_state, unpack_state, write_state
 
 register_extensions()
@@ -82,6 +87,11 @@ class DocLinks(NamedTuple):
 @Language.factory(
     PIPE_NAME,
     default_config={
+        # A vocabulary of the catalogue (kb/catalogue.py: umls, mesh, rxnorm,
+        # go, hpo as scispaCy's linker_name; medic, ctd-chemicals, mondo,
+        # mesh-current from their publishers): fetched, encoded and indexed on
+        # first use and cached, so the pipe links with no initialize().
+        "linker_name": None,
         # A BioSyn `CUI||name` path or a vocabulary reader block
         # ({"@readers": "spacy_biosyn.MedicVocabulary.v1", "path": ...}).
         "dictionary": None,
@@ -101,7 +111,8 @@ class DocLinks(NamedTuple):
         # read by initialize() and saved with the pipeline.
         "corrections": None,
         "encoder": {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": DEFAULT_ENCODER_NAME},
-        "index": {"@misc": "spacy_biosyn.ExactIndex.v2"},
+        # Exact search, or faiss's from a million names on (kb/sized_index.py).
+        "index": {"@misc": "spacy_biosyn.SizedIndex.v1"},
         # null turns abbreviation expansion off
         "abbreviations": {"@misc": "spacy_biosyn.Ab3P.v1"},
         # Synonyms first (spacy_biosyn.Sieve.v1); null searches all names alike.
@@ -131,6 +142,7 @@ class DocLinks(NamedTuple):
 def make_biosyn_linker(
     nlp: Language,
     name: str,
+    linker_name: Optional[str],
     dictionary: Optional[VocabularySource],
     routes: Dict[str, VocabularySource],
     synonyms: List[str],
@@ -155,8 +167,15 @@ def make_biosyn_linker(
     cache_size: int,
     set_kb_id: bool,
     id_namespaces: Optional[Dict[str, str]],
+    # scispaCy's names for settings (settings.from_scispacy); null unless given.
+    resolve_abbreviations: Optional[bool] = None,
+    k: Optional[int] = None,
+    max_entities_per_mention: Optional[int] = None,
+    threshold: Optional[float] = None,
 ) -> "BiosynLinker":
-    settings = LinkerSettings.checked(name, locals())
+    given = from_scispacy(name, locals())
+    settings = LinkerSettings.checked(name, given)
+    abbreviations = given["abbreviations"]
     if isinstance(encoder, str):
         from ..encoders.transformer import TransformerEncoder
 
@@ -171,6 +190,7 @@ def make_biosyn_linker(
         sieve=sieve,
         concept_scorer=concept_scorer,
         reranker=reranker,
+        linker_name=linker_name,
         dictionary=dictionary,
         routes=routes,
         synonyms=synonyms,
@@ -186,6 +206,11 @@ def make_biosyn_linker(
 # (docs/record.md); none for any other, whose
 # scores lie on another scale.
 AUTO_NIL_THRESHOLDS = {("all-MiniLM-L6-v2", 0.125): 0.9}
+
+
+def _to_stderr(text: str) -> None:
+    # stdout is the program's own (link --json): what building says goes to stderr.
+    print(f"ℹ {text}", file=sys.stderr, flush=True)
 
 
 def _warn_if_threshold_of_another_encoder(
@@ -222,6 +247,7 @@ class BiosynLinker(Pipe):
         sieve: Optional[Sieve] = None,
         concept_scorer: Optional[ConceptScorer] = None,
         reranker: Optional[Reranker] = None,
+        linker_name: Optional[str] = None,
         dictionary: Optional[Union[VocabularySource, Path]] = None,
         routes: Optional[Dict[str, Union[VocabularySource, Path]]] = None,
         synonyms: Sequence[Union[str, Path]] = (),
@@ -229,8 +255,9 @@ class BiosynLinker(Pipe):
         corrections: Optional[Union[str, Path]] = None,
     ):
         """`settings` are checked by their model; each part against its
-        Protocol (ty.py). The data sources are what initialize() reads
-        unless it is given others."""
+        Protocol (ty.py). The data sources (a named vocabulary, or a
+        dictionary and routes) are what initialize() reads unless it is
+        given others; a pipe that has not read them reads them on first use."""
         check_parts(name, {"encoder": encoder, "index": index, "sieve": sieve, "concept_scorer": concept_scorer,
                            "reranker": reranker})
         # A class's instances all have __call__ on their type: the detector is checked by its signature.
@@ -240,9 +267,17 @@ class BiosynLinker(Pipe):
                 "or spacy_biosyn.SchwartzHearst.v1, spacy_biosyn.ScispacyAbbreviations.v1 (the pairs of scispaCy's "
                 f"abbreviation_detector), or null; got {type(abbreviations).__name__}"
             )
+        if linker_name is not None:
+            try:
+                named_vocabulary(linker_name)
+            except ValueError as error:
+                raise ValueError(f"{name}: {error}") from None
+            if dictionary is not None:
+                raise ValueError(f"{name}: give linker_name or dictionary, not both")
         self.vocab = vocab
         self.name = name
         self.settings = settings
+        self.linker_name = linker_name
         self.dictionary_path = dictionary
         self.route_paths = casefolded_routes(name, routes or {})
         self.corrections_path = corrections
@@ -299,17 +334,21 @@ class BiosynLinker(Pipe):
         synonyms: Optional[Sequence[Union[str, Path]]] = None,
         preferred_ids_from: Optional[Sequence[Union[str, Path]]] = None,
         corrections: Optional[Union[str, Path]] = None,
+        refresh: bool = False,
     ) -> None:
-        """Load the encoder and index the dictionary and each route's
-        vocabulary. The data come from `[initialize.components.<name>]`
-        (spaCy's place for what building reads), each setting given there
-        replacing the component's own of the same name."""
+        """Load the encoder and index the dictionary (or the named
+        vocabulary, from its cache) and each route's vocabulary. The data
+        come from `[initialize.components.<name>]` (spaCy's place for what
+        building reads), each setting given there replacing the component's
+        own of the same name. `refresh` fetches a named vocabulary's files
+        again. A pipe that was not initialized does this on first use, so
+        adding it to a trained pipeline needs no nlp.initialize()."""
         path = dictionary or self.dictionary_path
         route_sources = self.route_paths if routes is None else casefolded_routes(self.name, routes)
-        if path is None and not route_sources:
+        if path is None and self.linker_name is None and not route_sources:
             raise ValueError(
                 f"{self.name}: no dictionary to index. Set it in the component's config "
-                "(add_pipe(..., config={'dictionary': PATH})) or in "
+                "(add_pipe(..., config={'linker_name': NAME}) or {'dictionary': PATH}) or in "
                 f"[initialize.components.{self.name}] dictionary = PATH"
             )
         if not self.routes.encoder.is_loaded:
@@ -319,6 +358,9 @@ class BiosynLinker(Pipe):
         self.learn_preferred_ids(self.id_usage_paths if preferred_ids_from is None else preferred_ids_from)
         if path is not None:
             self.routes.build(None, read_vocabulary(path))
+        elif self.linker_name is not None:
+            fill_named_linker(self.linker, self.linker_name, refresh=refresh, announce=_to_stderr)
+        if path is not None or self.linker_name is not None:
             for source in self.synonym_paths if synonyms is None else synonyms:
                 self.add_synonyms(source)
         # Routes the config named but initialize() replaced would stay empty.
@@ -375,6 +417,7 @@ class BiosynLinker(Pipe):
         """What the dictionary's IDs mean, as scispaCy's `linker.kb`:
         `kb.cui_to_entity[cui]` (preferred ID, every ID, canonical name,
         aliases) and `kb.alias_to_cuis[name]`."""
+        self.ensure_ready()
         return self.linker.kb
 
     def kb_for(self, label: str) -> KnowledgeBase:
@@ -429,6 +472,7 @@ class BiosynLinker(Pipe):
         a Doc's spans (no abbreviations or splitting: those need the doc),
         and the `k` best names of each by S (default: the pool the re-ranker
         re-scores, else top_k), before any re-ranking."""
+        self.ensure_ready()
         cleaned = [self.preprocessor.clean(t) for t in texts]
         return cleaned, self.linker.rank(cleaned, self.pool_size if k is None else k)
 
@@ -458,12 +502,23 @@ class BiosynLinker(Pipe):
             self.set_annotations(docs, self.predict(docs))
             yield from docs
 
+    def ensure_ready(self) -> None:
+        """Read the configured data now if initialize() has not: the pipe's
+        own, never the pipeline's other components."""
+        if self.routes.is_ready:
+            return
+        if self.linker_name is None and self.dictionary_path is None and not self.route_paths:
+            raise RuntimeError(
+                f"{self.name} has no dictionary: give linker_name or dictionary in its config, or call "
+                f"nlp.get_pipe({self.name!r}).initialize(dictionary=...)"
+            )
+        self.initialize()
+
     def predict(self, docs: Sequence[Doc]) -> List[DocLinks]:
         """Abbreviations and the linked parts of every entity, per doc. The
         strings of all readings of all docs are ranked in one call per
         route (the default one, or the route of the entity's label)."""
-        if not self.routes.is_ready:
-            raise RuntimeError(f"{self.name} has no dictionary: call nlp.initialize() first")
+        self.ensure_ready()
         found, route_keys, readings, spans = [], [], [], []
         # Per route, each string's row among the names, looked up once for
         # preprocessing's question (is it a name?) and the ranking alike.
@@ -567,7 +622,10 @@ class BiosynLinker(Pipe):
 
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:
         """Save all but the `exclude`d fields (pipe_state.FIELDS); the folder
-        is replaced whole, so a save killed midway leaves the previous one."""
+        is replaced whole, so a save killed midway leaves the previous one.
+        A pipe not yet used reads its data first: the save holds its index,
+        and loading it needs neither the cache nor the network."""
+        self._ready_to_save()
         write_state(self, path, exclude)
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "BiosynLinker":
@@ -576,7 +634,12 @@ class BiosynLinker(Pipe):
 
     def to_bytes(self, *, exclude: Iterable[str] = ()) -> bytes:
         """The files `to_disk` writes, packed with msgpack (no pickle)."""
+        self._ready_to_save()
         return pack_state(self, exclude)
+
+    def _ready_to_save(self) -> None:
+        if self.linker_name is not None:
+            self.ensure_ready()
 
     def from_bytes(self, data: bytes, *, exclude: Iterable[str] = ()) -> "BiosynLinker":
         unpack_state(self, data, exclude)

@@ -135,11 +135,43 @@ def readable(error: ValidationError) -> str:
     )
 
 
+# scispaCy's EntityLinker settings that mean one of ours: accepted under
+# their scispaCy name (`k`, `max_entities_per_mention`) or as their effect
+# (`resolve_abbreviations`); `threshold` is refused, naming ours.
+SCISPACY_ALIASES = {"k": "names_searched", "max_entities_per_mention": "top_k"}
+SCISPACY_SETTINGS = (*SCISPACY_ALIASES, "resolve_abbreviations", "threshold")
+
+
+def from_scispacy(name: str, values: Mapping[str, Any]) -> Dict[str, Any]:
+    """`values` with scispaCy's settings given (not None) read as ours:
+    `k` is names_searched and `max_entities_per_mention` top_k;
+    `resolve_abbreviations` false turns `abbreviations` off. `threshold`
+    raises: scispaCy's scores are char-3gram cosines, ours S on another
+    scale, so its 0.7 would mean something else here."""
+    values = dict(values)
+    threshold = values.get("threshold")
+    if threshold is not None:
+        raise ValueError(
+            f"{name}: threshold is scispaCy's setting, on its scores' scale; here it is nil_threshold, on the scale "
+            "of S = cosine + sparse_weight x tf-idf: leave it \"auto\" or choose one with python -m spacy_biosyn "
+            f"tune-nil (got threshold = {threshold!r})"
+        )
+    for alias, ours in SCISPACY_ALIASES.items():
+        if values.get(alias) is not None:
+            values[ours] = values[alias]
+    resolve = values.get("resolve_abbreviations")
+    if resolve is not None and not isinstance(resolve, bool):
+        raise ValueError(f"{name}: resolve_abbreviations should be true or false, got {resolve!r}")
+    if resolve is False:
+        values["abbreviations"] = None
+    return values
+
+
 # Each part a config swaps: the Protocol of ty.py it must fulfil, and the
 # registered parts that do, for the error that refuses another.
 PART_CONTRACTS = {
     "encoder": (Encoder, "spacy_biosyn.TransformerEncoder.v1 or spacy_biosyn.OnnxEncoder.v1"),
-    "index": (SearchIndex, "spacy_biosyn.ExactIndex.v2 or spacy_biosyn.FaissIndex.v1"),
+    "index": (SearchIndex, "spacy_biosyn.SizedIndex.v1, spacy_biosyn.ExactIndex.v2 or spacy_biosyn.FaissIndex.v1"),
     "sieve": (Sieve, "spacy_biosyn.Sieve.v1 or null"),
     "concept_scorer": (ConceptScorer, "spacy_biosyn.AliasCountReranker.v1, spacy_biosyn.ConceptCentroids.v1 or null"),
     "reranker": (Reranker, "spacy_biosyn.CrossEncoderReranker.v1 or null"),
@@ -180,7 +212,9 @@ def configure_linker(nlp: Language, name: str = PIPE_NAME, *, reencode: bool = F
     if "encoder" in parts:
         pipe.set_encoder(parts["encoder"], reencode)
     blocks = {part: None if value is None else value.config_block for part, value in parts.items()}
-    nlp.get_pipe_config(name).update({**changes, **blocks})
+    # A scispaCy name for a changed setting would set it back when the pipeline loads.
+    aliases = {alias: None for alias, ours in SCISPACY_ALIASES.items() if ours in changes}
+    nlp.get_pipe_config(name).update({**changes, **blocks, **aliases})
     return pipe
 
 
