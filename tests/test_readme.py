@@ -20,14 +20,50 @@ C567755|613097||tooth agenesis selective 6
 """
 
 
-def python_block(section: str) -> str:
+# A scispaCy KB file standing in for scispaCy's UMLS, with the concepts of its README's sentence.
+UMLS_EXCERPT = """\
+{"concept_id": "C1839259", "canonical_name": "Bulbo-Spinal Atrophy, X-Linked", "aliases": ["Kennedy disease", "Spinal and bulbar muscular atrophy", "X-linked bulbospinal neuronopathy"], "types": ["T047"], "definition": "An X-linked recessive form of spinal muscular atrophy."}
+{"concept_id": "C0085084", "canonical_name": "Motor Neuron Disease", "aliases": ["motor neuron disease", "MND"], "types": ["T047"]}
+{"concept_id": "C0034786", "canonical_name": "Androgen Receptor", "aliases": ["androgen receptor", "AR protein"], "types": ["T116", "T192"]}
+{"concept_id": "C0002395", "canonical_name": "Alzheimer's Disease", "aliases": ["Alzheimer disease"], "types": ["T047"]}
+"""
+
+
+def python_block(section: str, number: int = 0) -> str:
     text = README.read_text(encoding="utf-8")
     body = text[text.index(f"\n## {section}\n"):]
-    return re.search(r"```python\n(.*?)```", body, re.S).group(1)
+    body = body[: body.index("\n## ", 1)]
+    return re.findall(r"```python\n(.*?)```", body, re.S)[number]
+
+
+def test_scispacys_snippet_runs_with_the_factory_name_changed(tmp_path):
+    """The named-linker snippet as written, in a folder whose en_core_sci_sm
+    is a stand-in NER (an entity ruler) and whose mirror holds scispaCy's UMLS
+    file name with a few of its concepts."""
+    import spacy
+
+    snippet = python_block("Use")
+    assert 'nlp.add_pipe("biosyn_linker", config={"resolve_abbreviations": True, "linker_name": "umls"})' in snippet
+    stand_in = spacy.blank("en")
+    stand_in.add_pipe("entity_ruler").add_patterns([
+        {"label": "ENTITY", "pattern": "Spinal and bulbar muscular atrophy"}, {"label": "ENTITY", "pattern": "SBMA"},
+        {"label": "ENTITY", "pattern": "motor neuron disease"}, {"label": "ENTITY", "pattern": "androgen receptor"},
+    ])
+    stand_in.to_disk(tmp_path / "en_core_sci_sm")
+    (tmp_path / "mirror").mkdir()
+    (tmp_path / "mirror" / "umls_2022_ab_cat0129.jsonl").write_text(UMLS_EXCERPT)
+    (tmp_path / "snippet.py").write_text(snippet)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "SPACY_BIOSYN_MIRROR": str(tmp_path / "mirror"),
+           "SPACY_BIOSYN_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "snippet.py"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    links = [line.split(" -> ")[1].split()[0] for line in done.stdout.splitlines()]
+    assert links == ["C1839259", "C1839259", "C0085084", "C0034786", "C1839259"], done.stdout
+    assert (tmp_path / "sci_linker" / "biosyn_linker").is_dir()
 
 
 def test_the_use_snippet_links_a_composite_and_looks_its_concepts_up(tmp_path):
-    snippet = python_block("Use")
+    snippet = python_block("Use", 1)
     dictionary = '"../shared/data/ncbi-disease/train_dictionary.txt"'
     assert dictionary in snippet
     (tmp_path / "medic.txt").write_text(MEDIC_EXCERPT)
