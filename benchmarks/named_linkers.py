@@ -1,0 +1,200 @@
+"""Named linkers (`linker_name`): a cold build, then warm starts from the
+cache, each in a fresh process, with the time and resident memory of each.
+
+    python -m benchmarks.named_linkers [--workdir benchmarks/.work/named] [--runs 3] [--names 4000000] [--warm-only]
+
+MEDIC size: `medic` built from a `CTD_diseases.tsv.gz` written in CTD's own
+format (its `# Fields:` header and nine tab-separated columns) from the
+MEDIC at hand (BioSyn's `resources/medic_06Jul2012.txt`), served from a
+mirror folder into an empty cache. Cold: a fresh process adds the pipe and
+links one sentence, which fetches, reads, encodes, indexes and caches.
+Warm: fresh processes do the same from the cache with the mirror gone and
+encoding and requests made to fail, with the PyTorch encoder and with the
+same model in ONNX Runtime (whose export is cached too).
+
+UMLS size (`--names`, 0 to skip): a scispaCy KB file
+(`umls_2022_ab_cat0129.jsonl`) of that many names, MEDIC's and variants of
+them, built cold and loaded warm as above with the default index (faiss's
+IVF4096,SQ8 from a million names on). Encoding millions of names with
+MiniLM takes hours here, so this build gives each name a hashed 384-wide
+vector in place of MiniLM's (the model is still loaded): the row's build
+time is everything but encoding, and the encoding time beside it is the
+names' count over the names/s of the whole MEDIC-size cold build (fetch,
+read, encode, index), so it overstates encoding a little.
+
+--warm-only measures the MEDIC-size warm starts again from the workdir's
+cache, built by an earlier run: warm starts are a few seconds, and another
+job on the machine moves them.
+"""
+import gzip
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.common import DATA, REPO, parser, print_table, progress
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+ENCODERS = {
+    "PyTorch": {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": MINILM},
+    "ONNX Runtime": {"@misc": "spacy_biosyn.OnnxEncoder.v1", "name": MINILM},
+}
+TEXT = "Germline mutations of BRCA1 predispose to breast cancer."
+MENTION = "breast cancer"
+
+# One process: add the named linker, link one sentence, report as JSON.
+# With "refuse", encoding names and making requests raise; with "hashed",
+# every text gets a hashed vector instead of the encoder's.
+PROCESS = """
+import json, sys, time, urllib.request
+start = time.perf_counter()
+import spacy
+from spacy_biosyn.kb.linker import Linker
+from benchmarks.named_linkers import hashed_vectors
+modes, config = sys.argv[1].split(","), json.loads(sys.argv[2])
+if "refuse" in modes:
+    def refuse(*args, **kwargs):
+        raise AssertionError("a warm start encoded names or made a request")
+    Linker.build = refuse
+    urllib.request.urlopen = refuse
+if "hashed" in modes:
+    from spacy_biosyn.encoders.transformer import TransformerEncoder
+    TransformerEncoder.encode = lambda self, texts: hashed_vectors(texts, self.dim)
+imported = time.perf_counter()
+nlp = spacy.blank("en")
+nlp.add_pipe("biosyn_linker", config=config)
+doc = nlp.make_doc(sys.argv[3])
+start_char = sys.argv[3].index(sys.argv[4])
+doc.ents = [doc.char_span(start_char, start_char + len(sys.argv[4]), label="Disease")]
+linked = nlp(doc).ents[0]
+done = time.perf_counter()
+rss = {line.split(":")[0]: int(line.split()[1]) / 2**20 for line in open("/proc/self/status") if line.startswith(("VmRSS", "VmHWM"))}
+print(json.dumps({"import_s": imported - start, "link_s": done - imported, "cui": linked._.cui,
+                  "names": len(nlp.get_pipe("biosyn_linker").linker.dictionary), "rss_gib": rss["VmRSS"], "peak_gib": rss["VmHWM"]}))
+"""
+
+
+def hashed_vectors(names, dim: int):
+    """Unit vectors, one per name, from a hash of the name: a stand-in for an
+    encoder's that costs next to nothing and is the same in every process
+    (the sum of three rows, chosen by the hash, of one fixed random table)."""
+    import hashlib
+
+    import numpy as np
+
+    table = np.random.default_rng(0).standard_normal((1 << 16, dim), dtype=np.float32)
+    vectors = np.empty((len(names), dim), dtype=np.float32)
+    for start in range(0, len(names), 100_000):  # chunks: a gather of 4M rows holds 6 GiB
+        hashes = np.array([int.from_bytes(hashlib.blake2b(name.encode("utf-8"), digest_size=6).digest(), "little")
+                           for name in names[start:start + 100_000]], dtype=np.int64)
+        chunk = table[hashes & 0xFFFF] + table[(hashes >> 16) & 0xFFFF] + table[(hashes >> 32) & 0xFFFF]
+        vectors[start:start + len(chunk)] = chunk / np.linalg.norm(chunk, axis=1, keepdims=True)
+    return vectors
+
+
+def run(mode: str, config: dict, env: dict, mention: str = MENTION, text: str = TEXT) -> dict:
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", PROCESS, mode, json.dumps(config), text, mention], cwd=REPO,
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if done.returncode:
+        raise SystemExit(f"{mode} run failed:\n{done.stderr[-3000:]}")
+    return {**json.loads(done.stdout.splitlines()[-1]), "wall_s": time.perf_counter() - start}
+
+
+def write_ctd_diseases(medic: Path, target: Path) -> None:
+    """MEDIC (`IDs||Name|Synonym|...`) as CTD publishes it: CTD_diseases.tsv.gz."""
+    rows = ["# Comparative Toxicogenomics Database (CTD) - http://ctdbase.org/", "# Fields:",
+            "# DiseaseName\tDiseaseID\tAltDiseaseIDs\tDefinition\tParentIDs\tTreeNumbers\tParentTreeNumbers\tSynonyms\tSlimMappings",
+            "#"]
+    for line in medic.read_text(encoding="utf-8").splitlines():
+        ids, _, names = line.partition("||")
+        ids, names = ids.split("|"), names.split("|")
+        prefixed = ["OMIM:" + i if i[0].isdigit() else "MESH:" + i for i in ids]
+        prefixed.sort(key=lambda i: not i.startswith("MESH:"))
+        rows.append("\t".join([names[0], prefixed[0], "|".join(prefixed[1:]), "", "", "", "", "|".join(names[1:]), ""]))
+    with gzip.open(target, "wt", encoding="utf-8") as f:
+        f.write("\n".join(rows) + "\n")
+
+
+def write_scispacy_kb(medic: Path, target: Path, n_names: int, seed: int = 0) -> int:
+    """A scispaCy KB file of `n_names` names: MEDIC's concepts, then concepts
+    of variants of their names (a word added from another name), four names each."""
+    rng = random.Random(seed)
+    concepts = []
+    for line in medic.read_text(encoding="utf-8").splitlines():
+        ids, _, names = line.partition("||")
+        concepts.append(names.split("|"))
+    words = [word for names in concepts for name in names for word in name.split()]
+    written = 0
+    with target.open("w", encoding="utf-8") as f:
+        for i, names in enumerate(concepts):
+            f.write(json.dumps({"concept_id": f"C{i:07d}", "canonical_name": names[0], "aliases": names[1:],
+                                "types": ["T047"]}) + "\n")
+            written += len(names)
+        i = len(concepts)
+        while written < n_names:
+            base = rng.choice(concepts)[0]
+            names = [f"{base} {rng.choice(words)}" for _ in range(4)]
+            f.write(json.dumps({"concept_id": f"C{i:07d}", "canonical_name": names[0], "aliases": names[1:],
+                                "types": ["T047"]}) + "\n")
+            written, i = written + 4, i + 1
+    return written
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("--workdir", type=Path, default=REPO / "benchmarks" / ".work" / "named")
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--names", type=int, default=4_000_000)
+    p.add_argument("--warm-only", action="store_true", help="warm starts of MEDIC from the workdir's cache alone")
+    args = p.parse_args()
+    medic = args.data / "resources" / "medic_06Jul2012.txt"
+    mirror, cache = args.workdir / "mirror", args.workdir / "cache"
+    if not args.warm_only:
+        shutil.rmtree(args.workdir, ignore_errors=True)
+        mirror.mkdir(parents=True)
+        write_ctd_diseases(medic, mirror / "CTD_diseases.tsv.gz")
+    concepts = len(medic.read_text(encoding="utf-8").splitlines())
+    base = {key: value for key, value in os.environ.items() if key != "SPACY_BIOSYN_MIRROR"}
+    cold_env = {**base, "SPACY_BIOSYN_CACHE": str(cache), "SPACY_BIOSYN_MIRROR": str(mirror)}
+    warm_env = {**base, "SPACY_BIOSYN_CACHE": str(cache)}
+    rows = []
+    rate = None
+    for runtime, encoder in ENCODERS.items():
+        config = {"linker_name": "medic", "encoder": encoder}
+        cold = None if args.warm_only else run("build", config, cold_env)
+        rate = rate or (cold and cold["names"] / cold["link_s"])
+        progress(cold)
+        warm = [run("refuse", config, warm_env) for _ in range(args.runs)]
+        progress(warm)
+        median = sorted(warm, key=lambda r: r["link_s"])[len(warm) // 2]
+        rows.append([f"medic ({concepts:,} concepts, CTD TSV)", runtime, f"{median['names']:,}",
+                     "-" if cold is None else f"{cold['link_s']:.0f}",
+                     f"{median['link_s']:.2f} ({min(r['link_s'] for r in warm):.2f}-{max(r['link_s'] for r in warm):.2f})",
+                     f"{median['import_s']:.1f}", f"{median['rss_gib']:.2f} / {median['peak_gib']:.2f}", median["cui"]])
+    if args.names and not args.warm_only:
+        (mirror / "umls_2022_ab_cat0129.jsonl").unlink(missing_ok=True)
+        written = write_scispacy_kb(medic, mirror / "umls_2022_ab_cat0129.jsonl", args.names)
+        progress(f"wrote {written:,} names")
+        config = {"linker_name": "umls", "encoder": ENCODERS["PyTorch"]}
+        cold = run("hashed", config, cold_env, mention="Breast Neoplasms", text="Risk of Breast Neoplasms.")
+        progress(cold)
+        warm = [run("hashed,refuse", config, warm_env, mention="Breast Neoplasms", text="Risk of Breast Neoplasms.")
+                for _ in range(args.runs)]
+        median = sorted(warm, key=lambda r: r["link_s"])[len(warm) // 2]
+        rows.append([f"umls size ({written:,} names, scispaCy JSONL)", "PyTorch, hashed vectors", f"{cold['names']:,}",
+                     f"{cold['link_s']:.0f} + {cold['names'] / rate:.0f} encoding (MEDIC's cold build: {rate:.0f} names/s)",
+                     f"{median['link_s']:.2f} ({min(r['link_s'] for r in warm):.2f}-{max(r['link_s'] for r in warm):.2f})",
+                     f"{median['import_s']:.1f}", f"{median['rss_gib']:.2f} / {median['peak_gib']:.2f}", median["cui"]])
+    print_table(["vocabulary", "encoder", "names", "cold build + first link, s", "warm add_pipe + first link, s (median, min-max)",
+                 "import spacy, s", "RSS / peak, GiB", "breast cancer ->"], rows)
+    print(f"\nWarm: {args.runs} fresh processes each, from the cache alone (the mirror gone, encoding and "
+          "requests made to fail).")
+
+
+if __name__ == "__main__":
+    main()
