@@ -324,13 +324,48 @@ def test_the_output_reads_as_one_dataset_and_a_finished_run_is_answered_without_
     assert run(corpus, output)["skipped_shards"] == read_manifest(output)["runs"][0]["shards"]
 
 
-def test_an_output_with_the_manifest_name_of_earlier_versions_resumes(corpus, reference, tmp_path):
+@pytest.mark.parametrize("mine", ["manifest.json", "notes.txt"])
+def test_an_output_folder_holding_a_users_files_is_refused_and_left_as_it_was(corpus, tmp_path, mine):
+    output = tmp_path / "out"
+    output.mkdir()
+    (output / mine).write_text('{"my": "own manifest"}')
+    with pytest.raises(CorpusError, match=f"holds files link-corpus did not write \\({mine}\\)"):
+        run(corpus, output)
+    assert [p.name for p in output.iterdir()] == [mine] and (output / mine).read_text() == '{"my": "own manifest"}'
+
+
+def test_a_run_keeps_files_of_its_own_folder_it_wrote_and_refuses_a_manifest_not_its_own(corpus, tmp_path):
     output = tmp_path / "out"
     run(corpus, output)
-    (output / MANIFEST).rename(output / "manifest.json")
-    assert run(corpus, output)["shards"] == 0
-    assert (output / MANIFEST).exists() and not (output / "manifest.json").exists()
-    assert row_differences(reference[1], read_rows(output)) == []
+    (output / MANIFEST).write_text('{"runs": []}')
+    with pytest.raises(CorpusError, match="not a corpus run's manifest .it has no settings."):
+        run(corpus, output)
+
+
+def test_a_document_over_max_length_is_skipped_named_and_counted_and_the_run_goes_on(corpus, tmp_path):
+    documents = [{"id": "short", "text": "Breast cancer in carriers."},
+                 {"id": "huge", "text": "Breast cancer. " * 70_000},  # 1,050,000 characters
+                 {"id": "after", "text": "Huntington chorea."}]
+    source = tmp_path / "abstracts.jsonl"
+    source.write_text("".join(json.dumps(d) + "\n" for d in documents))
+    with pytest.warns(UserWarning, match="huge: 1,050,000 characters, over the pipeline's max_length"):
+        summary = link_corpus(corpus / "pipeline", source, tmp_path / "out", shard_size=2, progress=False)
+    assert summary["too_long"] == 1 and read_manifest(tmp_path / "out")["too_long"] == 1
+    assert sorted(row["doc_id"] for row in read_rows(tmp_path / "out")) == ["after", "short"]
+
+
+def test_an_input_edited_in_place_to_the_same_size_is_not_resumed(corpus, tmp_path):
+    source = tmp_path / "abstracts.jsonl"
+    source.write_text((corpus / "abstracts.jsonl").read_text())
+    output = tmp_path / "out"
+    link_corpus(corpus / "pipeline", source, output, shard_size=4, progress=False)
+    before = {p.name: p.read_bytes() for p in output.iterdir() if p.is_file()}
+    edited = source.read_text().replace("cancer", "tumour")
+    assert len(edited) == len(source.read_text())
+    source.write_text(edited)
+    with pytest.raises(CorpusError, match=f"inputs whose content has changed since \\({source}\\)"):
+        link_corpus(corpus / "pipeline", source, output, shard_size=4, progress=False)
+    assert {p.name: p.read_bytes() for p in output.iterdir() if p.is_file()} == before
 
 
 def test_a_gzip_compressed_pubtator_file_with_an_upper_case_suffix_is_linked(corpus, tmp_path):

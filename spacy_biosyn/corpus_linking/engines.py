@@ -62,7 +62,8 @@ def _run_local(settings: RunSettings, shards: Iterable[Shard], workers: int, don
             write_shard(Path(settings.output), shard.index, shard.documents, rows, settings.output_format)
             rss = max((peak_rss(child.pid) for child in multiprocessing.active_children()), default=0) or peak_rss()
             # With n_process every worker had a share of the shard: its cost is N times the wait.
-            done(shard_stats(shard, sum(map(len, rows)), (time.perf_counter() - started) * workers, rss))
+            done(shard_stats(shard, sum(map(len, rows)), (time.perf_counter() - started) * workers, rss,
+                             sum(map(linker.is_too_long, shard.documents))))
             taken.popleft()
             rows, started = [], time.perf_counter()
 

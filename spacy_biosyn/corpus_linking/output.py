@@ -24,9 +24,10 @@ from .writers import SUFFIXES, write_rows
 # Named as pyarrow and pandas skip it, so the folder reads as one dataset:
 # pd.read_parquet(folder), pyarrow.dataset.dataset(folder).
 MANIFEST = "_manifest.json"
-# What earlier versions named it; a re-run of their output reads it.
-_OLD_MANIFEST = "manifest.json"
 _PARTIAL = ".shard-*.tmp-*"
+# What a run writes into its folder besides the manifest and the shards: the
+# copy of standard input and the temporary names of files being written.
+_OWN_EXTRA = ("_input", f".{MANIFEST}.tmp-*", _PARTIAL)
 
 
 class GoldSpan(NamedTuple):
@@ -152,22 +153,43 @@ def row_differences(left: Iterable[dict], right: Iterable[dict], tolerance: floa
     return differences
 
 
-def _manifest_path(folder: Path) -> Path:
-    """The manifest's file: an earlier version's name until a run rewrites it."""
-    path, old = Path(folder) / MANIFEST, Path(folder) / _OLD_MANIFEST
-    return old if not path.exists() and old.exists() else path
+def check_own_folder(folder: Path) -> None:
+    """Refuse an output folder that holds anything a run did not write (a
+    user's own manifest.json, notes, another tool's output): a run writes,
+    replaces and deletes files there, and must not touch theirs."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return
+    foreign = sorted(
+        entry.name for entry in folder.iterdir()
+        if entry.name != MANIFEST and not _is_shard(entry.name) and not any(entry.match(p) for p in _OWN_EXTRA)
+    )
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise CorpusError(
+            f"{folder} holds files link-corpus did not write ({shown}); give an empty or new output folder "
+            f"(a run's folder holds only {MANIFEST}, shard-NNNNN files and _input/)"
+        )
+
+
+def _is_shard(name: str) -> bool:
+    stem, _, suffix = name.partition(".")
+    return suffix in SUFFIXES.values() and stem.startswith("shard-") and stem[6:].isdigit()
 
 
 def has_manifest(folder: Path) -> bool:
-    return _manifest_path(folder).exists()
+    return (Path(folder) / MANIFEST).exists()
 
 
 def read_manifest(folder: Path) -> dict:
-    path = _manifest_path(folder)
+    path = Path(folder) / MANIFEST
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as error:
         raise CorpusError(f"{path}: not a corpus run's manifest ({error})") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("settings"), dict):
+        raise CorpusError(f"{path}: not a corpus run's manifest (it has no settings); give a new output folder")
+    return manifest
 
 
 def write_manifest(folder: Path, manifest: dict) -> None:
@@ -175,14 +197,22 @@ def write_manifest(folder: Path, manifest: dict) -> None:
     partial = path.with_name(f".{MANIFEST}.tmp-{uuid.uuid4().hex[:8]}")
     partial.write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
     os.replace(partial, path)
-    (Path(folder) / _OLD_MANIFEST).unlink(missing_ok=True)
 
 
 def check_settings(folder: Path, settings: dict) -> None:
-    """Refuse to resume a run made with other settings into the same folder."""
+    """Refuse to resume a run made with other settings, or of inputs whose
+    content changed since, into the same folder."""
     if not has_manifest(folder):
         return
     saved = read_manifest(folder)["settings"]
+    # Files by path (standard input has none: its digest alone tells it, as a setting).
+    files = {i[0]: i for i in saved.get("input", []) if len(i) == 3}
+    edited = [str(i[0]) for i in settings["input"] if len(i) == 3 and i[0] in files and files[i[0]] != i]
+    if edited:
+        raise CorpusError(
+            f"{folder} holds a run of inputs whose content has changed since ({', '.join(edited[:5])}): its rows "
+            "would not be those of the files as they are; give a new output folder to link them again"
+        )
     changed = [f"{key} {saved.get(key)!r} -> {value!r}" for key, value in settings.items() if saved.get(key) != value]
     if changed:
         raise CorpusError(

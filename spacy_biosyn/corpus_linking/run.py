@@ -18,6 +18,7 @@ from ..errors import CorpusError
 from ..storage import file_sha256, folder_locked
 from .engines import run_engine
 from .output import (
+    check_own_folder,
     check_settings,
     finished_shards,
     has_manifest,
@@ -79,10 +80,13 @@ def link_corpus(
             check_annotated(files, input_format)
         settings = {
             "pipeline": _fingerprint(pipeline),
-            "input": [[STDIN, file_sha256(files[0])[:16]]] if from_stdin else [[str(f), f.stat().st_size] for f in files],
+            # Each input by its content too: one edited in place, even to the same size, is not resumed.
+            "input": [[STDIN, file_sha256(files[0])[:16]]] if from_stdin
+            else [[str(f), f.stat().st_size, file_sha256(f)[:16]] for f in files],
             "input_format": input_format, "shard_size": shard_size, "gold_spans": gold_spans, "labels": labels,
             "output_format": output_format,
         }
+        check_own_folder(output)  # before anything is written there
         output.mkdir(parents=True, exist_ok=True)
         stack.enter_context(_only_run_in(output))
         check_settings(output, settings)
@@ -140,6 +144,7 @@ def link_corpus(
             manifest["complete"] = len(manifest["shards"]) == len(plan)
             manifest["documents"] = sum(s["documents"] for s in manifest["shards"].values())
             manifest["mentions"] = sum(s["mentions"] for s in manifest["shards"].values())
+            manifest["too_long"] = sum(s.get("too_long", 0) for s in manifest["shards"].values())
             write_manifest(output, manifest)
         return summary
 
@@ -188,6 +193,8 @@ def _summary(engine: str, workers: int, shards: List[dict], seconds: float, skip
     return {
         "engine": engine, "workers": workers, "shards": len(shards), "skipped_shards": skipped,
         "documents": documents, "mentions": mentions, "seconds": round(seconds, 2),
+        # Documents over the pipeline's max_length, left unlinked (each named in a warning).
+        "too_long": sum(s.get("too_long", 0) for s in shards),
         "documents_per_s": round(documents / seconds, 2) if seconds else None,
         "mentions_per_s": round(mentions / seconds, 2) if seconds else None,
         # Throughput of one worker once loaded: linking time only.

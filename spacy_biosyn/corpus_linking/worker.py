@@ -5,6 +5,7 @@ import os
 import re
 import socket
 import time
+import warnings
 from collections import deque
 from pathlib import Path
 from typing import Iterable, Iterator, List, NamedTuple, Optional
@@ -51,6 +52,15 @@ class ShardLinker:
 
         def inputs():
             for document in documents:
+                if self.is_too_long(document):
+                    # Skipped, not the run: spaCy refuses a text over max_length (E088).
+                    warnings.warn(
+                        f"{document.id}: {len(document.text):,} characters, over the pipeline's max_length "
+                        f"({self.nlp.max_length:,}): not linked (counted as too_long in the manifest)"
+                    )
+                    pending.append((document, None))
+                    yield ""
+                    continue
                 item, gold = self._prepared(document)
                 pending.append((document, gold))
                 yield item
@@ -60,12 +70,16 @@ class ShardLinker:
             document, gold = pending.popleft()
             yield document_rows(document, doc, gold)
 
+    def is_too_long(self, document: Document) -> bool:
+        return len(document.text) > self.nlp.max_length
+
     def __call__(self, shard: Shard) -> dict:
         """Link a shard, write it, and say what it cost."""
         start = time.perf_counter()
         rows = list(self.pipe(shard.documents))
         write_shard(Path(self.settings.output), shard.index, shard.documents, rows, self.settings.output_format)
-        return shard_stats(shard, sum(map(len, rows)), time.perf_counter() - start, peak_rss())
+        return shard_stats(shard, sum(map(len, rows)), time.perf_counter() - start, peak_rss(),
+                           sum(map(self.is_too_long, shard.documents)))
 
     def _prepared(self, document: Document):
         if not self.settings.gold_spans:
@@ -101,10 +115,11 @@ def check_pipeline(pipeline: Path, gold_spans: bool) -> None:
         )
 
 
-def shard_stats(shard: Shard, mentions: int, seconds: float, rss: int) -> dict:
+def shard_stats(shard: Shard, mentions: int, seconds: float, rss: int, too_long: int) -> dict:
+    """A shard's counts and costs; `too_long`: its documents over max_length, not linked."""
     return {
         "shard": shard.index, "documents": len(shard.documents), "mentions": mentions, "seconds": round(seconds, 3),
-        "worker": f"{socket.gethostname()}:{os.getpid()}", "peak_rss": rss,
+        "worker": f"{socket.gethostname()}:{os.getpid()}", "peak_rss": rss, "too_long": too_long,
     }
 
 
