@@ -49,6 +49,15 @@ def test_ab3p_finds_definitions_in_sentences_with_whitespace_runs(capfd):
     assert "Failed to find sentence" not in capfd.readouterr().err
 
 
+def test_what_ab3ps_native_code_prints_reaches_neither_stdout_nor_stderr(capfd):
+    import random
+
+    dna = "".join(random.Random(0).choice("ACGT") for _ in range(2000))  # Ab3P prints "tokens differ: ACGT..."
+    found = Ab3PDetector()(f"The sequence ({dna}) of breast cancer (BC).")
+    assert [(a.short_form, a.long_form) for a in found] == [("BC", "breast cancer")]
+    assert capfd.readouterr() == ("", "")
+
+
 @pytest.mark.parametrize("name", ["spacy_biosyn.Ab3P.v1", "spacy_biosyn.SchwartzHearst.v1"])
 def test_texts_without_definitions_give_no_abbreviations(name):
     detector = registry.misc.get(name)()

@@ -1,4 +1,5 @@
 import json
+import random
 import subprocess
 import sys
 import warnings
@@ -456,3 +457,10 @@ def test_link_prints_one_texts_entities_from_an_argument_or_standard_input(tmp_p
     (row,) = [json.loads(line) for line in piped.stdout.splitlines()]
     assert (row["start"], row["end"], row["text"], row["id"]) == (9, 22, "breast cancer", "D001943")
     assert row["candidates"][0] == {"id": "D001943", "name": "breast cancer", "score": row["score"]}
+    # Ab3P's native code prints "tokens differ: <token>" to stdout for a token of ~1,000+ characters
+    dna = "".join(random.Random(0).choice("ACGT") for _ in range(2000))
+    long_token = subprocess.run([sys.executable, "-m", "spacy_biosyn", "link", str(tmp_path / "p"), "--json",
+                                 f"The sequence ({dna}) of breast cancer (BC) in carriers."],
+                                capture_output=True, text=True, timeout=300)
+    assert long_token.returncode == 0, long_token.stderr[-2000:]
+    assert [json.loads(line)["text"] for line in long_token.stdout.splitlines()] == ["breast cancer"]

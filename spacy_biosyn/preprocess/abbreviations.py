@@ -18,6 +18,8 @@ text to the process's stderr. Those two characters are given to it already
 rewritten (and the characters its C code cannot read, NUL first, replaced), and whatever else it writes is caught and counted in a debug
 line of the "spacy_biosyn" logger instead of filling a user's console.
 """
+import ctypes
+import ctypes.util
 import logging
 import os
 import re
@@ -31,6 +33,7 @@ from spacy.util import registry
 from ..ty import Abbreviation, AbbreviationDetector
 
 logger = logging.getLogger("spacy_biosyn")
+_LIBC = ctypes.CDLL(ctypes.util.find_library("c"))
 
 _WHITESPACE_RUN = re.compile(r"\s+")
 # 10,000 characters (11,000 with the overlaps on both sides) are at most
@@ -62,7 +65,7 @@ class Ab3PDetector:
 
     def __init__(self):
         self._ab3p = None  # built on first use: loading its word lists takes a moment
-        self._native_output = None  # a file that catches what Ab3P writes to stderr
+        self._native_output = None  # a file that catches what Ab3P writes to stdout and stderr
 
     def __getstate__(self) -> dict:
         # The native Ab3p object cannot be pickled; a copy builds its own.
@@ -96,25 +99,39 @@ class Ab3PDetector:
         return found
 
     def _abbreviations(self, text: str) -> list:
-        """Ab3P's pairs, with what it writes to stderr caught and counted."""
+        """Ab3P's pairs, with what its native code writes to stdout ("tokens
+        differ: ..." for a token of ~1,000 characters, which broke `link
+        --json`) and stderr caught and counted: stdout is the program's own."""
         if self._native_output is None:
             self._native_output = tempfile.TemporaryFile()
         sink = self._native_output
+        sys.stdout.flush()
         sys.stderr.flush()
-        saved = os.dup(2)
-        os.dup2(sink.fileno(), 2)
+        saved = {fd: os.dup(fd) for fd in (1, 2)}
+        for fd in saved:
+            os.dup2(sink.fileno(), fd)
         try:
             pairs = self._ab3p.get_abbrs(text)
         finally:
-            os.dup2(saved, 2)
-            os.close(saved)
+            _LIBC.fflush(None)  # C's stdout buffer, into the sink and not into what comes after
+            for fd, copy in saved.items():
+                os.dup2(copy, fd)
+                os.close(copy)
         if sink.tell():
             sink.seek(0)
-            lost = sink.read().count(b"Failed to find sentence")
+            said = sink.read()
             sink.seek(0)
             sink.truncate()
-            logger.debug("Ab3P could not find %d sentence(s) of a %d-character text; offsets were checked",
-                         lost, len(text))
+            lost = said.count(b"Failed to find sentence")
+            if lost:
+                logger.debug("Ab3P could not find %d sentence(s) of a %d-character text; offsets were checked",
+                             lost, len(text))
+            # A failure is two lines: "Failed to find sentence: ..." and "in text: ...".
+            other = [line for line in said.splitlines()
+                     if line.strip() and b"Failed to find sentence" not in line and not line.startswith(b"in text:")]
+            if other:
+                logger.debug("Ab3P wrote %d other line(s) on a %d-character text, such as %r", len(other), len(text),
+                             other[0][:80])
         return pairs
 
 
