@@ -266,3 +266,61 @@ def test_a_vocabulary_named_by_url_is_fetched_once_into_the_cache(tmp_path, monk
     assert requests == ["/CTD_chemicals.tsv"]  # the second read came from the cache
     cached = sorted(p.name for p in (tmp_path / "cache" / "downloads").iterdir() if not p.name.endswith(".lock"))
     assert [name.split("-", 1)[1] for name in cached] == ["CTD_chemicals.tsv", "CTD_chemicals.tsv.json"]
+
+
+# Formats told by content, duplicates said, comments and BOMs as the formats mean them
+
+def test_ctds_chemicals_are_told_from_medic_by_their_header_whatever_the_files_name(tmp_path):
+    path = write(tmp_path, "vocabulary.tsv", CTD_CHEMICALS)
+    assert detect_format(path) == "ctd-chemicals"
+    dictionary, _ = read_vocabulary_file(path)
+    assert dictionary.concepts[dictionary.row("adriamycin")] == (("MESH:D004317",),)  # no CAS number as an ID
+    with pytest.raises(DictionaryError, match="is CTD's chemical vocabulary .* read it as ctd-chemicals"):
+        read_vocabulary_file(path, "medic")
+    with pytest.raises(DictionaryError, match="is CTD's disease vocabulary, MEDIC .* read it as medic"):
+        read_vocabulary_file(write(tmp_path, "CTD_chemicals.tsv", CTD_TSV), "ctd-chemicals")
+
+
+def test_a_biosyn_file_whose_first_name_holds_a_tab_is_read_as_biosyn(tmp_path):
+    path = write(tmp_path, "dictionary.txt", "D001943||breast\tcancer\nD010051||ovarian cancer\n")
+    assert detect_format(path) == "biosyn"
+    assert len(read_vocabulary_file(path)[0]) == 2
+
+
+@pytest.mark.parametrize("name, content", [
+    ("CTD_diseases.tsv", CTD_TSV + CTD_TSV.splitlines()[4].replace("Breast Neoplasms\t", "Mammary Neoplasms\t") + "\n"),
+    ("kb.jsonl", SCISPACY + SCISPACY.splitlines()[0].replace("Malignant neoplasm of breast", "Breast tumour") + "\n"),
+    ("mondo.obo", MONDO_OBO + "\n[Term]\nid: MONDO:0007254\nname: mammary cancer\n"),
+])
+def test_an_id_heading_two_records_is_one_concept_with_every_name_and_a_warning(tmp_path, name, content):
+    with pytest.warns(UserWarning, match=r"1 ID\(s\) head more than one record \((MESH:D001943|C0006142|MONDO:0007254) \(2x\)"):
+        dictionary, _ = read_vocabulary_file(write(tmp_path, name, content))
+    kb = KnowledgeBase(dictionary)
+    cui, canonical, merged = {"CTD_diseases.tsv": ("MESH:D001943", "Breast Neoplasms", "mammary neoplasms"),
+                    "kb.jsonl": ("C0006142", "Malignant neoplasm of breast", "breast tumour"),
+                    "mondo.obo": ("MONDO:0007254", "breast cancer", "mammary cancer")}[name]
+    assert kb.cui_to_entity[cui].canonical_name == canonical and merged in kb.cui_to_entity[cui].aliases
+
+
+def test_an_id_written_twice_in_one_concept_is_one_id(tmp_path):
+    dictionary = read_medic(write(tmp_path, "medic.txt", "D000001|D000001|114480||Calcimycin\n"))
+    assert dictionary.concepts[0] == (("D000001", "114480"),)
+
+
+def test_an_obo_names_trailing_comment_is_no_part_of_it(tmp_path):
+    dictionary = read_obo(write(tmp_path, "x.obo", "[Term]\nid: MONDO:0007254\nname: breast cancer ! a comment\n"))
+    assert list(dictionary.names) == ["breast cancer"]
+
+
+@pytest.mark.parametrize("name, content", [("d2025.bin", MESH_DESCRIPTORS_BIN), ("desc2025.xml", MESH_DESCRIPTORS_XML)])
+def test_mesh_files_with_a_byte_order_mark_are_read(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_bytes(b"\xef\xbb\xbf" + content.encode("utf-8"))
+    assert "breast neoplasms" in read_mesh(path)
+
+
+def test_a_folder_given_to_a_reader_is_named_in_one_line(tmp_path):
+    from spacy_biosyn import BiosynError
+
+    with pytest.raises(BiosynError, match=f"{tmp_path} is a folder; give the vocabulary or corpus file in it"):
+        read_medic(tmp_path)

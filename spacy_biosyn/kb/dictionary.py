@@ -272,6 +272,7 @@ class Dictionary:
         # Packed fields, not lists per name: millions of names pass through here.
         merged: Dict[str, str] = {}
         for ids, name in entries:
+            ids = tuple(dict.fromkeys(ids))  # "D000001|D000001|114480" names two IDs, not three
             if name and ids:
                 # Readers name the file and line first; this guards every other way in,
                 # since a saved dictionary.txt with such an ID could not be loaded again.

@@ -37,7 +37,7 @@ def read_mesh(path: Union[str, Path]) -> Dictionary:
     """A MeSH descriptor or supplementary file, ASCII or XML (or its URL)."""
     path = cached_path(path)
     with open_maybe_gzipped(path) as f:
-        head = f.read(512).lstrip()
+        head = f.read(512).removeprefix(b"\xef\xbb\xbf").lstrip()  # a UTF-8 byte order mark, as every reader takes
     details: Dict[str, ConceptDetails] = {}
     if head.startswith(b"<"):
         entries = _xml_entries(path, details)

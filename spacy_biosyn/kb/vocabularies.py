@@ -12,6 +12,7 @@ names its vocabulary without reading it, and `initialize()` reads it once.
 """
 import json
 import re
+import warnings
 from functools import partial
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
@@ -44,8 +45,12 @@ def read_vocabulary(source: Union[Dictionary, PathLike, VocabularyReader]) -> Di
 
 
 def detect_format(source: PathLike) -> str:
-    """The format of a vocabulary file, by its name, else its first line."""
+    """The format of a vocabulary file: CTD's by the columns its header
+    names, others by the file's name, else by its first line."""
     path = cached_path(source)
+    ctd = _ctd_kind(path)
+    if ctd is not None:
+        return ctd
     name = path.name.lower().removesuffix(".gz")
     by_name = {"mrconso": "umls", "ctd_chemicals": "ctd-chemicals", "ctd_diseases": "medic", "medic": "medic"}
     found = next((fmt for key, fmt in by_name.items() if key in name), None)
@@ -62,9 +67,29 @@ def detect_format(source: PathLike) -> str:
         return "mesh"
     if first.startswith("format-version:"):
         return "obo"
-    if first.startswith("#") or "\t" in first or "|" in first.partition("||")[2]:
-        return "medic"  # CTD's TSV, or BioSyn's copy of MEDIC: IDs||Name|Synonym
+    ids, pairs, names = first.partition("||")
+    if pairs and "\t" not in ids:  # a tab after the IDs is part of a name
+        return "medic" if "|" in names else "biosyn"  # BioSyn's copy of MEDIC: IDs||Name|Synonym
+    if first.startswith("#") or "\t" in first:
+        return "medic"  # CTD's TSV
     return "biosyn"
+
+
+# The first column CTD's header names, and the format of the file it heads.
+_CTD_FIRST_COLUMNS = {"DiseaseName": "medic", "ChemicalName": "ctd-chemicals"}
+
+
+def _ctd_kind(path: Path) -> Optional[str]:
+    """"medic" or "ctd-chemicals" for a CTD file, by the columns its
+    `# Fields:` header names; None for any other file."""
+    header = []
+    for _, line in numbered_lines(path):
+        if not line.startswith("#"):
+            break
+        header.append(line.lstrip("# ").split("\t")[0].strip())
+        if len(header) > 10:
+            break
+    return next((_CTD_FIRST_COLUMNS[column] for column in header if column in _CTD_FIRST_COLUMNS), None)
 
 
 # Each format's registered reader, and the name of its file argument.
@@ -95,6 +120,22 @@ def read_vocabulary_file(source: PathLike, format: Optional[str] = None) -> Tupl
     return reader(**block)(), format
 
 
+class _Details(dict):
+    """ConceptDetails by the ID a concept leads with, as the reader meets
+    them: an ID met again (a file that lists a concept twice) keeps its
+    first record's name, and is counted, since its names are merged."""
+
+    def __init__(self):
+        super().__init__()
+        self.repeated: Dict[str, int] = {}
+
+    def record(self, cui: str, details: ConceptDetails) -> None:
+        if cui in self:
+            self.repeated[cui] = self.repeated.get(cui, 1) + 1
+        else:
+            self[cui] = details
+
+
 def _dictionary(
     path: Path, entries: Iterable[Tuple[Concept, str]], details: Optional[Dict[str, ConceptDetails]] = None
 ) -> Dictionary:
@@ -102,6 +143,15 @@ def _dictionary(
     dictionary = Dictionary.from_entries(entries)
     if not len(dictionary):
         raise DictionaryError(f"{path}: the vocabulary has no names")
+    repeated = getattr(details, "repeated", {})
+    if repeated:
+        shown = ", ".join(f"{cui} ({n}x)" for cui, n in list(repeated.items())[:5])
+        warnings.warn(
+            f"{path}: {len(repeated)} ID(s) head more than one record ({shown}{', ...' if len(repeated) > 5 else ''}): "
+            "each is one concept, with the names of all its records and the first record's name as canonical",
+            UserWarning,
+            stacklevel=3,
+        )
     return dictionary.with_details(details or {})
 
 
@@ -151,9 +201,14 @@ def read_medic(path: PathLike, preferred_ids: Sequence[str] = DEFAULT_ID_PREFERE
       concept a line, whose IDs carry no order and are sorted by `preferred_ids`.
     """
     path = cached_path(path)
+    if _ctd_kind(path) == "ctd-chemicals":
+        raise DictionaryError(
+            f"{path} is CTD's chemical vocabulary (its header names ChemicalName, ChemicalID, CasRN), not MEDIC: "
+            "read it as ctd-chemicals (--format ctd-chemicals, spacy_biosyn.CtdChemicals.v1)"
+        )
     first = next((line for _, line in _uncommented_lines(path)), "")
-    details: Dict[str, ConceptDetails] = {}
-    if "\t" in first:
+    details = _Details()
+    if "\t" in first.partition("||")[0]:
         entries = _ctd_entries(path, _CTD_DISEASES, details)
     else:
         entries = _medic_pipes_entries(path, IdPreference(preferred_ids), details)
@@ -190,9 +245,9 @@ def _ctd_entries(path: Path, columns: _CtdColumns, details: Dict[str, ConceptDet
         alt_ids = _pipe_list(fields[columns.alt_ids]) if columns.alt_ids is not None else []
         concept = tuple(dict.fromkeys(checked_id(i, where) for i in [fields[columns.id].strip(), *alt_ids]))
         name = fields[columns.name].strip()
-        details[concept[0]] = ConceptDetails(
+        details.record(concept[0], ConceptDetails(
             name, tuple(_pipe_list(fields[columns.tree_numbers])), fields[columns.definition].strip()
-        )
+        ))
         for alias in [name, *_pipe_list(fields[columns.synonyms])]:
             yield concept, alias
 
@@ -203,7 +258,12 @@ def read_ctd_chemicals(path: PathLike) -> Dictionary:
     ChemicalID (`MESH:D004317`) is the ID, ChemicalName and Synonyms the
     names, TreeNumbers the types, Definition the definition."""
     path = cached_path(path)
-    details: Dict[str, ConceptDetails] = {}
+    if _ctd_kind(path) == "medic":
+        raise DictionaryError(
+            f"{path} is CTD's disease vocabulary, MEDIC (its header names DiseaseName, DiseaseID), not its chemical "
+            "one: read it as medic (--format medic, spacy_biosyn.MedicVocabulary.v1)"
+        )
+    details = _Details()
     return _dictionary(path, _ctd_entries(path, _CTD_CHEMICALS, details), details)
 
 
@@ -317,6 +377,8 @@ def umls_vocabulary(
 _SYNONYM = re.compile(r'^"((?:[^"\\]|\\.)*)"\s*(EXACT|RELATED|BROAD|NARROW)?\b')
 _QUOTED = re.compile(r'^"((?:[^"\\]|\\.)*)"')
 _TAG = re.compile(r"^([A-Za-z_-]+):\s?(.*)$")
+# An OBO value's trailing comment: a "!" after white space (an escaped one, "\\!", follows a backslash).
+_TRAILING_COMMENT = re.compile(r"\s!")
 
 
 def read_obo(
@@ -330,7 +392,7 @@ def read_obo(
     (BROAD and NARROW ones name other concepts). Obsolete terms are skipped.
     A term's `namespace` is its type and its `def` its definition."""
     path = cached_path(path)
-    details: Dict[str, ConceptDetails] = {}
+    details = _Details()
     entries = (entry for term in _obo_terms(path) for entry in term.entries(synonym_scopes, xref_prefixes, details))
     return _dictionary(path, entries, details)
 
@@ -354,7 +416,7 @@ class _OboTerm:
         xrefs = [x for x in self.xrefs if x.partition(":")[0] in xref_prefixes]
         concept = tuple(dict.fromkeys([self.id, *self.alt_ids, *xrefs]))
         name = next((name for scope, name in self.names if scope == "NAME"), "")
-        details[self.id] = ConceptDetails(name, (self.namespace,) if self.namespace else (), self.definition)
+        details.record(self.id, ConceptDetails(name, (self.namespace,) if self.namespace else (), self.definition))
         for scope, name in self.names:
             if scope == "NAME" or scope in scopes:
                 yield concept, name
@@ -384,7 +446,7 @@ def _obo_terms(path: Path) -> Iterator[_OboTerm]:
         elif tag == "xref":
             term.xrefs.append(checked_id(bare.split(" ")[0], where))
         elif tag == "name":
-            term.names.append(("NAME", value))
+            term.names.append(("NAME", _TRAILING_COMMENT.split(value)[0].strip()))
         elif tag == "synonym":
             synonym = _SYNONYM.match(value)
             if synonym is None:
@@ -420,7 +482,7 @@ def read_scispacy_kb(path: PathLike, types: Optional[Sequence[str]] = None) -> D
     path = cached_path(path)
     if isinstance(types, str):
         types = [types]  # one type, not a set of its characters
-    details: Dict[str, ConceptDetails] = {}
+    details = _Details()
     return _dictionary(path, _scispacy_entries(path, None if types is None else set(types), details), details)
 
 
@@ -441,7 +503,7 @@ def _scispacy_entries(path: Path, types: Optional[Set[str]], details: Dict[str, 
         checked_id(cui, f"{path}, line {number}")
         if types is None or types.intersection(concept_types):
             definition = concept.get("definition")
-            details[cui] = ConceptDetails(canonical, tuple(concept_types), definition if isinstance(definition, str) else "")
+            details.record(cui, ConceptDetails(canonical, tuple(concept_types), definition if isinstance(definition, str) else ""))
             for name in [canonical, *aliases]:
                 yield (cui,), name
 

@@ -60,10 +60,14 @@ def text_lines(path: Union[str, Path]) -> Iterator[Tuple[int, str]]:
     gzip-compressed or not, BOM and CRLF tolerated; a file that is not UTF-8
     text raises BiosynError naming it and the line where decoding failed."""
     path = Path(path)
+    if path.is_dir():
+        raise BiosynError(f"{path} is a folder; give the vocabulary or corpus file in it")
     try:
         yield from _text_lines(path)
     except (EOFError, zlib.error, gzip.BadGzipFile) as error:  # a .gz cut short, or not gzip after all
         raise BiosynError(f"{path}: cannot be read ({type(error).__name__}: {error})") from None
+    except FileNotFoundError:
+        raise BiosynError(f"{path}: no such file") from None
 
 
 def _text_lines(path: Path) -> Iterator[Tuple[int, str]]:
