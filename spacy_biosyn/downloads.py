@@ -63,7 +63,8 @@ def published_name(url: str) -> str:
 
 def _target(url: str) -> Path:
     digest = hashlib.sha256(url.encode("utf-8")).hexdigest()[:16]
-    return cache_folder() / "downloads" / f"{digest}-{published_name(url)}"
+    # The URL's digest tells copies apart: the name is cut where a file system's limit could refuse it.
+    return cache_folder() / "downloads" / f"{digest}-{published_name(url)[-100:]}"
 
 
 def _record_path(target: Path) -> Path:

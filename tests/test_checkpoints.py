@@ -4,8 +4,10 @@ vocab.txt, weights, no sentence-transformers files), and a checkpoint saved
 by BioSyn's own code (that folder beside sparse_weight.pt and a pickled
 sparse_encoder.pk)."""
 import pickle
+import re
 from pathlib import Path
 
+import pytest
 import spacy
 import torch
 from spacy.util import load_config
@@ -13,6 +15,7 @@ from typer.testing import CliRunner
 
 from helpers import make_tiny_encoder
 from spacy_biosyn.cli import app
+from spacy_biosyn.errors import BiosynError
 from spacy_biosyn.kb.dictionary import Dictionary
 
 CONFIG = Path(__file__).parent.parent / "configs" / "biosyn.cfg"
@@ -112,3 +115,25 @@ def test_a_folder_without_biosyns_lambda_is_named(tmp_path, tiny_encoder, diseas
     result = CliRunner().invoke(app, ["build", str(tmp_path / "p"), "--from-biosyn", tiny_encoder,
                                       "--dictionary", disease_dictionary])
     assert result.exit_code != 0 and "no sparse_weight.pt" in " ".join(result.output.split()) + str(result.exception)
+
+
+@pytest.mark.parametrize("weight, refusal", [
+    (torch.tensor([-1.0]), r"one finite number >= 0; this holds 1 value\(s\) \(\[-1.0\]\)"),
+    (torch.tensor([float("nan")]), r"one finite number >= 0; this holds 1 value\(s\) \(\[nan\]\)"),
+    (torch.tensor([0.5, 1.0, 2.0]), r"one finite number >= 0; this holds 3 value\(s\) \(\[0.5, 1.0, 2.0\]\)"),
+])
+def test_a_biosyn_lambda_that_is_not_one_finite_number_is_refused_in_one_line(tmp_path, disease_dictionary, weight, refusal):
+    checkpoint = biosyn_checkpoint(tmp_path / "checkpoint", 1.0, tmp_path / "marker")
+    torch.save(weight, checkpoint / "sparse_weight.pt")
+    result = CliRunner().invoke(app, ["build", str(tmp_path / "p"), "--from-biosyn", str(checkpoint),
+                                      "--dictionary", disease_dictionary])
+    assert result.exit_code != 0 and isinstance(result.exception, BiosynError)
+    assert re.search(refusal, str(result.exception)) and not (tmp_path / "p").exists()
+
+
+def test_a_biosyn_checkpoint_without_config_json_is_refused_in_one_line(tmp_path, disease_dictionary):
+    checkpoint = biosyn_checkpoint(tmp_path / "checkpoint", 1.0, tmp_path / "marker")
+    (checkpoint / "config.json").unlink()
+    result = CliRunner().invoke(app, ["build", str(tmp_path / "p"), "--from-biosyn", str(checkpoint),
+                                      "--dictionary", disease_dictionary])
+    assert isinstance(result.exception, BiosynError) and "no config.json beside sparse_weight.pt" in str(result.exception)

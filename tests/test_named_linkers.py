@@ -288,6 +288,32 @@ def test_a_bad_download_is_refused_and_nothing_is_cached(tmp_path, monkeypatch, 
     assert [p.name for p in (tmp_path / "cache" / "downloads").iterdir() if not p.name.endswith(".lock")] == []
 
 
+def garbage_status(handler):
+    handler.wfile.write(b"HTTP/1.1 abc what\r\n\r\n")
+
+
+def cut_chunks(handler):
+    handler.send_response(200)
+    handler.send_header("Transfer-Encoding", "chunked")
+    handler.end_headers()
+    handler.wfile.write(b"400\r\n" + b"x" * 100)  # a 1,024-byte chunk, cut after 100
+
+
+@pytest.mark.parametrize("respond, name, refusal", [
+    (garbage_status, "CTD_diseases.tsv.gz", "could not be fetched from .*BadStatusLine"),
+    (cut_chunks, "CTD_diseases.tsv.gz", "could not be fetched from .*IncompleteRead"),
+    (answer(GOOD), "x" * 260 + ".tsv.gz", None),
+])
+def test_a_broken_response_or_a_long_name_is_one_line(tmp_path, monkeypatch, respond, name, refusal):
+    monkeypatch.setenv("SPACY_BIOSYN_CACHE", str(tmp_path / "cache"))
+    with serving(respond=respond) as base:
+        if refusal is None:
+            assert cached_path(base + name).read_bytes() == GOOD
+        else:
+            with pytest.raises(DownloadError, match=refusal):
+                cached_path(base + name)
+
+
 def test_a_cached_download_is_checked_and_fetched_again_when_damaged_or_refreshed(tmp_path, monkeypatch):
     monkeypatch.setenv("SPACY_BIOSYN_CACHE", str(tmp_path / "cache"))
     served = tmp_path / "served"

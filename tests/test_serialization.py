@@ -270,6 +270,27 @@ def test_a_saved_config_takes_edits_of_runtime_settings_and_names_a_bound_one(nl
     assert links(spacy.load(saved)) == links(nlp)
 
 
+@pytest.mark.parametrize("override, named", [
+    ({"sparse_weight": 0.5}, "sparse_weight = 0.5 given on load, but .* was built with sparse_weight = 10.0"),
+    ({"split_composites": False}, "split_composites = False given on load"),
+    ({"dictionary_labels": ["Chemical"]}, r"dictionary_labels = \['Chemical'\] given on load"),
+])
+def test_a_state_bound_setting_overridden_in_spacy_load_is_refused_naming_it(nlp, saved, override, named):
+    with pytest.raises(MismatchError, match=named):
+        spacy.load(saved, config={"components": {"biosyn_linker": override}})
+    edited = spacy.load(saved, config={"components": {"biosyn_linker": {"top_k": 2}}})  # an editable one loads
+    assert edited.get_pipe("biosyn_linker").top_k == 2
+
+
+@pytest.mark.parametrize("setting", ["top_k", "names_searched"])
+def test_a_runaway_ranking_size_is_refused_before_it_is_saved(nlp, setting):
+    from spacy_biosyn import configure_linker
+
+    for value in (10**9, 10**30):
+        with pytest.raises(ValueError, match=f"{setting} should be less than or equal to 10000, got {value}"):
+            configure_linker(nlp, **{setting: value})
+
+
 @pytest.mark.parametrize("weight", ["true", "[1]", "-5", "NaN"])
 def test_an_out_of_range_sparse_weight_in_cfg_is_refused(saved, weight):
     cfg = saved / "biosyn_linker" / "cfg"

@@ -38,10 +38,17 @@ def read_biosyn_checkpoint(source: Union[str, Path]) -> BiosynCheckpoint:
     if not weight_file.is_file():
         raise BiosynError(f"{source}: no {SPARSE_WEIGHT_FILE}, so not a checkpoint saved by BioSyn (a BERT folder beside it)")
     try:
-        weight = torch.load(weight_file, map_location="cpu", weights_only=True)
-        sparse_weight = float(torch.as_tensor(weight).detach().reshape(-1)[0])
-    except Exception as error:  # noqa: BLE001: an unpickling refusal, a tensor of another shape, a cut file
+        weight = torch.as_tensor(torch.load(weight_file, map_location="cpu", weights_only=True)).detach()
+    except Exception as error:  # noqa: BLE001: an unpickling refusal, a cut file, not a tensor
         raise BiosynError(f"{weight_file}: not BioSyn's lambda, a one-element tensor ({type(error).__name__}: {error})") from None
+    if weight.numel() != 1 or not bool(torch.isfinite(weight).all()) or float(weight.reshape(-1)[0]) < 0:
+        raise BiosynError(
+            f"{weight_file}: BioSyn's lambda is one finite number >= 0; this holds {weight.numel()} value(s) "
+            f"({weight.reshape(-1)[:3].tolist()}{'...' if weight.numel() > 3 else ''})"
+        )
+    sparse_weight = float(weight.reshape(-1)[0])
+    if folder.is_dir() and not (folder / "config.json").is_file():
+        raise BiosynError(f"{folder}: no config.json beside {SPARSE_WEIGHT_FILE}: the BERT folder of the checkpoint is incomplete")
     encoder = {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": str(source), "pooling": "cls", "similarity": "dot"}
     return BiosynCheckpoint(encoder, sparse_weight, skipped)
 

@@ -21,6 +21,8 @@ from ..ty import ConceptScorer, Encoder, Reranker, SearchIndex, Sieve, check_par
 from .namespaces import IdNamespaces
 
 AUTO = "auto"
+# The most names or concepts a mention may be given.
+MAX_RANKED = 10_000
 
 
 def _not_blank(label: str) -> str:
@@ -45,12 +47,13 @@ class LinkerSettings(BaseModel):
     # Chosen on NCBI and BC5CDR-Disease dev with MiniLM (benchmarks/zero_shot.py):
     # with cosine scores in [-1, 1], a larger lambda lets tf-idf overrule meaning.
     sparse_weight: Finite = Field(0.125, ge=0)
-    # Concepts in span._.kb_ents (per part of a composite), and names in span._.candidates.
-    top_k: int = editable(5, ge=1)
+    # Concepts in span._.kb_ents (per part of a composite), and names in
+    # span._.candidates; at most MAX_RANKED (a huge one ranked every name for every mention).
+    top_k: int = editable(5, ge=1, le=MAX_RANKED)
     # Names ranked to fill kb_ents with distinct concepts (scispaCy's k: MEDIC
     # lists several names per concept). A re-ranker's candidates or a concept
-    # scorer's pool take its place.
-    names_searched: int = editable(30, ge=1)
+    # scorer's pool take its place. At most MAX_RANKED.
+    names_searched: int = editable(30, ge=1, le=MAX_RANKED)
     split_composites: bool = True
     # The labels (any case) linked against `dictionary`; null: every label
     # without a route. ["Disease"] keeps a scispaCy NER's GENE spans unlinked.

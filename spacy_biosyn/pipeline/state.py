@@ -9,6 +9,7 @@ A save goes into a fresh folder swapped in whole (storage.py); bytes are the
 same files packed with msgpack.
 """
 import hashlib
+import math
 import tempfile
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Optional, Protocol, Union
@@ -23,7 +24,7 @@ from ..preprocess.readings import MentionPreprocessor
 from ..storage import read_consistently, read_saved_json, remove_stale_staging, replaced_atomically
 from .reranker import CrossEncoderReranker
 from .routes import Routes
-from .settings import EDITABLE_SETTINGS
+from .settings import EDITABLE_SETTINGS, LinkerSettings
 
 # The layout of what the component saves; pipelines saved before it was
 # written down (no "format" in cfg) have this layout too.
@@ -35,6 +36,8 @@ class SavedPipe(Protocol):
     that this module need not import the component."""
 
     name: str
+    settings: LinkerSettings
+    linker_name: Optional[str]
     routes: Routes
     preprocessor: MentionPreprocessor
     reranker: Optional[CrossEncoderReranker]
@@ -75,6 +78,7 @@ def _readers(pipe: SavedPipe) -> Dict[str, Callable[[Path], None]]:
     def read_cfg(path: Path) -> None:
         cfg.update(_checked_cfg(path / "cfg"))
         _check_settings(path, pipe.name, cfg.get("settings_sha256"), cfg.get("bound_settings"))
+        _check_loaded_with(path, pipe, cfg.get("bound_settings"))
         unsaved = [label for label in routes.labels if label not in cfg["routes"]]
         if unsaved:
             raise MismatchError(
@@ -227,6 +231,34 @@ def _bound_settings(block: Optional[dict]) -> Optional[dict]:
 
 def _sha256(block: dict) -> str:
     return hashlib.sha256(srsly.json_dumps(block, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def _check_loaded_with(path: Path, pipe: SavedPipe, saved_bound: Optional[dict]) -> None:
+    """Refuse a pipe built with other state-bound settings than the state
+    was saved under, however they came (config.cfg, `spacy.load(path,
+    config=...)`'s overrides, `spacy assemble`): the pipe would report one
+    lambda and score with the saved one. The editable ones were checked by
+    the factory like any setting."""
+    if saved_bound is None:
+        return
+    now = {**pipe.settings.model_dump(), "linker_name": pipe.linker_name}
+    changed = sorted(key for key in now if key not in EDITABLE_SETTINGS and key in saved_bound
+                     and not _same(saved_bound[key], now[key]))
+    if changed:
+        raise MismatchError(
+            f"{pipe.name}: {', '.join(f'{k} = {now[k]!r}' for k in changed)} given on load, but {path} was built with "
+            f"{', '.join(f'{k} = {saved_bound[k]!r}' for k in changed)}: the saved names, vectors, tf-idf and lambda "
+            "were made with it. Load it as saved, or rebuild it (python -m spacy_biosyn build, or index); "
+            f"{', '.join(EDITABLE_SETTINGS)} may change on load"
+        )
+
+
+def _same(saved: object, now: object) -> bool:
+    """Equal, or the same number written with fewer digits (a trained
+    lambda, float32, is 0.17805761098861694 in the pipe and 0.178057611 in config.cfg)."""
+    if isinstance(saved, float) and isinstance(now, float):
+        return math.isclose(saved, now, rel_tol=1e-6)
+    return saved == now
 
 
 def _check_settings(path: Path, name: str, saved: Optional[str], saved_bound: Optional[dict]) -> None:
