@@ -1,4 +1,4 @@
-"""`python -m spacy_biosyn linkers | download | build | index | evaluate | tune-nil | convert | assemble | onnx | train | pretrain-encoder | train-reranker | link | link-corpus`."""
+"""`python -m spacy_biosyn linkers | download | build | index | evaluate | tune-nil | convert | assemble | onnx | train | train-ner | pretrain-encoder | train-reranker | link | link-corpus`."""
 import sys
 import time
 from pathlib import Path
@@ -530,6 +530,32 @@ def train(
     run_training(config, output, gpu_id)
 
 
+@app.command("train-ner", context_settings=TRAINING_COMMAND)
+def train_ner(
+    ctx: typer.Context,
+    config_path: Path = typer.Argument(..., exists=True, dir_okay=False, help="An NER recipe (configs/ner-*.cfg)"),
+    output: Path = typer.Option(..., "--output", "-o", help="Folder for model-best and model-last"),
+    gpu_id: Optional[int] = GPU_ID_OPTION,
+) -> None:
+    """Train an NER recipe with spaCy's trainer. A transformer recipe takes
+    its shape (width, heads, layers, vocabulary, positions) from the
+    config.json of the encoder it starts from (--paths.encoder), so a
+    SapBERT or PubMedBERT folder needs no other override; any config value
+    can be overridden, e.g. --paths.train FILE --training.max_steps 2000."""
+    from spacy.cli._util import parse_config_overrides
+    from spacy.cli.train import train as spacy_train
+
+    from .precision import with_encoder_shape
+
+    config, gpu_id = _training_config(ctx, config_path, gpu_id)
+    config, filled = with_encoder_shape(config, keep=parse_config_overrides(ctx.args))
+    for name, shape in filled.items():
+        msg.info(f"{name}: the encoder's shape, " + ", ".join(f"{key} {value}" for key, value in shape.items()))
+    output.mkdir(parents=True, exist_ok=True)
+    config.to_disk(output / "train.cfg")  # what was trained, overrides and shape included
+    spacy_train(output / "train.cfg", output, use_gpu=gpu_id)
+
+
 @app.command("pretrain-encoder", context_settings=TRAINING_COMMAND)
 def pretrain_encoder(
     ctx: typer.Context,
@@ -640,6 +666,8 @@ def link_corpus(
         f"({summary['documents_per_s']} documents/s, {summary['mentions_per_s']} mentions/s; "
         f"{summary['skipped_shards']} shards already done): {output_dir}"
     )
+    if summary["too_long"]:
+        msg.warn(f"{summary['too_long']} document(s) over the pipeline's max_length were not linked (named above)")
 
 
 def main() -> None:

@@ -12,12 +12,20 @@ such a switch: thinc's PyTorch shim only knows CUDA's fp16 autocast, so on
 a CPU its `mixed_precision` does nothing. The weights stay fp32 (the saved
 pipeline is the same either way) and the backward pass runs outside the
 autocast, as PyTorch asks.
+
+Its shape (width, heads, layers, vocabulary, positions) is the encoder's:
+`with_encoder_shape` reads it from the encoder folder's config.json, so the
+NER recipe switches to SapBERT or PubMedBERT with paths.encoder alone
+(`python -m spacy_biosyn train-ner`).
 """
-from typing import Callable, Literal, Optional
+from pathlib import Path
+from typing import Callable, Dict, Iterable, Literal, Optional, Tuple, Union
 
 import torch
 from spacy.util import SimpleFrozenDict, registry
-from thinc.api import Model, PyTorchShim
+from thinc.api import Config, Model, PyTorchShim
+
+from .errors import BiosynError
 
 Precision = Literal["auto", "bf16", "fp32"]
 
@@ -102,3 +110,56 @@ def build_bert_transformer(
         node.shims[:] = [AutocastShim.of(shim, precision) if type(shim) is PyTorchShim else shim
                          for shim in node.shims]
     return model
+
+
+# BertTransformer.v1's shape arguments and the config.json keys of a Hugging
+# Face BERT folder that say them.
+_SHAPE = {
+    "vocab_size": "vocab_size", "hidden_width": "hidden_size", "intermediate_width": "intermediate_size",
+    "num_attention_heads": "num_attention_heads", "num_hidden_layers": "num_hidden_layers",
+    "max_position_embeddings": "max_position_embeddings", "type_vocab_size": "type_vocab_size",
+    "layer_norm_eps": "layer_norm_eps", "hidden_act": "hidden_act", "padding_idx": "pad_token_id",
+}
+
+
+def encoder_shape(name_or_path: Union[str, Path]) -> Dict[str, object]:
+    """BertTransformer.v1's shape arguments as the BERT at `name_or_path` (a
+    Hugging Face folder or name: SapBERT, PubMedBERT, MiniLM) has them, from
+    its config.json; BiosynError where there is no BERT config to read."""
+    from transformers import AutoConfig
+
+    try:
+        config = AutoConfig.from_pretrained(str(name_or_path)).to_dict()
+    except (OSError, ValueError) as error:
+        reason = (str(error).strip().splitlines() or [""])[0][:200]
+        raise BiosynError(f"{name_or_path}: no readable config.json of a Hugging Face model ({reason})") from None
+    if config.get("model_type") != "bert":
+        raise BiosynError(
+            f"{name_or_path}: the NER recipe's transformer is a BERT, and this model is a "
+            f"{config.get('model_type')!r}; give a BERT (SapBERT, PubMedBERT, BioBERT, MiniLM) as the encoder"
+        )
+    shape = {argument: config[key] for argument, key in _SHAPE.items() if key in config}
+    shape["model_max_length"] = config["max_position_embeddings"]
+    return shape
+
+
+def with_encoder_shape(config: Config, keep: Iterable[str] = ()) -> Tuple[Config, Dict[str, Dict[str, object]]]:
+    """`config` with each spacy_biosyn.BertTransformer.v1 block shaped as the
+    encoder its initializer loads weights from (`encoder_loader.name`, the
+    recipe's paths.encoder), except the `keep` keys (overrides the user gave,
+    as "components.transformer.model.hidden_width"); and the shape given to
+    each component. Written into the config, the shape is saved with the
+    trained pipeline, which then loads anywhere."""
+    config = Config(config)
+    resolved = config.interpolate()
+    filled = {}
+    for name, block in config.get("components", {}).items():
+        model = block.get("model", {})
+        loader = resolved.get("initialize", {}).get("components", {}).get(name, {}).get("encoder_loader", {})
+        if model.get("@architectures") != "spacy_biosyn.BertTransformer.v1" or not loader.get("name"):
+            continue
+        shape = {key: value for key, value in encoder_shape(loader["name"]).items()
+                 if f"components.{name}.model.{key}" not in keep}
+        model.update(shape)
+        filled[name] = shape
+    return config, filled

@@ -7,7 +7,7 @@ import pytest
 import spacy
 from spacy.cli.train import train
 
-from helpers import TINY_TRANSFORMER
+from helpers import CHARS, SPECIALS, TINY_TRANSFORMER
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 RECIPES = sorted(CONFIGS.glob("ner*.cfg"))
@@ -150,3 +150,36 @@ def test_a_pipeline_saved_with_curated_transformers_bert_loads_under_either_name
 def test_a_wrong_precision_is_named_when_the_config_is_read(text_pipeline):
     with pytest.raises(Exception, match="precision.*'fp16' is not"):
         spacy.load(text_pipeline, config={"components": {"transformer": {"model": {"precision": "fp16"}}}})
+
+
+def test_train_ner_shapes_the_transformer_as_a_bert_base_encoder_with_no_override(ner_corpus, tmp_path):
+    """A SapBERT-sized encoder folder (768 wide, 12 layers and heads; random
+    weights, a tiny vocabulary): paths.encoder alone switches the recipe to it."""
+    from spacy.util import load_config
+    from typer.testing import CliRunner
+
+    from helpers import make_tiny_encoder
+    from spacy_biosyn.cli import app
+
+    encoder = make_tiny_encoder(tmp_path / "bert-base", hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                                intermediate_size=3072, max_position_embeddings=512)
+    result = CliRunner().invoke(app, [
+        "train-ner", str(CONFIGS / "ner-transformer.cfg"), "--output", str(tmp_path / "ner"), "--gpu-id", "-1",
+        "--paths.train", str(ner_corpus), "--paths.dev", str(ner_corpus), "--paths.encoder", encoder,
+        "--training.max_steps", "2", "--training.eval_frequency", "1",
+    ])
+    assert result.exit_code == 0, result.output
+    assert "hidden_width 768" in result.output
+    model = load_config(tmp_path / "ner" / "model-last" / "config.cfg")["components"]["transformer"]["model"]
+    shape = ("hidden_width", "intermediate_width", "num_attention_heads", "num_hidden_layers", "vocab_size")
+    assert [model[key] for key in shape] == [768, 3072, 12, 12, len(SPECIALS) + 2 * len(CHARS)]
+    assert spacy.load(tmp_path / "ner" / "model-last")("Breast cancer in carriers.").text
+
+
+def test_a_non_bert_encoder_is_named_for_the_transformer_recipe(tmp_path):
+    from spacy_biosyn.errors import BiosynError
+    from spacy_biosyn.precision import encoder_shape
+
+    (tmp_path / "config.json").write_text('{"model_type": "roberta", "hidden_size": 768}')
+    with pytest.raises(BiosynError, match="the NER recipe's transformer is a BERT, and this model is a 'roberta'"):
+        encoder_shape(tmp_path)
