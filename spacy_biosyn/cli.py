@@ -74,14 +74,19 @@ def download(
     name: str = typer.Argument(..., help="A named vocabulary (python -m spacy_biosyn linkers)"),
     encoder: Optional[str] = typer.Option(None, help=ENCODER_HELP),
     device: Optional[str] = typer.Option(None, help="Where the encoder runs: auto (a GPU if there is one), cpu, cuda"),
+    onnx: bool = typer.Option(
+        False, "--onnx", help="For pipes whose encoder is spacy_biosyn.OnnxEncoder.v1 (extra onnx): each runtime has its own cache"
+    ),
     refresh: bool = typer.Option(False, "--refresh", help="Fetch the files again (and build again if they changed)"),
 ) -> None:
     """Fetch, encode and index a named vocabulary into the cache ahead of
     time, so that add_pipe(..., config={"linker_name": NAME}) links at once."""
     import spacy
 
+    if onnx and device is not None:
+        raise typer.BadParameter("the ONNX encoder runs on the CPU", param_hint="--device")
     nlp = spacy.blank("en")
-    linker = nlp.add_pipe(PIPE_NAME, config=_named_config(name, encoder, device))
+    linker = nlp.add_pipe(PIPE_NAME, config=_named_config(name, encoder, device, onnx))
     start = time.perf_counter()
     linker.initialize(refresh=refresh)
     from .kb.named import linkers_folder
@@ -90,7 +95,7 @@ def download(
     msg.good(f"{name}: {names:,} names ready in {time.perf_counter() - start:.1f}s, cached in {linkers_folder()}")
 
 
-def _named_config(name: str, encoder: Optional[str], device: Optional[str]) -> dict:
+def _named_config(name: str, encoder: Optional[str], device: Optional[str], onnx: bool = False) -> dict:
     """A linker config for the named vocabulary `name`, refused in one line if there is none."""
     from .kb.catalogue import named_vocabulary
 
@@ -98,7 +103,8 @@ def _named_config(name: str, encoder: Optional[str], device: Optional[str]) -> d
         named_vocabulary(name)
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="NAME") from None
-    block = {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": encoder or DEFAULT_ENCODER_NAME}
+    runtime = "spacy_biosyn.OnnxEncoder.v1" if onnx else "spacy_biosyn.TransformerEncoder.v1"
+    block = {"@misc": runtime, "name": encoder or DEFAULT_ENCODER_NAME}
     return {"linker_name": name, "encoder": {**block, **_given({"device": device})}}
 
 
@@ -146,6 +152,13 @@ def build(
     if (dictionary is None) == (linker_name is None):
         raise typer.BadParameter("give --dictionary or --linker-name (one of them)", param_hint="--dictionary")
     if linker_name is not None:
+        unused = {"--from-biosyn": from_biosyn, "--format": format, "--synonyms": synonyms, "--route": route,
+                  "--preferred-ids-from": preferred_ids_from, "--dictionary-labels": dictionary_labels,
+                  "--index": None if index == "sized" else index}
+        given = [option for option, value in unused.items() if value]
+        if given:
+            raise typer.BadParameter(f"{', '.join(given)} go(es) with --dictionary, not a named vocabulary",
+                                     param_hint="--linker-name")
         config = _named_config(linker_name, encoder, device)
         config["encoder"].update(_given({"pooling": pooling, "similarity": similarity, "batch_size": batch_size}))
         nlp = spacy.blank(lang)

@@ -16,6 +16,7 @@ server that drips bytes is given up on. A cached copy whose length or
 checksum no longer matches its record is fetched again; `refresh` fetches
 again in any case. Two processes asking for one URL fetch it once.
 """
+import glob
 import gzip
 import hashlib
 import http.client
@@ -25,6 +26,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+import warnings
 import zlib
 from pathlib import Path
 from typing import Optional, Union
@@ -42,6 +44,9 @@ _SCHEMES = ("http", "https", "ftp")
 _READ_TIMEOUT_S = 60
 DEFAULT_DEADLINE_S = 3600.0
 _HTML_STARTS = (b"<!doctype html", b"<html")
+# The process's umask, for files made with mkstemp's 0600: reading it means setting it, so it is set back at once.
+_UMASK = os.umask(0)
+os.umask(_UMASK)
 
 
 class DownloadError(BiosynError):
@@ -53,7 +58,7 @@ def is_url(source: Union[str, Path]) -> bool:
 
 
 def cache_folder() -> Path:
-    return Path(os.environ.get("SPACY_BIOSYN_CACHE", Path.home() / ".cache" / "spacy_biosyn"))
+    return Path(os.environ.get("SPACY_BIOSYN_CACHE", Path.home() / ".cache" / "spacy_biosyn")).expanduser()
 
 
 def published_name(url: str) -> str:
@@ -89,8 +94,9 @@ def forget(url: str) -> None:
     """Drop the cached copy of `url` (its reader refused it), so that the
     next use fetches it again."""
     target = _target(url)
-    _record_path(target).unlink(missing_ok=True)
-    target.unlink(missing_ok=True)
+    with FileLock(str(target) + ".lock"):  # not while another process writes it
+        _record_path(target).unlink(missing_ok=True)
+        target.unlink(missing_ok=True)
 
 
 def cached_path(
@@ -111,6 +117,8 @@ def cached_path(
     with FileLock(str(target) + ".lock"):
         if not refresh and _is_intact(target):
             return target
+        for stale in target.parent.glob(f".{glob.escape(target.name)}.*.partial"):
+            stale.unlink(missing_ok=True)  # a killed fetch's: the lock says none is running
         deadline = deadline_s if deadline_s is not None else float(
             os.environ.get("SPACY_BIOSYN_DOWNLOAD_DEADLINE", DEFAULT_DEADLINE_S)
         )
@@ -118,6 +126,7 @@ def cached_path(
         try:
             origin = _fetch_from_mirror(url, partial, deadline) or _fetch(url, url, partial, deadline)
             digest = _checked_content(url, partial)
+            os.chmod(partial, 0o666 & ~_UMASK)  # mkstemp's 0600 would keep a shared cache from its other users
             os.replace(partial, target)
             srsly.write_json(_record_path(target), {
                 "url": url, "from": origin, "bytes": target.stat().st_size, "sha256": digest,
@@ -144,6 +153,12 @@ def _fetch_from_mirror(url: str, partial: Path, deadline: float) -> Optional[str
     if not mirror:
         return None
     name = published_name(url)
+    if not is_url(mirror):
+        mirror = str(Path(mirror).expanduser())
+        if not Path(mirror).is_dir():
+            warnings.warn(f"SPACY_BIOSYN_MIRROR={mirror} is not a folder: {name} is fetched from its publisher",
+                          UserWarning, stacklevel=3)
+            return None
     if is_url(mirror):
         address = mirror.rstrip("/") + "/" + quote(name)
         try:

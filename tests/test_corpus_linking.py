@@ -334,6 +334,17 @@ def test_an_output_folder_holding_a_users_files_is_refused_and_left_as_it_was(co
     assert [p.name for p in output.iterdir()] == [mine] and (output / mine).read_text() == '{"my": "own manifest"}'
 
 
+def test_a_file_browsers_litter_is_no_users_file_and_a_file_as_output_is_one_line(corpus, tmp_path):
+    output = tmp_path / "out"
+    output.mkdir()
+    (output / ".DS_Store").write_bytes(b"\0")
+    run(corpus, output)
+    assert (output / ".DS_Store").exists() and read_manifest(output)["complete"]
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(CorpusError, match="file is a file; give a folder for the output"):
+        run(corpus, tmp_path / "file")
+
+
 def test_a_run_keeps_files_of_its_own_folder_it_wrote_and_refuses_a_manifest_not_its_own(corpus, tmp_path):
     output = tmp_path / "out"
     run(corpus, output)

@@ -219,6 +219,12 @@ def test_the_command_line_lists_downloads_and_builds_named_linkers(mirror, tiny_
     assert unknown.exit_code != 0 and "not a named vocabulary" in unknown.output
 
 
+def test_build_refuses_options_that_go_with_a_dictionary_for_a_named_vocabulary(mirror, tmp_path):
+    result = CliRunner().invoke(app, ["build", "--linker-name", "medic", "--route", "Chemical=x.txt", str(tmp_path / "p")])
+    assert result.exit_code != 0 and "--route go(es) with --dictionary" in result.output
+    assert not (tmp_path / "p").exists()
+
+
 # Downloads ------------------------------------------------------------------
 
 class serving:
@@ -328,6 +334,22 @@ def test_a_cached_download_is_checked_and_fetched_again_when_damaged_or_refreshe
         (served / "mondo.obo").write_text(MONDO_OBO + "\n[Term]\nid: MONDO:1\nname: new\n")
         assert cached_path(url).read_text() == MONDO_OBO  # the cache stands ...
         assert "MONDO:1" in cached_path(url, refresh=True).read_text()  # ... until asked to refresh
+
+
+def test_a_killed_fetchs_partial_file_is_removed_and_a_missing_mirror_is_said(tmp_path, monkeypatch):
+    from spacy_biosyn.downloads import _target
+
+    monkeypatch.setenv("SPACY_BIOSYN_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("SPACY_BIOSYN_MIRROR", str(tmp_path / "no-such-mirror"))
+    with serving(respond=answer(GOOD)) as base:
+        url = base + "CTD_diseases.tsv.gz"
+        left = _target(url).with_name(f".{_target(url).name}.abc123.partial")
+        left.parent.mkdir(parents=True)
+        left.write_bytes(GOOD[:100])
+        with pytest.warns(UserWarning, match="no-such-mirror is not a folder: CTD_diseases.tsv.gz is fetched from its publisher"):
+            path = cached_path(url)
+    assert path.read_bytes() == GOOD and not left.exists()
+    assert oct(path.stat().st_mode & 0o044) == oct(0o044 & ~os.umask(os.umask(0)))  # readable as the umask allows
 
 
 def test_a_vocabulary_that_does_not_read_is_dropped_from_the_cache(mirror, tiny_encoder):

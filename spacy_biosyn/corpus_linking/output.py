@@ -28,6 +28,8 @@ _PARTIAL = ".shard-*.tmp-*"
 # What a run writes into its folder besides the manifest and the shards: the
 # copy of standard input and the temporary names of files being written.
 _OWN_EXTRA = ("_input", f".{MANIFEST}.tmp-*", _PARTIAL)
+# What file browsers and network file systems leave in any folder.
+_SYSTEM_FILES = (".DS_Store", "Thumbs.db", "desktop.ini", ".nfs*")
 
 
 class GoldSpan(NamedTuple):
@@ -158,11 +160,14 @@ def check_own_folder(folder: Path) -> None:
     user's own manifest.json, notes, another tool's output): a run writes,
     replaces and deletes files there, and must not touch theirs."""
     folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise CorpusError(f"{folder} is a file; give a folder for the output (a new one, or a run's)")
     if not folder.is_dir():
         return
     foreign = sorted(
         entry.name for entry in folder.iterdir()
-        if entry.name != MANIFEST and not _is_shard(entry.name) and not any(entry.match(p) for p in _OWN_EXTRA)
+        if entry.name != MANIFEST and not _is_shard(entry.name)
+        and not any(entry.match(p) for p in (*_OWN_EXTRA, *_SYSTEM_FILES))
     )
     if foreign:
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")

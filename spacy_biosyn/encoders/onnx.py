@@ -11,7 +11,9 @@ encoded with it too. Training uses TransformerEncoder.
 """
 import hashlib
 import os
+import shutil
 import tempfile
+import warnings
 import weakref
 from pathlib import Path
 from typing import List, Optional, Sequence, Union
@@ -84,14 +86,21 @@ class OnnxEncoder(EncoderBase):
         # (the named linkers' warm start); a hub name is exported each time.
         kept = self._kept_export(source) if source.is_dir() else None
         if kept is not None and (kept / MODEL_FILE).is_file() and (kept / TOKENIZER_FILE).is_file():
-            return self._start((kept / MODEL_FILE).read_bytes(), (kept / TOKENIZER_FILE).read_text(encoding="utf8"))
+            try:
+                return self._start((kept / MODEL_FILE).read_bytes(), (kept / TOKENIZER_FILE).read_text(encoding="utf8"))
+            except Exception as error:  # noqa: BLE001: a damaged copy, whatever ONNX Runtime says of it
+                warnings.warn(f"{kept} is damaged and is exported again ({type(error).__name__})", UserWarning)
+                shutil.rmtree(kept, ignore_errors=True)
         from .transformer import TransformerEncoder
 
         encoder = TransformerEncoder(**self.settings, device="cpu")
         self.export(encoder.load(source))
         if kept is not None:
-            with replaced_atomically(kept) as staging:
-                self.to_disk(staging)
+            try:
+                with replaced_atomically(kept) as staging:
+                    self.to_disk(staging)
+            except OSError as error:  # a cache that cannot be written: the export is kept in memory only
+                warnings.warn(f"the ONNX export could not be kept in {kept.parent} ({error})", UserWarning)
         return self
 
     def _kept_export(self, source: Path) -> Path:

@@ -13,6 +13,7 @@ building one name build it once: the second waits for the first's lock,
 then loads what it built.
 """
 import hashlib
+import importlib.util
 import shutil
 import warnings
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 import srsly
 from filelock import FileLock
 
-from ..downloads import cache_folder, cached_path, cached_record, forget
+from ..downloads import DownloadError, cache_folder, cached_path, cached_record, forget
 from ..errors import DictionaryError
 from ..storage import replaced_atomically
 from .catalogue import NamedVocabulary, named_vocabulary
@@ -49,13 +50,14 @@ def fill_named_linker(
         recorded = [cached_record(url) for url in entry.urls]
         if all(recorded):
             folder = _folder(entry, [record["sha256"] for record in recorded], linker)
-            if _loaded(linker, folder):
+            # Without the lock a failed load may be a folder being swapped in: it is judged again under the lock.
+            if _loaded(linker, folder, repair=False):
                 return folder
     paths = [cached_path(url, refresh=refresh) for url in entry.urls]
-    folder = _folder(entry, [cached_record(url)["sha256"] for url in entry.urls], linker)
+    folder = _folder(entry, [_recorded_sha256(url) for url in entry.urls], linker)
     folder.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(folder) + ".lock"):
-        if _loaded(linker, folder):  # built meanwhile by another process
+        if _loaded(linker, folder, repair=True):  # built meanwhile by another process, or whole after all
             return folder
         dictionary = read_named(entry, paths)
         linker.build(dictionary, announce=announce)
@@ -111,30 +113,45 @@ def _folder(entry: NamedVocabulary, checksums: List[str], linker: Linker) -> Pat
     return linkers_folder() / f"{entry.name}-{digest}"
 
 
+def _recorded_sha256(url: str) -> str:
+    record = cached_record(url)
+    if record is None:  # removed by another process between the fetch and here
+        raise DownloadError(f"{url}: its cached copy went away while it was read; try again")
+    return record["sha256"]
+
+
+# Settings of an encoder that do not change its vectors.
+_NOT_VECTORS = ("batch_size", "threads", "device")
+
+
 def _encoder_identity(linker: Linker) -> Dict[str, object]:
-    """What makes the names' vectors (a batch size does not)."""
+    """What makes the names' vectors: the runtime, the model (its whole
+    name or path) and every setting that changes a vector (int8 weights do)."""
     encoder = linker.encoder
-    settings = dict(getattr(encoder, "settings", {"name": getattr(encoder, "name", "")}))
-    settings.pop("batch_size", None)
-    return {"runtime": type(encoder).__name__, **settings}
+    block = {**getattr(encoder, "config_block", {}), **getattr(encoder, "settings", {"name": getattr(encoder, "name", "")})}
+    return {"runtime": type(encoder).__name__, **{k: v for k, v in block.items() if k not in _NOT_VECTORS}}
 
 
 def _index_identity(linker: Linker) -> Dict[str, object]:
+    """The back-end and its settings; and whether faiss is installed, which
+    decides what a SizedIndex builds."""
     index = linker.index
     settings = {key: value for key, value in vars(index).items()
                 if not key.startswith("_") and isinstance(value, (str, int, float, bool))}
-    return {"back_end": type(index).__name__, **settings}
+    return {"back_end": type(index).__name__, "faiss": importlib.util.find_spec("faiss") is not None, **settings}
 
 
-def _loaded(linker: Linker, folder: Path) -> bool:
-    """Load the linker built in `folder`, if there is a whole one; a damaged
-    one is removed (and then built again by the caller)."""
+def _loaded(linker: Linker, folder: Path, repair: bool) -> bool:
+    """Load the linker built in `folder`, if there is a whole one. With
+    `repair` (under the folder's lock) a damaged one is removed, to be built
+    again by the caller."""
     if not (folder / _RECORD).is_file():
         return False
     try:
         linker.from_disk(folder, exclude=["encoder"])
-    except (ValueError, OSError) as error:  # BiosynError is one; the index raises plain ones too
-        warnings.warn(f"{folder} is damaged and is built again: {error}", UserWarning, stacklevel=3)
-        shutil.rmtree(folder, ignore_errors=True)
+    except (ValueError, OSError, ImportError) as error:  # BiosynError is a ValueError; the index raises plain ones
+        if repair:
+            warnings.warn(f"{folder} is damaged and is built again: {error}", UserWarning, stacklevel=3)
+            shutil.rmtree(folder, ignore_errors=True)
         return False
     return True
