@@ -153,19 +153,18 @@ def _fetch_from_mirror(url: str, partial: Path, deadline: float) -> Optional[str
     if not mirror:
         return None
     name = published_name(url)
-    if not is_url(mirror):
-        mirror = str(Path(mirror).expanduser())
-        if not Path(mirror).is_dir():
-            warnings.warn(f"SPACY_BIOSYN_MIRROR={mirror} is not a folder: {name} is fetched from its publisher",
-                          UserWarning, stacklevel=3)
-            return None
     if is_url(mirror):
         address = mirror.rstrip("/") + "/" + quote(name)
         try:
             return _fetch(address, url, partial, deadline)
         except _NotThere:
             return None
-    copy = Path(mirror) / name
+    folder = Path(mirror).expanduser()
+    if not folder.is_dir():
+        warnings.warn(f"SPACY_BIOSYN_MIRROR={folder} is not a folder: {name} is fetched from its publisher",
+                      UserWarning, stacklevel=3)
+        return None
+    copy = folder / name
     if not copy.is_file():
         return None
     shutil.copyfile(copy, partial)

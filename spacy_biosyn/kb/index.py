@@ -230,6 +230,12 @@ def exact_index_v1(pool_size: int = 64, chunk_size: int = 128) -> ExactIndex:
     return ExactIndex()
 
 
+def estimated_bytes(n_names: int, dim: int, sparse_nnz: int, bytes_per_dimension: int = 4) -> int:
+    """About what an index of `n_names` vectors of `dim` dimensions (float32,
+    or 1 byte for int8 codes) and tf-idf rows of `sparse_nnz` entries holds."""
+    return n_names * dim * bytes_per_dimension + sparse_nnz * 8  # a float32 value and an int32 column per entry
+
+
 def import_faiss(needed_by: str):
     """faiss, an optional dependency, or ImportError saying which extra brings it."""
     try:

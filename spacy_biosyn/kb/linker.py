@@ -23,7 +23,7 @@ from ..storage import file_sha256, read_saved_json
 from ..ty import Candidate, Encoder, SearchIndex
 from .dictionary import Dictionary, NameRows, read_details, write_details
 from .index import SPARSE_FILE as _SPARSE_FILE
-from .index import ExactIndex
+from .index import ExactIndex, estimated_bytes
 from .knowledge_base import KnowledgeBase
 from .sparse import SparseEncoder
 
@@ -145,7 +145,7 @@ class Linker:
     def _plan(self, n_names: int, sparse_nnz: int) -> str:
         planned = getattr(self.index, "planned_bytes", None)
         kind, size = planned(n_names, self.encoder.dim, sparse_nnz) if planned else (
-            type(self.index).__name__, n_names * self.encoder.dim * 4 + sparse_nnz * 8
+            type(self.index).__name__, estimated_bytes(n_names, self.encoder.dim, sparse_nnz)
         )
         return f"{n_names:,} names: the {kind} index will take about {size / 2**30:.2f} GiB; encoding them now"
 

@@ -1,6 +1,7 @@
 """A named vocabulary (catalogue.py) as a ready linker: fetched, read,
 encoded and indexed once, then loaded from the cache by every later use, in
-any process, without encoding a name or making a request.
+any process, without encoding the vocabulary or fetching a file (a load
+re-encodes 8 names to check the stored vectors).
 
 A built linker lies in `$SPACY_BIOSYN_CACHE/linkers/NAME-KEY`, KEY a digest
 of what made its names, tf-idf and vectors: the source files' SHA-256

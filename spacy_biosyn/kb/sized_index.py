@@ -9,6 +9,7 @@ Scale). The choice is made when the index is built, from the names'
 count, and saved with it (`kind.json`), so a pipeline loads the back-end it
 was built with whatever its size.
 """
+import importlib.util
 import warnings
 from pathlib import Path
 from typing import Tuple, Union
@@ -20,10 +21,9 @@ from spacy.util import registry
 
 from ..errors import SavedStateError
 from ..names import LARGE_VOCABULARY_NAMES
-from .index import ExactIndex
+from .index import ExactIndex, estimated_bytes
 
 _KIND_FILE = "kind.json"
-_BYTES_PER_NNZ = 8  # a float32 value and an int32 column per tf-idf entry
 
 
 @registry.misc("spacy_biosyn.SizedIndex.v1")
@@ -56,30 +56,26 @@ class SizedIndex:
                           sparse_factory=self.sparse_factory)
 
     def uses_faiss(self, n_names: int) -> bool:
-        """Whether `n_names` names get faiss's back-end (and faiss is installed)."""
-        if n_names < self.faiss_from:
-            return False
-        try:
-            import faiss  # noqa: F401
-        except ImportError:
-            warnings.warn(
-                f"{n_names:,} names are searched exactly, in float32 vectors, because faiss is not installed: "
-                'pip install "spacy-biosyn[faiss]" for an index a quarter of the size',
-                UserWarning,
-                stacklevel=3,
-            )
-            return False
-        return True
+        """Whether `n_names` names get faiss's back-end: enough of them, and faiss installed."""
+        return n_names >= self.faiss_from and importlib.util.find_spec("faiss") is not None
 
     def planned_bytes(self, n_names: int, dim: int, sparse_nnz: int) -> Tuple[str, int]:
         """The back-end `n_names` names of `dim` dimensions get, and about how
         many bytes it will hold (vectors and tf-idf rows)."""
         faiss = self.uses_faiss(n_names)
-        dense = n_names * dim * (1 if faiss else 4)
-        return ("faiss " + self.factory if faiss else "exact"), dense + sparse_nnz * _BYTES_PER_NNZ
+        kind = "faiss " + self.factory if faiss else "exact"
+        return kind, estimated_bytes(n_names, dim, sparse_nnz, bytes_per_dimension=1 if faiss else 4)
 
     def build(self, vectors: np.ndarray, sparse_vectors: sparse.csr_matrix) -> "SizedIndex":
-        self.inner = self._faiss() if self.uses_faiss(len(vectors)) else ExactIndex()
+        faiss = self.uses_faiss(len(vectors))
+        if len(vectors) >= self.faiss_from and not faiss:
+            warnings.warn(
+                f"{len(vectors):,} names are searched exactly, in float32 vectors, because faiss is not installed: "
+                'pip install "spacy-biosyn[faiss]" for an index a quarter of the size',
+                UserWarning,
+                stacklevel=3,
+            )
+        self.inner = self._faiss() if faiss else ExactIndex()
         self.inner.build(vectors, sparse_vectors)
         return self
 

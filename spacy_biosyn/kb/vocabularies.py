@@ -92,6 +92,23 @@ def _ctd_kind(path: Path) -> Optional[str]:
     return next((_CTD_FIRST_COLUMNS[column] for column in header if column in _CTD_FIRST_COLUMNS), None)
 
 
+# Each CTD file as its header shows it.
+_CTD_FILES = {
+    "medic": "CTD's disease vocabulary, MEDIC (its header names DiseaseName, DiseaseID)",
+    "ctd-chemicals": "CTD's chemical vocabulary (its header names ChemicalName, ChemicalID, CasRN)",
+}
+
+
+def _check_ctd_kind(path: Path, wanted: str) -> None:
+    """Refuse the other CTD file than the `wanted` one, naming the format to read it as."""
+    found = _ctd_kind(path)
+    if found not in (None, wanted):
+        raise DictionaryError(
+            f"{path} is {_CTD_FILES[found]}, not the file a {wanted} reader reads: read it as {found} "
+            f"(--format {found}, {READERS[found][0]})"
+        )
+
+
 # Each format's registered reader, and the name of its file argument.
 READERS = {
     "biosyn": ("spacy_biosyn.BiosynDictionary.v1", "path"), "medic": ("spacy_biosyn.MedicVocabulary.v1", "path"),
@@ -201,11 +218,7 @@ def read_medic(path: PathLike, preferred_ids: Sequence[str] = DEFAULT_ID_PREFERE
       concept a line, whose IDs carry no order and are sorted by `preferred_ids`.
     """
     path = cached_path(path)
-    if _ctd_kind(path) == "ctd-chemicals":
-        raise DictionaryError(
-            f"{path} is CTD's chemical vocabulary (its header names ChemicalName, ChemicalID, CasRN), not MEDIC: "
-            "read it as ctd-chemicals (--format ctd-chemicals, spacy_biosyn.CtdChemicals.v1)"
-        )
+    _check_ctd_kind(path, "medic")
     first = next((line for _, line in _uncommented_lines(path)), "")
     details = _Details()
     if "\t" in first.partition("||")[0]:
@@ -258,11 +271,7 @@ def read_ctd_chemicals(path: PathLike) -> Dictionary:
     ChemicalID (`MESH:D004317`) is the ID, ChemicalName and Synonyms the
     names, TreeNumbers the types, Definition the definition."""
     path = cached_path(path)
-    if _ctd_kind(path) == "medic":
-        raise DictionaryError(
-            f"{path} is CTD's disease vocabulary, MEDIC (its header names DiseaseName, DiseaseID), not its chemical "
-            "one: read it as medic (--format medic, spacy_biosyn.MedicVocabulary.v1)"
-        )
+    _check_ctd_kind(path, "ctd-chemicals")
     details = _Details()
     return _dictionary(path, _ctd_entries(path, _CTD_CHEMICALS, details), details)
 

@@ -142,7 +142,6 @@ def readable(error: ValidationError) -> str:
 # their scispaCy name (`k`, `max_entities_per_mention`) or as their effect
 # (`resolve_abbreviations`); `threshold` is refused, naming ours.
 SCISPACY_ALIASES = {"k": "names_searched", "max_entities_per_mention": "top_k"}
-SCISPACY_SETTINGS = (*SCISPACY_ALIASES, "resolve_abbreviations", "threshold")
 
 
 def from_scispacy(name: str, values: Mapping[str, Any]) -> Dict[str, Any]:
