@@ -22,7 +22,7 @@ import numpy as np
 import spacy
 
 from benchmarks.common import offline_minilm, parser, pct, print_table, progress
-from spacy_biosyn import IdPreference, read_biosyn, read_medic, read_obo, read_scispacy_kb, read_umls
+from spacy_biosyn import MEDIC_NAMESPACES, IdPreference, read_biosyn, read_medic, read_obo, read_scispacy_kb, read_umls
 from spacy_biosyn.corpus import pubtator_to_examples, read_concept_queries, read_pubtator
 from spacy_biosyn.evaluation.queries import evaluate, evaluate_examples
 
@@ -118,7 +118,9 @@ def main() -> None:
 
 def score(args, dictionaries: dict) -> None:
     nlp = spacy.blank("en")
-    component = nlp.add_pipe("biosyn_linker", config={"encoder": args.encoder or offline_minilm()})
+    # The raw corpus writes OMIM:217000, BioSyn's file 217000 and raw MEDIC MESH:D001943
+    component = nlp.add_pipe("biosyn_linker", config={"encoder": args.encoder or offline_minilm(),
+                                                      "id_namespaces": MEDIC_NAMESPACES})
     component.top_k = K
     encoder = component.linker.encoder.load()
     names = list(dict.fromkeys(n for d in dictionaries.values() for n in d.names))
@@ -130,8 +132,8 @@ def score(args, dictionaries: dict) -> None:
     rows = []
     for label, dictionary in dictionaries.items():
         component.linker.build(dictionary, vectors=np.stack([vectors[n] for n in dictionary.names]))
-        processed = evaluate(component.rank, queries, K)
-        raw = evaluate_examples(component.pipe, pubtator_to_examples(nlp, documents), K)
+        processed = evaluate(component.rank, queries, K, id_namespaces=MEDIC_NAMESPACES)
+        raw = evaluate_examples(component.pipe, pubtator_to_examples(nlp, documents), K, id_namespaces=MEDIC_NAMESPACES)
         rows.append((label, pct(processed['link_acc_1']), pct(processed['link_acc_5']),
                      pct(raw['link_acc_1']), pct(raw['link_cui_acc']), raw["n"]))
         progress(rows[-1])

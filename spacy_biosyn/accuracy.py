@@ -4,18 +4,21 @@ Acc@k follows BioSyn's protocol, so numbers compare with the published
 ones. A mention may have several parts (a composite's); it is right at k
 only when every part has, among its k best names, a name sharing an ID with
 the gold field. As in BioSyn's evaluation, the gold field's IDs form one set
-that each part is matched against. IDs are compared without a namespace
-prefix: the raw NCBI corpus writes OMIM:217000 where the dictionaries write
-217000. Every score is a fraction; only tables print percent.
+that each part is matched against. IDs compare with their namespaces
+(kb.namespaces.ConceptKeys): a bare ID meets a prefixed one only through the
+pipe's `id_namespaces`, so that the raw NCBI corpus's OMIM:217000 is the
+dictionaries' 217000 when MEDIC's namespaces are declared, and MONDO:0001250
+is never HP:0001250. Every score is a fraction; only tables print percent.
 
 This module sits below `pipeline/`, so the pipe's `score()` uses it; the
 evaluation package above reads corpora and runs pipelines with it.
 """
-from typing import Collection, Dict, Iterable, List, Optional, Sequence
+from typing import Collection, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from spacy.training import Example
 
-from .kb.dictionary import bare_id, split_cuis
+from .kb.dictionary import split_cuis
+from .kb.namespaces import ConceptKeys
 from .ty import Candidate
 
 # Gold CUI fields of mentions that cannot be scored (CUI-less), as BioSyn drops them.
@@ -23,7 +26,8 @@ UNSCORED_CUIS = {"", "-1"}
 
 
 def link_scores(
-    examples: Iterable[Example], max_k: int = 5, labels: Optional[Collection[str]] = None
+    examples: Iterable[Example], max_k: int = 5, labels: Optional[Collection[str]] = None,
+    id_namespaces: Optional[Mapping[str, str]] = None,
 ) -> Dict[str, float]:
     """Acc@k and cui_acc (`link_acc_<k>`, `link_cui_acc`) of linked Examples: the reference's entities (of
     `labels`, if given) carry their gold CUI fields as kb_id
@@ -32,7 +36,8 @@ def link_scores(
     offsets is a miss at every k. cui_acc is the share whose `span._.cui`,
     the ID users read, is a gold ID (for a composite, every part's ID);
     CUI-less entities are not scored, and their number is reported; with
-    nothing to score, only the counts are."""
+    nothing to score, only the counts are. `id_namespaces` are the pipe's,
+    through which bare IDs meet prefixed ones."""
     parts, golds, cuis, unscored = [], [], [], 0
     for example in examples:
         predicted = {(s.start_char, s.end_char): s for s in example.predicted.ents}
@@ -48,39 +53,42 @@ def link_scores(
             golds.append(gold.kb_id_)
     if not golds:
         return {"n": 0, "unscored": unscored}
-    metrics = accuracy(parts, golds, max_k)
-    hits = sum(cui_is_gold(cui, gold) for cui, gold in zip(cuis, golds))
+    metrics = accuracy(parts, golds, max_k, id_namespaces)
+    keys = ConceptKeys(id_namespaces)
+    hits = sum(cui_is_gold(cui, gold, keys) for cui, gold in zip(cuis, golds))
     metrics.update(link_cui_acc=hits / len(golds), unscored=unscored)
     return metrics
 
 
-def cui_is_gold(cui: Optional[str], gold_field: str) -> bool:
+def cui_is_gold(cui: Optional[str], gold_field: str, keys: ConceptKeys) -> bool:
     """Whether a span._.cui is right against a gold CUI field: every ID it
-    names (a composite's, joined by '|') is one of the gold IDs, namespaces
-    aside; None never is."""
-    return cui is not None and all_gold(cui.split("|"), gold_ids(gold_field))
+    names (a composite's, joined by '|') is one of the gold IDs, as `keys`
+    compare them; None never is."""
+    return cui is not None and all_gold(cui.split("|"), gold_ids(gold_field, keys), keys)
 
 
-def gold_ids(gold_field: str) -> set:
-    """The IDs of a gold CUI field, without namespace."""
-    return {bare_id(cui) for cui in split_cuis(gold_field)}
+def gold_ids(gold_field: str, keys: ConceptKeys) -> set:
+    """The keys of a gold CUI field's IDs."""
+    return {keys(cui) for cui in split_cuis(gold_field)}
 
 
-def all_gold(ids: Iterable[str], gold: set) -> bool:
-    return all(bare_id(cui) in gold for cui in ids)
+def all_gold(ids: Iterable[str], gold: set, keys: ConceptKeys) -> bool:
+    return all(keys(cui) in gold for cui in ids)
 
 
 def accuracy(
-    predictions: Sequence[List[List[Candidate]]], golds: Sequence[str], max_k: int
+    predictions: Sequence[List[List[Candidate]]], golds: Sequence[str], max_k: int,
+    id_namespaces: Optional[Mapping[str, str]] = None,
 ) -> Dict[str, float]:
     """Acc@1..max_k (fractions, keyed by `acc_key`) from each mention's
-    per-part candidate lists and its gold CUI field. A mention with no parts
-    (only punctuation) is a miss."""
+    per-part candidate lists and its gold CUI field, IDs compared through
+    `id_namespaces`. A mention with no parts (only punctuation) is a miss."""
     if not predictions:
         raise ValueError("no mentions to evaluate")
+    keys = ConceptKeys(id_namespaces)
     hits = [0] * max_k
     for parts, gold_field in zip(predictions, golds):
-        rank = hit_rank(parts, gold_field)
+        rank = hit_rank(parts, gold_field, keys)
         for k in range(1, max_k + 1):
             hits[k - 1] += rank is not None and rank < k
     metrics: Dict[str, float] = {acc_key(k): hits[k - 1] / len(predictions) for k in range(1, max_k + 1)}
@@ -94,19 +102,19 @@ def acc_key(k: int) -> str:
     return f"link_acc_{k}"
 
 
-def hit_rank(parts: List[List[Candidate]], gold_field: str) -> Optional[int]:
+def hit_rank(parts: List[List[Candidate]], gold_field: str, keys: ConceptKeys) -> Optional[int]:
     """The smallest k - 1 at which a mention is right (every part has a
     gold CUI among its k best), or None if no k is."""
-    gold = gold_ids(gold_field)
-    first_hits = [_first_hit(candidates, gold) for candidates in parts]
+    gold = gold_ids(gold_field, keys)
+    first_hits = [_first_hit(candidates, gold, keys) for candidates in parts]
     if not parts or None in first_hits:
         return None
     return max(first_hits)
 
 
-def _first_hit(candidates: List[Candidate], gold: set):
+def _first_hit(candidates: List[Candidate], gold: set, keys: ConceptKeys):
     """Rank (0-based) of the first candidate with a gold CUI, or None."""
     for rank, candidate in enumerate(candidates):
-        if gold.intersection(map(bare_id, candidate.cuis)):
+        if gold.intersection(map(keys, candidate.cuis)):
             return rank
     return None

@@ -49,6 +49,30 @@ ROUTE_HELP = (
 
 
 ENCODER_HELP = f"Hugging Face model name or local folder (default: {DEFAULT_ENCODER_NAME}, the linker's own)"
+ID_NAMESPACES_OPTION = typer.Option(
+    None, "--id-namespaces",
+    help='The namespaces of bare IDs: "medic" (MeSH, then OMIM: spacy_biosyn.MEDIC_NAMESPACES) or a JSON object of '
+    "namespace -> the pattern its bare IDs match; IDs are reported with them, and scores compare bare IDs with "
+    "prefixed ones (a corpus's OMIM:217000) only through them",
+)
+
+
+def _id_namespaces(option: Optional[str]) -> Optional[Dict[str, str]]:
+    import json
+
+    from .kb.namespaces import MEDIC_NAMESPACES, IdNamespaces
+
+    if option is None:
+        return None
+    if option.strip().casefold() == "medic":
+        return dict(MEDIC_NAMESPACES)
+    try:
+        namespaces = json.loads(option)
+        IdNamespaces(namespaces)
+    except ValueError as error:
+        raise typer.BadParameter(f"{option!r}: {error}; give medic or a JSON object such as "
+                                 '{"MESH": "D\\d{6}"}', param_hint="--id-namespaces") from None
+    return namespaces
 
 
 @app.command()
@@ -140,6 +164,7 @@ def build(
     dictionary_labels: Optional[str] = typer.Option(
         None, help="Comma-separated entity labels linked against DICT (default: every label without a route)"
     ),
+    id_namespaces: Optional[str] = ID_NAMESPACES_OPTION,
     lang: str = typer.Option("en", help="Language of the blank pipeline"),
 ) -> None:
     """Build a pipeline whose linker indexes DICTIONARY (or the named
@@ -151,6 +176,7 @@ def build(
 
     if (dictionary is None) == (linker_name is None):
         raise typer.BadParameter("give --dictionary or --linker-name (one of them)", param_hint="--dictionary")
+    settings = _given({"sparse_weight": sparse_weight, "top_k": top_k, "id_namespaces": _id_namespaces(id_namespaces)})
     if linker_name is not None:
         unused = {"--from-biosyn": from_biosyn, "--format": format, "--synonyms": synonyms, "--route": route,
                   "--preferred-ids-from": preferred_ids_from, "--dictionary-labels": dictionary_labels,
@@ -162,7 +188,7 @@ def build(
         config = _named_config(linker_name, encoder, device)
         config["encoder"].update(_given({"pooling": pooling, "similarity": similarity, "batch_size": batch_size}))
         nlp = spacy.blank(lang)
-        linker = nlp.add_pipe(PIPE_NAME, config={**config, **_given({"sparse_weight": sparse_weight, "top_k": top_k})})
+        linker = nlp.add_pipe(PIPE_NAME, config={**config, **settings})
         return _index_and_save(nlp, linker.initialize, output_dir)
     if encoder is not None and from_biosyn is not None:
         raise typer.BadParameter("give --encoder or --from-biosyn, not both", param_hint="--encoder")
@@ -177,14 +203,14 @@ def build(
 
         checkpoint = read_biosyn_checkpoint(from_biosyn)
         encoder_block = checkpoint.encoder
-        sparse_weight = checkpoint.sparse_weight if sparse_weight is None else sparse_weight
+        settings.setdefault("sparse_weight", checkpoint.sparse_weight)
         msg.info(f"{from_biosyn}: BioSyn's [CLS] vectors and inner product, lambda {checkpoint.sparse_weight:.4f}")
         if checkpoint.skipped_pickle:
             msg.info(f"{PICKLED_TFIDF_FILE} is not read (unpickling runs code): the tf-idf is fitted on the dictionary, as BioSyn fits it")
     nlp = spacy.blank(lang)
     # Options left unset keep the component's and encoder's own defaults.
     encoder_block.update(_given({"pooling": pooling, "similarity": similarity, "device": device, "batch_size": batch_size}))
-    config = _given({"sparse_weight": sparse_weight, "top_k": top_k})
+    config = dict(settings)
     config.update(
         encoder=encoder_block,
         index={"@misc": INDEXES[index]},
@@ -214,19 +240,24 @@ def index(
         None, exists=True, file_okay=False,
         help="A folder of route vocabularies named by their label (Chemical/, Chemical.txt), as --route takes them",
     ),
+    id_namespaces: Optional[str] = ID_NAMESPACES_OPTION,
 ) -> None:
     """Index another dictionary with a pipeline's (trained) encoder and
     tf-idf: one model serves dictionaries larger than the one it was trained on."""
     import spacy
 
     from .kb.vocabularies import read_vocabulary_file
+    from .pipeline.settings import configure_linker
 
+    namespaces = _id_namespaces(id_namespaces)
     vocabulary, _ = _vocabulary(dictionary, format, read_vocabulary_file)
     routes = _routes(route)
     if routes_dir is not None:
         routes.update((entry.stem, entry) for entry in sorted(routes_dir.iterdir()) if not entry.name.startswith("."))
     nlp = spacy.load(pipeline_dir)
     linker = nlp.get_pipe(PIPE_NAME)
+    if namespaces is not None:
+        configure_linker(nlp, id_namespaces=namespaces)
     _place_encoder(linker.linker.encoder, device, batch_size)
     if preferred_ids_from:
         linker.learn_preferred_ids(preferred_ids_from)
@@ -262,6 +293,9 @@ def evaluate(
     end_to_end: bool = typer.Option(
         False, "--end-to-end", help="PubTator only: run the whole pipeline (its NER too) on the raw text"
     ),
+    id_namespaces: Optional[str] = typer.Option(
+        None, "--id-namespaces", help=f"{ID_NAMESPACES_OPTION.help} (default: the pipeline's own)"
+    ),
 ) -> None:
     """Acc@1..Acc@5 of the pipeline's linker. `.concept` queries are ranked
     as BioSyn preprocessed them; a PubTator file's gold spans are linked in
@@ -275,20 +309,25 @@ def evaluate(
     from .corpus import pubtator_to_examples, read_concept_queries, read_pubtator
     from .evaluation.queries import evaluate as evaluate_queries
     from .evaluation.queries import evaluate_examples
+    from .pipeline.settings import configure_linker
 
+    namespaces = _id_namespaces(id_namespaces)
     if end_to_end:
-        return _evaluate_end_to_end(pipeline_dir, queries, labels, _label_map(label_map), output)
+        return _evaluate_end_to_end(pipeline_dir, queries, labels, _label_map(label_map), output, namespaces)
     if label_map is not None:  # gold spans keep their corpus types, which routes match
         raise typer.BadParameter("goes with --end-to-end, where gold types meet the NER's labels", param_hint="--label-map")
     nlp = spacy.load(pipeline_dir)
     linker = nlp.get_pipe(PIPE_NAME)
     linker.top_k = max(linker.top_k, MAX_K)
+    if namespaces is not None:
+        configure_linker(nlp, id_namespaces=namespaces)
+    namespaces = linker.settings.id_namespaces
     if dictionary is not None:
         linker.set_dictionary(dictionary)
     if _is_pubtator(queries):
         wanted = set(labels.split(",")) if labels else None
         examples = pubtator_to_examples(nlp, read_pubtator(queries), wanted)
-        metrics = evaluate_examples(linker.pipe, examples, max_k=MAX_K)
+        metrics = evaluate_examples(linker.pipe, examples, max_k=MAX_K, id_namespaces=namespaces)
         if not metrics["n"]:
             msg.fail(f"{queries}: no mention with a gold ID to score", exits=1)
     else:
@@ -301,7 +340,7 @@ def evaluate(
                 from .training.reranking import query_contexts
 
                 contexts = query_contexts(concept_queries, read_pubtator(texts), linker.reranker.context_chars)
-        metrics = evaluate_queries(linker.rank, concept_queries, max_k=MAX_K, contexts=contexts)
+        metrics = evaluate_queries(linker.rank, concept_queries, max_k=MAX_K, contexts=contexts, id_namespaces=namespaces)
     msg.table(
         [(name, f"{100 * value:.2f}") for name, value in metrics.items() if name.startswith("link_")],
         header=("metric", "%"),
@@ -313,28 +352,35 @@ def evaluate(
 
 
 def _evaluate_end_to_end(
-    pipeline_dir: Path, pubtator: Path, labels: Optional[str], label_map: Dict[str, str], output: Optional[Path]
+    pipeline_dir: Path, pubtator: Path, labels: Optional[str], label_map: Dict[str, str], output: Optional[Path],
+    namespaces: Optional[Dict[str, str]],
 ) -> None:
     """Score a pipeline run on the gold abstracts, or its predictions saved
-    as PubTator (a file, or a link-corpus folder of PubTator shards)."""
+    as PubTator (a file, or a link-corpus folder of PubTator shards); IDs
+    compare through `namespaces`, by default a pipeline's own."""
     import spacy
     import srsly
 
     from .corpus import iter_pubtator, read_pubtator
     from .evaluation.end_to_end import END_TO_END_TASKS, end_to_end_scores, linked_examples, predicted_examples
+    from .pipeline.settings import configure_linker
 
     if not _is_pubtator(pubtator):
         msg.fail(f"{pubtator}: --end-to-end takes a PubTator file", exits=1)
     documents = read_pubtator(pubtator)
     if (pipeline_dir / "config.cfg").exists():
-        examples = linked_examples(spacy.load(pipeline_dir), documents, label_map)
+        nlp = spacy.load(pipeline_dir)
+        if namespaces is not None:
+            configure_linker(nlp, id_namespaces=namespaces)
+        namespaces = nlp.get_pipe(PIPE_NAME).settings.id_namespaces
+        examples = linked_examples(nlp, documents, label_map)
     else:
         files = sorted(pipeline_dir.glob("shard-*.pubtator")) if pipeline_dir.is_dir() else [pipeline_dir]
         if not files:
             msg.fail(f"{pipeline_dir}: neither a pipeline nor predictions (PubTator, or link-corpus PubTator shards)", exits=1)
         predictions = (document for path in files for document in iter_pubtator(path))
         examples = predicted_examples(spacy.blank("en"), predictions, documents, label_map)
-    metrics = end_to_end_scores(examples, labels.split(",") if labels else None)
+    metrics = end_to_end_scores(examples, labels.split(",") if labels else None, id_namespaces=namespaces)
     rows = [("all", metrics), *metrics["per_type"].items()]
     keys = [f"{task}_{m}" for task in END_TO_END_TASKS for m in "prf"]
     msg.table([(label, *(f"{100 * scores[k]:.2f}" for k in keys)) for label, scores in rows], header=("label", *keys))

@@ -11,6 +11,7 @@ import srsly
 from spacy.util import load_config
 from typer.testing import CliRunner
 
+from spacy_biosyn import MEDIC_NAMESPACES
 from spacy_biosyn.cli import app
 
 
@@ -82,6 +83,30 @@ def test_evaluate_links_the_gold_spans_of_a_pubtator_file(tmp_path, tiny_encoder
     assert result.exit_code == 0, result.output
     metrics = json.loads(metrics_path.read_text())
     assert (metrics["n"], metrics["unscored"], metrics["link_acc_1"], metrics["link_cui_acc"]) == (2, 1, 1.0, 1.0)
+
+
+def test_a_corpus_that_prefixes_ids_is_scored_through_declared_namespaces(tmp_path, tiny_encoder, disease_dictionary):
+    runner = CliRunner()
+    pipeline = tmp_path / "tiny"
+    args = ["build", str(pipeline), "--encoder", tiny_encoder, "--dictionary", disease_dictionary, "--sparse-weight", "10"]
+    assert runner.invoke(app, args).exit_code == 0
+    corpus = tmp_path / "dev.PubTator.txt"  # the raw NCBI corpus's habit; the dictionary writes D003924
+    corpus.write_text("7|t|Type 2 diabetes was seen.\n7\t0\t15\tType 2 diabetes\tDisease\tMESH:D003924\n")
+
+    def acc_1(*options):
+        output = tmp_path / "metrics.json"
+        result = runner.invoke(app, ["evaluate", str(pipeline), str(corpus), "--output", str(output), *options])
+        assert result.exit_code == 0, result.output
+        return json.loads(output.read_text())["link_acc_1"]
+
+    assert acc_1() == 0.0  # a bare ID meets a prefixed one only through namespaces
+    assert acc_1("--id-namespaces", "medic") == 1.0
+    assert acc_1("--id-namespaces", '{"OMIM": "\\\\d{6}"}') == 0.0  # D003924 is no OMIM ID
+    assert runner.invoke(app, args + ["--id-namespaces", "medic"]).exit_code == 0
+    assert spacy.load(pipeline).get_pipe("biosyn_linker").settings.id_namespaces == MEDIC_NAMESPACES
+    assert acc_1() == 1.0  # the pipeline's own
+    result = runner.invoke(app, ["evaluate", str(pipeline), str(corpus), "--id-namespaces", "{MESH"])
+    assert result.exit_code == 2 and "--id-namespaces" in result.output
 
 
 def test_build_adds_synonyms_and_saves_them(tmp_path, tiny_encoder, disease_dictionary):

@@ -2,7 +2,7 @@ import pytest
 import spacy
 
 import spacy_biosyn.evaluation  # noqa: F401 (registers the Span extensions)
-from spacy_biosyn import BiosynError
+from spacy_biosyn import MEDIC_NAMESPACES, BiosynError
 from spacy_biosyn.accuracy import link_scores
 from spacy_biosyn.corpus import (
     Annotation,
@@ -14,6 +14,7 @@ from spacy_biosyn.corpus import (
     read_concept_queries,
     read_pubtator,
 )
+from spacy_biosyn.evaluation.end_to_end import end_to_end_scores
 from spacy_biosyn.evaluation.queries import evaluate
 from spacy_biosyn.ty import Candidate, LinkedPart
 
@@ -131,9 +132,30 @@ def test_linked_examples_are_scored_on_the_parts_chosen_and_on_the_ids_users_rea
     assert link_scores([example], max_k=2)["link_cui_acc"] == pytest.approx(1 / 3)
 
 
-def test_gold_ids_match_without_their_namespace():
-    queries = [Query("1", 0, 1, "Disease", "dystonia", "OMIM:217000")]
-    assert evaluate(ranker({"dystonia": [("217000",)]}), queries, max_k=1)["link_acc_1"] == 1.0
+@pytest.mark.parametrize("gold, predicted, namespaces, right", [
+    ("OMIM:217000", "217000", MEDIC_NAMESPACES, True),     # the raw NCBI corpus against BioSyn's dictionary
+    ("OMIM:217000", "217000", None, False),                # a bare ID meets a prefixed one only through namespaces
+    ("D010051", "MESH:D010051", MEDIC_NAMESPACES, True),   # BC5CDR's bare MeSH against CTD's prefixed one
+    ("D010051", "D010051", None, True),
+    ("HP:0001250", "MONDO:0001250", MEDIC_NAMESPACES, False),  # same local ID, another vocabulary
+    ("HP:0001250", "MONDO:0001250", None, False),
+    ("OMIM:D010051", "D010051", MEDIC_NAMESPACES, False),  # D010051 is a MeSH ID, never an OMIM one
+    ("OMIM:D010051", "D010051", None, False),
+    ("MeSH:D010051", "MESH:D010051", None, True),          # namespaces are case-insensitive
+])
+def test_ids_compare_with_their_namespaces(gold, predicted, namespaces, right):
+    queries = [Query("1", 0, 1, "Disease", "dystonia", gold)]
+    assert evaluate(ranker({"dystonia": [(predicted,)]}), queries, max_k=1, id_namespaces=namespaces)["link_acc_1"] == right
+    document = PubTatorDocument("1", "dystonia", [Annotation(0, 8, "dystonia", "Disease", gold)])
+    (example,) = pubtator_to_examples(spacy.blank("en"), [document])
+    (span,) = example.predicted.ents
+    span._.parts = [LinkedPart("dystonia", [Candidate("dystonia", ((predicted,),), 1.0)])]
+    span._.cui = predicted
+    metrics = link_scores([example], max_k=1, id_namespaces=namespaces)
+    assert (metrics["link_acc_1"], metrics["link_cui_acc"]) == (right, right)
+    example.predicted.ents = [span]
+    assert end_to_end_scores([example], id_namespaces=namespaces)["link_f"] == right
+    assert end_to_end_scores([example], id_namespaces=namespaces)["doc_f"] == right
 
 
 def test_id_usage_counts_gold_ids_without_namespace(tmp_path):
@@ -250,8 +272,6 @@ def test_convert_writes_a_docbin_for_spacy_train(tmp_path):
 
 def test_end_to_end_scores_by_hand():
     from spacy.training import Example
-
-    from spacy_biosyn.evaluation.end_to_end import end_to_end_scores
 
     nlp = spacy.blank("en")
 

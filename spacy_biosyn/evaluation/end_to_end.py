@@ -12,12 +12,14 @@ from tqdm import tqdm
 from ..accuracy import UNSCORED_CUIS, all_gold
 from ..corpus import PubTatorDocument, pubtator_to_doc
 from ..errors import CorpusError
-from ..kb.dictionary import bare_id, split_cuis
+from ..kb.dictionary import split_cuis
+from ..kb.namespaces import ConceptKeys
 from ..pipeline.annotate import is_linked
 
 
 def end_to_end_scores(
-    examples: Iterable[Example], labels: Optional[Collection[str]] = None, drop_below: Optional[float] = None
+    examples: Iterable[Example], labels: Optional[Collection[str]] = None, drop_below: Optional[float] = None,
+    id_namespaces: Optional[Mapping[str, str]] = None,
 ) -> Dict:
     """Raw text in, IDs out: how a whole pipeline's entities and links
     compare with the reference's gold entities (kb_id = gold IDs), as
@@ -37,7 +39,9 @@ def end_to_end_scores(
     Labels compare case-insensitively: scispaCy's NER says DISEASE.
     `drop_below` scores the predictions as `drop_nil` would leave them:
     linked entities whose link score is under it are not predicted.
+    IDs compare through `id_namespaces`, as the scores of `accuracy` do.
     """
+    keys = ConceptKeys(id_namespaces)
     wanted = None if labels is None else {label.casefold() for label in labels}
     counts: Dict[str, Counter] = {}
     n_docs = 0
@@ -59,12 +63,12 @@ def end_to_end_scores(
             scored = {k for k, ids in g.items() if ids}
             linked = {k: cui for k, cui in p.items() if cui is not None and not (k in g and not g[k])}
             c["link_tp"] += sum(
-                k in scored and all_gold(cui.split("|"), {bare_id(i) for i in g[k]}) for k, cui in linked.items()
+                k in scored and all_gold(cui.split("|"), set(map(keys, g[k])), keys) for k, cui in linked.items()
             )
             c["link_pred"] += len(linked)
             c["link_gold"] += len(scored)
-            doc_gold = {bare_id(cui) for ids in g.values() for cui in ids}
-            doc_predicted = {bare_id(part) for cui in p.values() if cui for part in cui.split("|")}
+            doc_gold = {keys(cui) for ids in g.values() for cui in ids}
+            doc_predicted = {keys(part) for cui in p.values() if cui for part in cui.split("|")}
             c["doc_tp"] += len(doc_gold & doc_predicted)
             c["doc_pred"] += len(doc_predicted)
             c["doc_gold"] += len(doc_gold)

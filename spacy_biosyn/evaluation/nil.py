@@ -16,13 +16,15 @@ from .end_to_end import end_to_end_scores, linked_examples
 
 
 def nil_threshold_sweep(
-    examples: Sequence[Example], labels: Optional[Collection[str]] = None, metric: str = "link_f", steps: int = 40
+    examples: Sequence[Example], labels: Optional[Collection[str]] = None, metric: str = "link_f", steps: int = 40,
+    id_namespaces: Optional[Mapping[str, str]] = None,
 ) -> List[tuple]:
     """End-to-end scores of linked Examples (linked with no nil_threshold)
     at thresholds below which `span._.cui` would be None: no threshold, then
     `steps` quantiles of the entities' best scores. Returns (threshold,
     scores) pairs, best `metric` first; of equal ones, the lowest threshold
-    (it keeps the most links). The Examples' `span._.cui` are left as found."""
+    (it keeps the most links). IDs compare through `id_namespaces`. The
+    Examples' `span._.cui` are left as found."""
     linked = [
         (span, span._.cui, link_score(span._.parts))
         for eg in examples for span in eg.predicted.ents if span._.parts and link_score(span._.parts) is not None
@@ -38,7 +40,7 @@ def nil_threshold_sweep(
         for threshold in [None, *sorted(quantiles)]:
             for span, cui, score in linked:
                 span._.cui = cui if threshold is None or score >= threshold else None
-            results.append((threshold, end_to_end_scores(examples, labels)))
+            results.append((threshold, end_to_end_scores(examples, labels, id_namespaces=id_namespaces)))
     finally:
         for span, cui, _ in linked:
             span._.cui = cui
@@ -97,9 +99,10 @@ def choose_nil_threshold(
     linker = nlp.get_pipe(PIPE_NAME)
     linker.nil_threshold = None
     examples = linked_examples(nlp, documents, label_map)
-    results = nil_threshold_sweep(examples, labels, metric)
+    namespaces = linker.settings.id_namespaces
+    results = nil_threshold_sweep(examples, labels, metric, id_namespaces=namespaces)
     (threshold, thresholded), unthresholded = results[0], next(scores for t, scores in results if t is None)
-    dropped = end_to_end_scores(examples, labels, drop_below=threshold)
+    dropped = end_to_end_scores(examples, labels, drop_below=threshold, id_namespaces=namespaces)
     drop_nil = nil_spans == "drop" or (nil_spans == "choose" and dropped["ents_f"] > thresholded["ents_f"])
     configure_linker(
         nlp, nil_threshold=threshold, drop_nil=drop_nil,

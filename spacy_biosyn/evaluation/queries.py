@@ -1,6 +1,6 @@
 """BioSyn's evaluation: Acc@k of a ranker on `.concept` queries, and of a
 pipe on a corpus's gold spans in their text (`accuracy`'s rules)."""
-from typing import Any, Callable, Collection, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Collection, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from spacy.tokens import Doc
 from spacy.training import Example
@@ -13,14 +13,16 @@ Ranker = Callable[..., List[List[Candidate]]]
 
 
 def evaluate(
-    rank: Ranker, queries: Sequence[Query], max_k: int = 5, contexts: Optional[Sequence[Any]] = None
+    rank: Ranker, queries: Sequence[Query], max_k: int = 5, contexts: Optional[Sequence[Any]] = None,
+    id_namespaces: Optional[Mapping[str, str]] = None,
 ) -> Dict[str, float]:
     """Acc@k of a ranker on `.concept` queries, whose mention fields hold
     the parts of a composite already split (by BioSyn, with the gold CUIs).
     CUI-less queries (-1) are not scored, as in `link_scores`; their number
     is reported. With `contexts` (one per query, such as the re-ranker's
     MentionInContext), the ranker is called as rank(texts, contexts), each
-    part with its query's context. Returns fractions, {"link_acc_1": ...,
+    part with its query's context. IDs compare through `id_namespaces`
+    (the ranking pipe's), as `accuracy` says. Returns fractions, {"link_acc_1": ...,
     "link_acc_<max_k>": ..., "n": ..., "unscored": ...}."""
     if contexts is not None and len(contexts) != len(queries):
         raise ValueError(f"{len(queries)} queries but {len(contexts)} contexts")
@@ -32,17 +34,17 @@ def evaluate(
     else:
         ranked = iter(rank(texts, [contexts[i] for i, query_parts in zip(scored, parts) for _ in query_parts]))
     predictions = [[next(ranked) for _ in query_parts] for query_parts in parts]
-    metrics = accuracy(predictions, [queries[i].cui for i in scored], max_k)
+    metrics = accuracy(predictions, [queries[i].cui for i in scored], max_k, id_namespaces)
     metrics["unscored"] = len(queries) - len(scored)
     return metrics
 
 
 def evaluate_examples(
     pipe: Callable[[Iterable[Doc]], Iterable[Doc]], examples: Sequence[Example], max_k: int = 5,
-    labels: Optional[Collection[str]] = None,
+    labels: Optional[Collection[str]] = None, id_namespaces: Optional[Mapping[str, str]] = None,
 ) -> Dict[str, float]:
     """Link the predicted docs of `examples` in place with `pipe` (a
     component's or a pipeline's), then score them (`link_scores`)."""
     for _ in pipe(eg.predicted for eg in examples):
         pass
-    return link_scores(examples, max_k, labels)
+    return link_scores(examples, max_k, labels, id_namespaces)

@@ -128,7 +128,7 @@ def annotate_span(
     kb_ents, and in candidates the names down to the best name of the
     last of them (at least `limit`); cui None (NIL) when the link score
     is below `nil_threshold`. `namespaced` rewrites the IDs of cui,
-    kb_ents and concept_ids (namespaces.IdNamespaces); candidates keep
+    kb_ents and concept_ids (kb.namespaces.IdNamespaces); candidates keep
     the dictionary's. Under `nil_threshold` a concept leaves kb_ents."""
     ranked = [_concepts(part.candidates, limit) for part in parts]
     per_part = [concepts for concepts, _ in ranked]

@@ -42,6 +42,7 @@ from ..kb.dictionary import Dictionary, NameRows
 from ..kb.knowledge_base import KnowledgeBase
 from ..kb.linker import Linker
 from ..kb.named import fill_named_linker
+from ..kb.namespaces import IdNamespaces
 from ..kb.sparse import SparseEncoder
 from ..kb.vocabularies import VocabularyReader, read_vocabulary
 from ..names import PIPE_NAME
@@ -61,7 +62,6 @@ from ..ty import (
 )
 from .annotate import annotate_span, chosen_in_document, tied_readings
 from .extensions import register_extensions
-from .namespaces import IdNamespaces
 from .reranker import MentionInContext
 from .routes import Routes, casefolded_routes
 from .settings import AUTO, KEEP, LinkerSettings, Setting, check_parts, from_scispacy
@@ -611,9 +611,10 @@ class BiosynLinker(Pipe):
         (every part of a composite), and `link_acc_1` / `link_acc_5` under
         BioSyn's rule (any ID of the best names); and spaCy's own
         `nel_micro_p/r/f` (Scorer.score_links: `kb_id_` equal to the gold
-        field, over the entities whose offsets the prediction shares)."""
+        field, over the entities whose offsets the prediction shares). IDs
+        compare with their namespaces, bare ones through `id_namespaces`."""
         examples = list(examples)
-        metrics = link_scores(examples, max_k=5)
+        metrics = link_scores(examples, max_k=5, id_namespaces=self.settings.id_namespaces)
         # None, as spaCy's scorers say, when no gold entity has an ID to score.
         scores = {key: metrics.get(key) for key in ("link_cui_acc", "link_acc_1", "link_acc_5")}
         links = Scorer.score_links(examples, negative_labels=sorted(UNSCORED_CUIS))

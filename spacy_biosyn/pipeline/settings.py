@@ -16,9 +16,9 @@ from spacy.language import Language
 from spacy.pipeline import Pipe
 from typing_extensions import Annotated
 
+from ..kb.namespaces import IdNamespaces
 from ..names import PIPE_NAME
 from ..ty import ConceptScorer, Encoder, Reranker, SearchIndex, Sieve, check_part
-from .namespaces import IdNamespaces
 
 AUTO = "auto"
 # The most names or concepts a mention may be given.

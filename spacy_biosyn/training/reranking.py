@@ -213,12 +213,16 @@ class _DevSet:
         self.queries = read_concept_queries(paths["dev"])
         self.contexts = query_contexts(self.queries, read_pubtator(paths["dev_text"]), reranker.context_chars)
         self._first_stage: Dict[tuple, Tuple[List[str], List[List[Candidate]]]] = {}
-        self.first_stage_metrics = evaluate(self._ranker(rerank=False), self.queries, contexts=self.contexts)
+        self.first_stage_metrics = self._evaluate(rerank=False)
 
     def metrics(self) -> Dict[str, float]:
         """Acc@1/Acc@5 with the re-ranker as it is now; a mention whose best
         name is its own text costs nothing when exact matches are kept."""
-        return evaluate(self._ranker(rerank=True), self.queries, contexts=self.contexts)
+        return self._evaluate(rerank=True)
+
+    def _evaluate(self, rerank: bool) -> Dict[str, float]:
+        return evaluate(self._ranker(rerank), self.queries, contexts=self.contexts,
+                        id_namespaces=self.pipe.settings.id_namespaces)
 
     def _ranker(self, rerank: bool):
         """rank(texts, contexts) for `evaluate`: the cached first stage, re-ranked or not."""

@@ -1,0 +1,61 @@
+"""IDs with their namespace, and which IDs name the same concept.
+
+BioSyn's dictionaries and the corpora write bare IDs (`D001943`, `114480`),
+CTD and OBO files prefixed ones (`MESH:D001943`), and the raw NCBI corpus
+both (`OMIM:217000` beside `D001943`). A bare ID gets a namespace only from
+declared patterns (the pipe's `id_namespaces`): the pipe then reports every
+ID with one, and scores compare a bare ID with a prefixed one through them.
+"""
+import re
+from typing import Mapping, Optional
+
+# The namespaces of MEDIC's IDs: MeSH descriptors (D + 6 digits) and
+# supplementary concepts (C + 6 or 9 digits), OMIM entries (6 digits).
+MEDIC_NAMESPACES = {"MESH": r"[CD]\d{6}(\d{3})?", "OMIM": r"\d{6}"}
+
+
+class IdNamespaces:
+    """Adds a namespace to bare IDs: `namespaces` maps a prefix to the
+    regular expression its bare IDs fully match, tried in order."""
+
+    def __init__(self, namespaces: Mapping[str, str]):
+        if not isinstance(namespaces, Mapping) or not all(
+            isinstance(prefix, str) and prefix and ":" not in prefix for prefix in namespaces
+        ):
+            raise ValueError(f"id_namespaces must map namespaces (such as MESH) to patterns, got {namespaces!r}")
+        try:
+            self.patterns = [(prefix, re.compile(pattern)) for prefix, pattern in namespaces.items()]
+        except (re.error, TypeError) as error:
+            raise ValueError(
+                f"id_namespaces holds a pattern that is not a regular expression ({error}), got {namespaces!r}"
+            ) from None
+
+    def __call__(self, cui: str) -> str:
+        """`cui` with its namespace; a composite's parts each with theirs."""
+        return "|".join(self.one(part) for part in cui.split("|"))
+
+    def one(self, cui: str) -> str:
+        """One ID with its namespace: its own, or the first whose pattern it
+        fully matches; a bare ID that matches none stays bare."""
+        if ":" in cui:
+            return cui
+        return next((f"{prefix}:{cui}" for prefix, pattern in self.patterns if pattern.fullmatch(cui)), cui)
+
+
+class ConceptKeys:
+    """The key under which scores compare an ID. Two IDs with a namespace
+    are the same only with the same namespace (MONDO:0001250 is not
+    HP:0001250; MESH and MeSH are one), two bare IDs only when equal, and a
+    bare ID meets a prefixed one only through `id_namespaces`: with MEDIC's,
+    the corpus's OMIM:217000 is the dictionary's 217000, and D010051 is
+    MESH:D010051 but never OMIM:D010051."""
+
+    def __init__(self, id_namespaces: Optional[Mapping[str, str]] = None):
+        self._qualify = IdNamespaces(id_namespaces).one if id_namespaces else None
+
+    def __call__(self, cui: str) -> str:
+        cui = cui.strip()
+        if self._qualify is not None:
+            cui = self._qualify(cui)
+        prefix, colon, local = cui.partition(":")
+        return f"{prefix.upper()}:{local}" if colon else cui
