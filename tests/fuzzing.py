@@ -26,9 +26,10 @@ from typing import Callable, Dict, List, Optional, Tuple
 import spacy
 from spacy.tokens import Doc, Span
 
+from spacy_biosyn.corpus_linking.sources import Document
 from spacy_biosyn.tokenizer import add_biomedical_rules
 
-CATEGORIES = ("documents", "spans", "dictionaries", "corpora", "configs", "texts")
+CATEGORIES = ("documents", "spans", "dictionaries", "corpora", "configs", "texts", "outputs")
 
 DICTIONARY = """\
 114480|D001943||breast cancer
@@ -317,9 +318,134 @@ def configs(rng: random.Random, ctx: Context) -> str:
     return "wrong result" if _check_links(linked, nlp.get_pipe("biosyn_linker").top_k) else "ok"
 
 
+# The character classes an output format may not carry as they are.
+OUTPUT_PIECES = {
+    "words": ["breast cancer", "BRCA1", "ovarian", " ", "é", "患者", "🧬"],
+    "NUL and controls": ["\x00", "\x01", "\x1b", "\x7f"],
+    "tabs": ["\t"],
+    "line breaks": ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"],
+    "PubTator tags": ["|t|", "|a|", "|"],
+    "other whitespace": ["\u00a0", "\u3000", "\u200b", "  "],
+}
+
+
+def _output_case(rng: random.Random):
+    """1-3 documents from two input files, their texts pieced from every
+    class, with rows on random spans, labels and IDs."""
+    pieces = [piece for group in OUTPUT_PIECES.values() for piece in group]
+    documents, rows = [], []
+    for number in range(rng.randint(1, 3)):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        file = rng.choice(["in/a.txt", "in/b.txt"])
+        doc_id = _rarely(rng, [str(number + 1), f"PMC{number}", "1", f"doc {number}"], [f"x|{number}", f" {number}", f"{number}\x85"])
+        if any(d.id == doc_id and d.file == file for d in documents):
+            continue  # one file's ids are unique: its reader refuses a second
+        document = Document(doc_id, text, None, file)
+        cuts = sorted(rng.sample(range(len(text) + 1), min(len(text) + 1, 2 * rng.randint(0, 3))))
+        document_rows = [
+            {"file": file, "doc_id": doc_id, "start": a, "end": b, "text": text[a:b],
+             "label": _rarely(rng, ["Disease", "Chemical", "Dis ease"], ["DISEASE|t|x", "Disease\t"]),
+             "id": _rarely(rng, ["D001943", "MESH:D001943|OMIM:114480", None], ["D1 ", "D1\x00"]),
+             "score": rng.choice([0.9, None]), "gold_id": None, "candidates": []}
+            for a, b in zip(cuts[::2], cuts[1::2]) if a < b
+        ]
+        documents.append(document)
+        rows.append(document_rows)
+    return documents, rows
+
+
+def _rarely(rng: random.Random, usual: List[str], odd: List[str]) -> str:
+    """A usual value, or one time in 20 an odd one (that PubTator refuses)."""
+    return rng.choice(odd if rng.random() < 0.05 else usual)
+
+
+def _expected_pubtator(documents, rows) -> list:
+    from spacy_biosyn.pubtator_form import pubtator_form
+
+    expected = []
+    for document, document_rows in zip(documents, rows):
+        form = pubtator_form(document.text, [(r["start"], r["end"]) for r in document_rows])
+        if form.title or form.abstract is not None:
+            text = form.text
+            expected.append((document.id, text, [(s, e, text[s:e], r["label"], r["id"] or "-1")
+                                                  for r, (s, e) in ((r, span) for r, span in zip(document_rows, form.spans) if span)]))
+    return expected
+
+
+def _expected_bioc(documents, rows) -> list:
+    import re
+
+    safe = lambda text: re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f]", "\ufffd", text)  # noqa: E731
+    return [(safe(d.id), safe(d.text), [(r["start"], r["end"], safe(r["text"]), safe(r["label"]), r["id"] and safe(r["id"]))
+                                        for r in document_rows])
+            for d, document_rows in zip(documents, rows)]
+
+
+def _read_back(path: Path, format: str) -> Tuple[list, list]:
+    """What this package's reader and the community's read from a file."""
+    import bioc
+    from bioc import biocxml, pubtator
+
+    from spacy_biosyn.corpus_linking.sources import read_documents
+
+    ours = [(d.id, d.text, [(a.start, a.end, a.text, a.label, a.cui) for a in d.annotations])
+            for d in read_documents(path, "pubtator" if format == "pubtator" else "bioc-xml")]
+    with path.open(encoding="utf-8") as f:
+        if format == "pubtator":
+            theirs = [(d.pmid, d.text.replace("\n", " "), [(a.start, a.end, a.text, a.type, a.id) for a in d.annotations])
+                      for d in pubtator.load(f)]
+            return ours, theirs
+        collection = biocxml.load(f)
+    theirs = [(d.id, bioc.get_text(d)[1], [(a.total_span.offset, a.total_span.end, a.text, a.infons.get("type"),
+                                           a.infons.get("identifier")) for p in d.passages for a in p.annotations])
+              for d in collection.documents]
+    ours = [(i, text, [(s, e, t, label, None if cui == "-1" else cui) for s, e, t, label, cui in annotations])
+            for i, text, annotations in ours]
+    return ours, theirs
+
+
+def outputs(rng: random.Random, ctx: Context) -> str:
+    """Documents holding what PubTator or XML cannot carry as is (NUL, tabs,
+    line breaks, |t|, whitespace at line ends), in every output format: a
+    clear refusal naming the document, or files that this package's
+    readers and the community's (bioc.pubtator, bioc.biocxml) read back
+    alike, as the format's rules (pubtator_form; U+FFFD in XML) write them;
+    JSONL and Parquet give back every row as it was."""
+    from spacy_biosyn.corpus_linking.writers import OUTPUT_FORMATS, SUFFIXES, DocumentIds, write_rows
+    from spacy_biosyn.errors import CorpusError
+
+    documents, rows = _output_case(rng)
+    for format in OUTPUT_FORMATS:
+        path = ctx.folder / f"outputs.{SUFFIXES[format]}"
+        try:
+            ids = DocumentIds(format)
+            for document in documents:
+                ids.check(document)
+            write_rows(path, documents, rows, format)
+        except CorpusError as error:
+            if not any(repr(d.id) in str(error) or f"document {d.id}" in str(error) for d in documents):
+                return "unclear error"
+            continue
+        if format == "jsonl":
+            back = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        elif format == "parquet":
+            import pyarrow.parquet as pq
+
+            back = pq.read_table(path).to_pylist()
+        else:
+            ours, theirs = _read_back(path, format)
+            expected = (_expected_pubtator if format == "pubtator" else _expected_bioc)(documents, rows)
+            if not ours == theirs == expected:
+                return "wrong result"
+            continue
+        if back != [row for document_rows in rows for row in document_rows]:
+            return "wrong result"
+    return "ok"
+
+
 CASES: Dict[str, Callable[[random.Random, Context], str]] = {
     "documents": documents, "spans": spans, "dictionaries": dictionaries, "corpora": corpora, "configs": configs,
-    "texts": texts,
+    "texts": texts, "outputs": outputs,
 }
 
 

@@ -469,24 +469,28 @@ def test_pubtator_and_bioc_output_read_back_give_the_same_spans_and_ids(corpus, 
         rows = read_rows(tmp_path / out)
         shards = sorted((tmp_path / f"{out}-{output_format}").glob("shard-*"))
         read = [d for path in shards for d in read_documents(path, read_as)]
-        spans = [(d.id, a.start, a.end, a.text, a.label, a.cui or None) for d in read for a in d.annotations]
-        assert spans == [(r["doc_id"], r["start"], r["end"], r["text"], r["label"], r["id"]) for r in rows]
-        assert summary["mentions"] == len(rows) and len(read) == summary["documents"]  # documents without entities too
+        spans = [(d.id, a.start, a.end, a.text, a.label, a.cui) for d in read for a in d.annotations]
+        # Both readers read an entity without an ID (NIL) as a CUI-less mention: -1
+        assert spans == [(r["doc_id"], r["start"], r["end"], r["text"], r["label"], r["id"] or "-1") for r in rows]
+        # documents without entities too, but for note-19's empty text in PubTator, whose readers skip it
+        empty = output_format == "pubtator" and out == "notes-out"
+        assert summary["mentions"] == len(rows) and len(read) == summary["documents"] - empty
     notes = {d.id: d.text for path in (tmp_path / f"notes-out-{output_format}").glob("shard-*") for d in read_documents(path, read_as)}
     if output_format == "bioc":
         assert notes["note-17"] == NOTES["note-17.txt"]
-    else:  # PubTator's title and abstract are lines: a line break is a space, offsets unchanged
-        assert notes["note-17"] == NOTES["note-17.txt"].replace("\r", " ").replace("\n", " ")
+    else:  # PubTator's title and abstract are lines: a line break is a space, offsets unchanged, line ends stripped
+        assert notes["note-17"] == NOTES["note-17.txt"].replace("\r", " ").replace("\n", " ").rstrip()
 
 
-def test_an_unlinked_entity_is_written_without_an_id(corpus, tmp_path):
+def test_an_unlinked_entity_is_written_with_the_id_of_a_cuiless_mention(corpus, tmp_path):
     nlp = spacy.load(corpus / "pipeline")
     nlp.get_pipe("biosyn_linker").nil_threshold = 100.0
     nlp.get_pipe_config("biosyn_linker").update(nil_threshold=100.0)
     nlp.to_disk(tmp_path / "nil")
     (tmp_path / "a.txt").write_text("Breast cancer.")
     link_corpus(tmp_path / "nil", tmp_path / "a.txt", tmp_path / "out", output_format="pubtator", progress=False)
-    assert (tmp_path / "out" / "shard-00000.pubtator").read_text() == "a|t|Breast cancer.\na\t0\t13\tBreast cancer\tDisease\t\n\n"
+    # An empty last field would be stripped away by PubTator readers, and the line read as a relation
+    assert (tmp_path / "out" / "shard-00000.pubtator").read_text() == "a|t|Breast cancer.\na\t0\t13\tBreast cancer\tDisease\t-1\n\n"
 
 
 def test_end_to_end_scores_of_pubtator_output_equal_the_pipelines(corpus, tmp_path):
@@ -507,3 +511,68 @@ def test_end_to_end_scores_of_pubtator_output_equal_the_pipelines(corpus, tmp_pa
     on_pipeline, on_output = (json.loads((tmp_path / name).read_text()) for name in ("pipeline.json", "output.json"))
     assert on_output == on_pipeline
     assert (on_pipeline["ents_p"], on_pipeline["ents_r"], on_pipeline["link_r"]) == (0.75, 1.0, 1.0)
+
+
+def _row(document, start, end, cui="D001943"):
+    return {"file": document.file, "doc_id": document.id, "start": start, "end": end,
+            "text": document.text[start:end], "label": "Disease", "id": cui, "score": 0.9, "gold_id": None, "candidates": []}
+
+
+def test_pubtator_output_reads_back_alike_in_every_pubtator_reader(tmp_path):
+    from bioc import pubtator
+
+    from spacy_biosyn.corpus_linking.sources import Document
+    from spacy_biosyn.corpus_linking.writers import write_rows
+
+    texts = {
+        "nul": "Breast\x00cancer. Gout.",                     # JSON's "\u0000": no text file holds it
+        "tab": "Breast\tcancer. Gout.",                       # a tab in a mention would split its line
+        "tags": "Gout.\nSeen |t| and |a| in breast cancer.",  # a line holding |t| reads as a title
+        "breaks": "Gout\x0c\u2028\x85\x1d\x1e.\r\nBreast cancer.\r\n",
+        "edges": "  Gout. \n\t Breast cancer.  ",             # readers strip each line
+    }
+    documents = [Document(i, text, None, "in.jsonl") for i, text in texts.items()]
+    rows = [[_row(d, d.text.index("Gout"), d.text.index("Gout") + 4), _row(d, d.text.index("reast") - 1, d.text.index("cancer") + 6, None)]
+            if "Gout" in d.text[:10] else [_row(d, 0, 13), _row(d, d.text.index("Gout"), d.text.index("Gout") + 4, None)]
+            for d in documents]
+    path = tmp_path / "out.pubtator"
+    write_rows(path, documents, rows, "pubtator")
+    ours = [(d.id, d.text, [(a.start, a.end, a.text, a.cui) for a in d.annotations]) for d in read_documents(path, "pubtator")]
+    with path.open(encoding="utf-8") as f:
+        theirs = [(d.pmid, d.text.replace("\n", " "), [(a.start, a.end, a.text, a.id) for a in d.annotations])
+                  for d in pubtator.load(f)]
+    assert ours == theirs == [
+        ("nul", "Breast\ufffdcancer. Gout.", [(0, 13, "Breast\ufffdcancer", "D001943"), (15, 19, "Gout", "-1")]),
+        ("tab", "Breast cancer. Gout.", [(0, 13, "Breast cancer", "D001943"), (15, 19, "Gout", "-1")]),
+        ("tags", "Gout. Seen ¦t¦ and ¦a¦ in breast cancer.", [(0, 4, "Gout", "D001943"), (26, 39, "breast cancer", "-1")]),
+        ("breaks", "Gout     . Breast cancer.", [(0, 4, "Gout", "D001943"), (11, 24, "Breast cancer", "-1")]),
+        ("edges", "Gout. Breast cancer.", [(0, 4, "Gout", "D001943"), (6, 19, "Breast cancer", "-1")]),
+    ]
+
+
+def test_jsonl_rows_are_one_line_each_for_every_line_reader(tmp_path):
+    from spacy_biosyn.corpus_linking.sources import Document
+    from spacy_biosyn.corpus_linking.writers import write_rows
+
+    document = Document("1", "Breast\u2028cancer\x85and gout\u2029.", None, "in.jsonl")
+    write_rows(tmp_path / "out.jsonl", [document], [[_row(document, 0, 13), _row(document, 18, 22)]], "jsonl")
+    lines = (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["text"] for line in lines] == ["Breast\u2028cancer", "gout"]
+
+
+def test_two_inputs_that_would_share_a_document_id_are_refused_naming_both(corpus, tmp_path):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "x.txt").write_text("Breast cancer.")
+    (tmp_path / "in" / "x.text").write_text("Gout.")
+    with pytest.raises(CorpusError, match=r"x.text and .*x.txt both hold a document 'x'"):
+        link_corpus(corpus / "pipeline", tmp_path / "in", tmp_path / "out", output_format="pubtator", progress=False)
+    assert not list((tmp_path / "out").glob("shard-*"))
+    # rows carry their input file: JSONL and Parquet tell them apart
+    link_corpus(corpus / "pipeline", tmp_path / "in", tmp_path / "rows", output_format="jsonl", progress=False)
+    assert sorted(Path(r["file"]).name for r in read_rows(tmp_path / "rows")) == ["x.txt"]
+
+
+def test_a_document_id_pubtator_cannot_write_is_refused_before_linking(corpus, tmp_path):
+    (tmp_path / "a|b.txt").write_text("Breast cancer.")
+    with pytest.raises(CorpusError, match=r"document id 'a\|b' holds '\|'"):
+        link_corpus(corpus / "pipeline", tmp_path / "a|b.txt", tmp_path / "out", output_format="pubtator", progress=False)

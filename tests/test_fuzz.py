@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from fuzzing import CATEGORIES, Worker, span_text
 
-EXAMPLES = {"documents": 40, "spans": 30, "dictionaries": 60, "corpora": 60, "configs": 20, "texts": 30}
+EXAMPLES = {"documents": 40, "spans": 30, "dictionaries": 60, "corpora": 60, "configs": 20, "texts": 30, "outputs": 80}
 
 
 @pytest.fixture(scope="module")

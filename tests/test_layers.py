@@ -87,8 +87,9 @@ LAYERS = [
      "downloads", "ty"},
     {"preprocess"},
     {"encoders"},
-    # accuracy: which ID is right and Acc@k, for the pipe's score() and evaluation alike
-    {"kb", "corpus", "ner_corpus", "accuracy"},
+    # accuracy: which ID is right and Acc@k, for the pipe's score() and evaluation alike;
+    # pubtator_form: a text as PubTator carries it, for corpus writers and evaluation alike
+    {"kb", "corpus", "ner_corpus", "accuracy", "pubtator_form"},
     {"pipeline"},
     {"evaluation"},
     {"training", "corpus_linking"},

@@ -24,7 +24,7 @@ from benchmarks.common import print_table
 from tests.fuzzing import CATEGORIES, Context, Worker, run_case
 from tests.helpers import make_tiny_encoder
 
-SHARES = {"documents": 0.3, "spans": 0.2, "dictionaries": 0.2, "corpora": 0.2, "configs": 0.1, "texts": 0.0}
+SHARES = {"documents": 0.3, "spans": 0.2, "dictionaries": 0.2, "corpora": 0.2, "configs": 0.1, "texts": 0.0, "outputs": 0.0}
 OUTCOMES = ("crash", "hang", "unclear error", "wrong result")
 
 

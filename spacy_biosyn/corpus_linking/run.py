@@ -28,7 +28,7 @@ from .output import (
 )
 from .sources import check_annotated, file_format, input_files, shards
 from .worker import RunSettings, check_pipeline
-from .writers import OUTPUT_FORMATS, count_rows
+from .writers import OUTPUT_FORMATS, DocumentIds, count_rows
 
 PathLike = Union[str, Path]
 MANIFEST_EVERY_S = 10.0
@@ -93,7 +93,11 @@ def link_corpus(
         if from_stdin:  # kept only once the settings allow the run: a refused one changes nothing
             files = [_kept(files[0], output / STDIN_COPY)]
         remove_partial_shards(output)
-        plan = {shard.index: len(shard.documents) for shard in shards(files, input_format, shard_size)}
+        plan, ids = {}, DocumentIds(output_format)
+        for shard in shards(files, input_format, shard_size):  # every document read once before any is linked
+            plan[shard.index] = len(shard.documents)
+            for document in shard.documents:
+                ids.check(document)
         manifest = read_manifest(output) if has_manifest(output) else {"settings": settings, "runs": []}
         manifest["shards"] = {
             str(index): manifest.get("shards", {}).get(str(index))

@@ -1,20 +1,30 @@
 """A shard's rows in the format asked for: Parquet or JSONL, one row per
 entity; PubTator or BioC XML, each document's text with its entities as
 annotations (type = label, ID = `span._.cui`), as biomedical tools
-exchange them. An entity left unlinked (NIL) is an annotation without an ID.
+exchange them. An entity left unlinked (NIL) is a PubTator annotation with
+the ID -1, as the corpora write a CUI-less mention, and a BioC annotation
+without an `identifier`. PubTator carries a text as `pubtator_form` says
+(line breaks and tabs as spaces, line ends stripped); BioC XML as it is, but
+for the control characters XML cannot hold, written as U+FFFD.
 """
 import json
 import re
 from pathlib import Path
-from typing import List, Sequence
+from typing import Dict, List, Sequence
 
 from ..errors import CorpusError
+from ..pubtator_form import field_problem, pubtator_form
 from .sources import Document
 
 OUTPUT_FORMATS = ("parquet", "jsonl", "pubtator", "bioc")
 SUFFIXES = {"parquet": "parquet", "jsonl": "jsonl", "pubtator": "pubtator", "bioc": "xml"}
+# The formats that name a document by its id alone: their rows carry no input file.
+BY_ID_ALONE = ("pubtator", "bioc")
+# The ID of an entity left unlinked in PubTator: a last field left empty is stripped away by readers.
+PUBTATOR_NIL = "-1"
 # What XML 1.0 cannot hold; each becomes U+FFFD, one character for one, so offsets stay.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+_LINE_BREAKS_IN_JSON = re.compile("[\x85\u2028\u2029]")
 
 
 def _schema():
@@ -37,12 +47,19 @@ def write_rows(path: Path, documents: Sequence[Document], rows: Sequence[List[di
         pq.write_table(pa.Table.from_pylist([row for document_rows in rows for row in document_rows], schema=_schema()), path)
     elif format == "jsonl":
         with path.open("w", encoding="utf-8") as f:
-            f.writelines(json.dumps(row, ensure_ascii=False) + "\n" for document_rows in rows for row in document_rows)
+            f.writelines(_json_line(row) for document_rows in rows for row in document_rows)
     elif format == "pubtator":
         with path.open("w", encoding="utf-8") as f:
             f.writelines(_pubtator(document, document_rows) for document, document_rows in zip(documents, rows))
     else:
         _write_bioc(path, documents, rows)
+
+
+def _json_line(row: dict) -> str:
+    """A row as one line that every line reader splits alike: JSON leaves
+    U+0085, U+2028 and U+2029 raw, which str.splitlines() takes for line
+    breaks, so they are written escaped."""
+    return _LINE_BREAKS_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(row, ensure_ascii=False)) + "\n"
 
 
 def count_rows(path: Path, format: str) -> int:
@@ -59,25 +76,54 @@ def count_rows(path: Path, format: str) -> int:
         return f.read().count(b"<annotation")
 
 
+class DocumentIds:
+    """Refuses, before anything is linked, the documents a format that
+    names them by id alone cannot write: two of one id from two inputs
+    (`x.txt` and `x.text` are both `x`), and, in PubTator, an id that is no
+    PubTator field. Holds the ids seen, for those formats only."""
+
+    def __init__(self, format: str):
+        self.format = format
+        self.seen: Dict[str, str] = {}
+
+    def check(self, document: Document) -> None:
+        if self.format not in BY_ID_ALONE:
+            return
+        problem = field_problem(document.id, bars=False) if self.format == "pubtator" else None
+        if problem:
+            raise CorpusError(f"{document.file}: document id {document.id!r} {problem}; write --output-format "
+                              "jsonl, parquet or bioc, or give the document another id")
+        first = self.seen.setdefault(document.id, document.file)
+        if first != document.file:
+            raise CorpusError(
+                f"{first} and {document.file} both hold a document {document.id!r}: {self.format} output names a "
+                "document by its id alone; rename one, or write jsonl or parquet, whose rows carry their input file"
+            )
+
+
 def _pubtator(document: Document, rows: List[dict]) -> str:
-    """A PubTator block: the text's first line as the title, the rest as
-    the abstract, line breaks as spaces: PubTator's offsets count title +
-    one character + abstract, so every offset still points where it did."""
-    if any(c in document.id for c in "|\t\n"):
-        raise CorpusError(f"{document.file}: document id {document.id!r} holds '|', a tab or a line break, which PubTator cannot write")
-    title, newline, abstract = document.text.partition("\n")
-    lines = [f"{document.id}|t|{_one_line(title)}\n"]
-    if newline:
-        lines.append(f"{document.id}|a|{_one_line(abstract)}\n")
-    for row in rows:
-        lines.append(
-            f"{document.id}\t{row['start']}\t{row['end']}\t{_one_line(row['text'])}\t{row['label']}\t{row['id'] or ''}\n"
-        )
+    """A PubTator block, its text and offsets as `pubtator_form` writes
+    them; a text of whitespace alone, which PubTator readers skip, is not
+    written."""
+    form = pubtator_form(document.text, [(row["start"], row["end"]) for row in rows])
+    if not form.title and form.abstract is None:
+        return ""
+    lines = [f"{document.id}|t|{form.title}\n"]
+    if form.abstract is not None:
+        lines.append(f"{document.id}|a|{form.abstract}\n")
+    text = form.text
+    for row, span in zip(rows, form.spans):
+        if span is None:
+            continue
+        label, cui = row["label"], row["id"] or PUBTATOR_NIL
+        for field, value in (("label", label), ("ID", cui)):
+            problem = field_problem(value)
+            if problem:
+                raise CorpusError(f"{document.file}, document {document.id}: the {field} {value!r:.60} {problem}; "
+                                  "PubTator cannot write it: write --output-format jsonl, parquet or bioc")
+        start, end = span
+        lines.append(f"{document.id}\t{start}\t{end}\t{text[start:end]}\t{label}\t{cui}\n")
     return "".join(lines) + "\n"
-
-
-def _one_line(text: str) -> str:
-    return text.replace("\r", " ").replace("\n", " ")
 
 
 def _write_bioc(path: Path, documents: Sequence[Document], rows: Sequence[List[dict]]) -> None:
@@ -94,9 +140,9 @@ def _write_bioc(path: Path, documents: Sequence[Document], rows: Sequence[List[d
         for number, row in enumerate(document_rows):
             annotation = bioc.BioCAnnotation()
             annotation.id, annotation.text = str(number), _xml_safe(row["text"])
-            annotation.infons["type"] = row["label"]
+            annotation.infons["type"] = _xml_safe(row["label"])
             if row["id"]:
-                annotation.infons["identifier"] = row["id"]
+                annotation.infons["identifier"] = _xml_safe(row["id"])
             if row["score"] is not None:
                 annotation.infons["score"] = f"{row['score']:.4f}"
             annotation.add_location(bioc.BioCLocation(row["start"], row["end"] - row["start"]))

@@ -14,6 +14,7 @@ from ..corpus import PubTatorDocument, pubtator_to_doc
 from ..errors import CorpusError
 from ..kb.dictionary import split_cuis
 from ..kb.namespaces import ConceptKeys
+from ..pubtator_form import pubtator_form
 from ..pipeline.annotate import is_linked
 
 
@@ -139,7 +140,9 @@ def predicted_examples(
     """A pipeline's output saved as PubTator (link-corpus --output-format
     pubtator) beside the gold documents, for `end_to_end_scores`: each
     annotation is a predicted entity, its ID `span._.cui` (none when the
-    field is empty: NIL). Typed as `linked_examples` types them."""
+    field is empty or -1: NIL). Typed as `linked_examples` types them. The
+    predictions hold the gold text as PubTator carries it (pubtator_form:
+    line ends stripped), and the gold spans are moved alike."""
     predicted = {}
     for document in predictions:
         predicted.setdefault(document.doc_id, document)
@@ -149,9 +152,20 @@ def predicted_examples(
         if prediction is None:
             raise CorpusError(f"document {document.doc_id}: not among the predictions")
         if prediction.text != document.text:
+            document = _as_written(document)
+        if prediction.text != document.text:
             raise CorpusError(f"document {document.doc_id}: the predictions hold another text than the gold document")
         doc = pubtator_to_doc(nlp, prediction, label_map=label_map)
         for span in doc.ents:
-            span._.cui = span.kb_id_ or None
+            span._.cui = None if span.kb_id_ in UNSCORED_CUIS else span.kb_id_
         examples.append(Example(doc, pubtator_to_doc(nlp, document, label_map=label_map)))
     return examples
+
+
+def _as_written(document: PubTatorDocument) -> PubTatorDocument:
+    """A gold document as link-corpus writes its text in PubTator."""
+    form = pubtator_form(document.text, [(a.start, a.end) for a in document.annotations])
+    text = form.text
+    annotations = [a._replace(start=span[0], end=span[1], text=text[span[0]:span[1]])
+                   for a, span in zip(document.annotations, form.spans) if span is not None]
+    return document._replace(text=text, annotations=annotations)
