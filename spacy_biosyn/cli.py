@@ -285,7 +285,7 @@ def evaluate(
         None, help="PubTator only: comma-separated entity types to link, e.g. Disease"
     ),
     label_map: Optional[str] = LABEL_MAP_OPTION,
-    output: Optional[Path] = typer.Option(None, help="Write the metrics here as JSON"),
+    output: Optional[Path] = typer.Option(None, dir_okay=False, help="Write the metrics here as JSON"),
     texts: Optional[Path] = typer.Option(
         None, exists=True, dir_okay=False,
         help=".concept queries only: the PubTator abstracts they come from, which a re-ranker reads as context",
@@ -456,10 +456,16 @@ def assemble(
 
     from .storage import save_pipeline
 
+    _check_output_dir(output_dir)
     try:
         nlp, linker = spacy.load(ner_pipeline), spacy.load(linker_pipeline)
     except OSError as error:  # spaCy's E050: neither a package nor a folder
         msg.fail(str(error), exits=1)
+    if PIPE_NAME not in linker.pipe_names:
+        msg.fail(f"{linker_pipeline}: no {PIPE_NAME} in it (its pipes: {', '.join(linker.pipe_names) or 'none'})", exits=1)
+    taken = [name for name in (PIPE_NAME, "biosyn_document_entities" if document_entities else None) if name in nlp.pipe_names]
+    if taken:
+        msg.fail(f"{ner_pipeline} already holds {', '.join(taken)}: give the pipeline whose components find entities", exits=1)
     if document_entities:
         nlp.add_pipe("biosyn_document_entities")
     nlp.add_pipe(PIPE_NAME, source=linker)
@@ -502,7 +508,7 @@ def onnx(
 @app.command()
 def convert(
     pubtator: Path = typer.Argument(..., exists=True, dir_okay=False, help="A PubTator file"),
-    output: Path = typer.Argument(..., help="The .spacy file (DocBin) to write"),
+    output: Path = typer.Argument(..., dir_okay=False, help="The .spacy file (DocBin) to write"),
     pool: List[Path] = typer.Option(
         [],
         exists=True,
@@ -778,6 +784,9 @@ def _portable_encoder(nlp: "Language") -> None:
 
 
 def _check_output_dir(output_dir: Path) -> None:
+    """Before any work: a pipeline folder may be replaced, nothing else."""
+    if output_dir.exists() and not output_dir.is_dir():
+        msg.fail(f"{output_dir} is a file: give a new folder, or the folder of a saved pipeline", exits=1)
     if output_dir.is_dir() and any(output_dir.iterdir()) and not (output_dir / "config.cfg").exists():
         msg.fail(f"{output_dir} is not empty and holds no spaCy pipeline: give an empty or new folder", exits=1)
 

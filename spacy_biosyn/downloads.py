@@ -30,7 +30,7 @@ import warnings
 import zlib
 from pathlib import Path
 from typing import Optional, Union
-from urllib.parse import quote, urlparse
+from urllib.parse import quote, urlparse, urlsplit, urlunsplit
 
 import srsly
 from filelock import FileLock
@@ -175,12 +175,28 @@ class _NotThere(DownloadError):
     """A 404 or 410: the mirror does not hold the file."""
 
 
+def _ascii_url(url: str) -> str:
+    """A URL as HTTP sends it: a non-ASCII host in IDNA, spaces and
+    non-ASCII characters elsewhere percent-encoded (as UTF-8, as browsers
+    send them); what is already encoded is kept."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        ascii_host = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        raise DownloadError(f"{url}: the host name {host!r} is not one a URL can hold") from None
+    netloc = parts.netloc.replace(host, ascii_host) if host else parts.netloc
+    kept = "/:@!$&'()*+,;=%~?#[]"
+    return urlunsplit((parts.scheme, netloc, quote(parts.path, safe=kept), quote(parts.query, safe=kept),
+                       quote(parts.fragment, safe=kept)))
+
+
 def _fetch(address: str, url: str, partial: Path, deadline: float) -> str:
     """Write the body at `address` into `partial`, checking its length and
     the deadline; `url` names the file in errors."""
     started = time.monotonic()
     try:
-        request = urllib.request.Request(address, headers={"User-Agent": "spacy-biosyn"})
+        request = urllib.request.Request(_ascii_url(address), headers={"User-Agent": "spacy-biosyn"})
         with urllib.request.urlopen(request, timeout=_READ_TIMEOUT_S) as response, partial.open("wb") as out:
             length = response.headers.get("Content-Length")
             expected = int(length) if length and length.isdigit() else None

@@ -34,7 +34,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, TypeVar, Union
 import numpy as np
 import srsly
 
-from .errors import SavedStateError
+from .errors import BiosynError, SavedStateError
 
 try:
     import fcntl
@@ -64,6 +64,8 @@ def replaced_atomically(path: Union[str, Path]) -> Iterator[Path]:
     """A fresh folder beside `path` to write into; when the block ends
     without error it takes the place of `path`, and otherwise it is removed."""
     path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise BiosynError(f"{path} is a file, not a folder: give a new folder, or the folder of a saved pipeline")
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = path.parent / f".{path.name}{_STAGING}{uuid.uuid4().hex[:8]}"
     staging.mkdir()
@@ -160,7 +162,7 @@ def read_saved_json(path: Union[str, Path]) -> Any:
         raise SavedStateError(f"{path} is missing: the saved pipeline is incomplete; save or build it again")
     try:
         return srsly.read_json(path)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:  # RecursionError: JSON nested too deep
         raise SavedStateError(f"{path} is not valid JSON ({error}): a save was cut short, or the file was edited") from None
 
 

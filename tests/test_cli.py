@@ -224,7 +224,12 @@ def test_build_replaces_a_pipeline_but_not_a_folder_of_other_files(tmp_path, tin
     # wasabi wraps long messages where the tmp path makes them long
     assert result.exit_code == 1 and "is not empty and holds no spaCy pipeline" in " ".join(result.output.split())
     assert [p.name for p in notes.iterdir()] == ["todo.txt"]
+    result = runner.invoke(app, build + [str(notes / "todo.txt")])
+    assert result.exit_code == 1 and "todo.txt is a file" in " ".join(result.output.split())
+    assert (notes / "todo.txt").read_text() == "mine"
     assert runner.invoke(app, build + [str(tmp_path / "p")]).exit_code == 0
+    result = runner.invoke(app, ["index", str(tmp_path / "p"), str(notes / "todo.txt"), "--dictionary", disease_dictionary])
+    assert result.exit_code == 1 and (notes / "todo.txt").read_text() == "mine"  # refused before indexing, kept
     (tmp_path / "p" / "stale.txt").write_text("from an older save")
     assert runner.invoke(app, build + [str(tmp_path / "p"), "--top-k", "3"]).exit_code == 0
     assert not (tmp_path / "p" / "stale.txt").exists()  # the new pipeline replaced the old whole
@@ -380,6 +385,10 @@ def test_assemble_makes_one_pipeline_from_text_to_ids(tmp_path, tiny_encoder, di
     assert result.exit_code == 0, result.output
     missing = runner.invoke(app, ["assemble", str(tmp_path / "no-ner"), str(tmp_path / "linker"), str(tmp_path / "x")])
     assert missing.exit_code == 1 and "no-ner" in missing.output and not (tmp_path / "x").exists()
+    twice = runner.invoke(app, ["assemble", str(tmp_path / "both"), str(tmp_path / "linker"), str(tmp_path / "x")])
+    assert twice.exit_code == 1 and "already holds biosyn_linker" in " ".join(twice.output.split())
+    swapped = runner.invoke(app, ["assemble", str(tmp_path / "linker"), str(tmp_path / "ner"), str(tmp_path / "x")])
+    assert swapped.exit_code == 1 and "no biosyn_linker in it" in " ".join(swapped.output.split())
     nlp = spacy.load(tmp_path / "both")
     assert nlp.pipe_names == ["entity_ruler", "biosyn_document_entities", "biosyn_linker"]
     doc = nlp("Carriers develop Breast Cancer early.")

@@ -202,6 +202,8 @@ def test_parquet_input_is_read_by_its_id_and_text_columns(corpus, reference, tmp
     ("bad.jsonl", '{"id": 1, "body": "a"}\n', r"bad.jsonl, line 1: expected an 'id' and a 'text'"),
     ("bad.txt", "1|t|Title\n1\t0\t5\tTitle\tDisease\n", r"bad.txt, line 2: not a PubTator line"),
     ("bad.xml", "<collection><document>", r"bad.xml: not BioC XML"),
+    ("deep.jsonl", "[" * 100_000 + "]" * 100_000 + "\n", r"deep.jsonl, line 1: JSON nested too deep"),
+    ("deep.json", '{"documents": ' + "[" * 100_000 + "]" * 100_000 + "}", r"deep.json: not BioC JSON \(RecursionError"),
     ("twice.jsonl", '{"id": 1, "text": "a"}\n{"id": "2", "text": "b"}\n{"id": "1", "text": "c"}\n',
      r"twice.jsonl: document 3 has the id '1' of document 1"),
 ])

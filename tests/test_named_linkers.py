@@ -320,6 +320,18 @@ def test_a_broken_response_or_a_long_name_is_one_line(tmp_path, monkeypatch, res
                 cached_path(base + name)
 
 
+def test_a_url_with_spaces_or_non_ascii_fetches_the_file_a_browser_would(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPACY_BIOSYN_CACHE", str(tmp_path / "cache"))
+    served = tmp_path / "served"
+    served.mkdir()
+    (served / "Krankheiten für CTD.obo").write_text(MONDO_OBO)
+    with serving(served) as base:
+        # a copied tab is dropped, as browsers drop it
+        assert cached_path(base + "Krankheiten für \tCTD.obo").read_text() == MONDO_OBO
+    with pytest.raises(DownloadError, match="the host name"):
+        cached_path("http://" + "x" * 64 + ".org/a.obo")
+
+
 def test_a_cached_download_is_checked_and_fetched_again_when_damaged_or_refreshed(tmp_path, monkeypatch):
     monkeypatch.setenv("SPACY_BIOSYN_CACHE", str(tmp_path / "cache"))
     served = tmp_path / "served"

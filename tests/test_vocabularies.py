@@ -106,6 +106,7 @@ def test_biosyn_files_order_ids_by_the_preference(tmp_path):
         (read_obo, "x.obo", "[Term]\nid: X:1\nnot a tag line\n", 3, "expected 'tag: value'"),
         (read_scispacy_kb, "kb.jsonl", SCISPACY + '{"canonical_name": "gout"}\n', 3, "concept_id"),
         (read_scispacy_kb, "kb.jsonl", "{not json\n", 1, "concept_id"),
+        (read_scispacy_kb, "kb.jsonl", "[" * 100_000 + "]" * 100_000 + "\n", 1, "concept_id"),  # nested too deep
         (read_scispacy_kb, "kb.jsonl", '{"concept_id": "C1", "canonical_name": 7, "aliases": []}\n', 1, "string 'canonical_name'"),
         (read_scispacy_kb, "kb.jsonl", '{"concept_id": "C1", "canonical_name": "gout", "aliases": [null]}\n', 1, "string 'aliases'"),
         (read_biosyn, "d.txt", "D1||gout\n" + MEDIC_PIPES, 3, "MedicVocabulary"),

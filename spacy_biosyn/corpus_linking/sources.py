@@ -162,6 +162,8 @@ def _jsonl(path: Path) -> Iterator[Document]:
             record = json.loads(line)
         except json.JSONDecodeError as error:
             raise CorpusError(f"{path}, line {number}: not JSON ({error.msg} at column {error.colno})") from None
+        except RecursionError:
+            raise CorpusError(f"{path}, line {number}: JSON nested too deep to read") from None
         yield _record(record, f"{path}, line {number}")
 
 
@@ -208,8 +210,8 @@ def _bioc_json(path: Path) -> Iterator[Document]:
     with open_maybe_gzipped(path) as f:
         try:
             collection = biocjson.load(io.TextIOWrapper(f, encoding="utf-8"))
-        except (ValueError, KeyError, TypeError) as error:
-            raise CorpusError(f"{path}: not BioC JSON ({error})") from None
+        except (ValueError, KeyError, TypeError, RecursionError) as error:  # RecursionError: JSON nested too deep
+            raise CorpusError(f"{path}: not BioC JSON ({type(error).__name__}: {error})") from None
         except (EOFError, zlib.error, gzip.BadGzipFile) as error:
             raise CorpusError(f"{path}: cannot be read, cut short? ({type(error).__name__}: {error})") from None
     for document in collection.documents:

@@ -413,7 +413,7 @@ def read_details(path: Path) -> Dict[str, ConceptDetails]:
             try:
                 record = json.loads(line)
                 details[record["id"]] = ConceptDetails(record["name"], tuple(record["types"]), record["definition"])
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, RecursionError):  # RecursionError: JSON nested too deep
                 raise DictionaryError(f"{path}, line {number}: not a saved concept ({line[:80]!r}); save the pipeline again") from None
     return details
 

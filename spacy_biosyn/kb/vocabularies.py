@@ -504,7 +504,7 @@ def _scispacy_entries(path: Path, types: Optional[Set[str]], details: Dict[str, 
             if not (isinstance(cui, str) and cui and isinstance(canonical, str) and _strings(aliases)
                     and _strings(concept_types)):
                 raise TypeError
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):  # RecursionError: JSON nested too deep
             raise DictionaryError(
                 f"{path}, line {number}: expected a JSON object with a string 'concept_id', a string "
                 f"'canonical_name', a list of string 'aliases' and a list of string 'types', found {line[:80]!r}"
