@@ -320,12 +320,17 @@ def test_a_broken_response_or_a_long_name_is_one_line(tmp_path, monkeypatch, res
                 cached_path(base + name)
 
 
-def test_a_url_with_spaces_or_non_ascii_fetches_the_file_a_browser_would(tmp_path, monkeypatch):
+def served_obo(tmp_path, monkeypatch, name):
+    """A folder to serve holding MONDO_OBO as `name`, with an empty cache."""
     monkeypatch.setenv("SPACY_BIOSYN_CACHE", str(tmp_path / "cache"))
     served = tmp_path / "served"
     served.mkdir()
-    (served / "Krankheiten für CTD.obo").write_text(MONDO_OBO)
-    with serving(served) as base:
+    (served / name).write_text(MONDO_OBO)
+    return served
+
+
+def test_a_url_with_spaces_or_non_ascii_fetches_the_file_a_browser_would(tmp_path, monkeypatch):
+    with serving(served_obo(tmp_path, monkeypatch, "Krankheiten für CTD.obo")) as base:
         # a copied tab is dropped, as browsers drop it
         assert cached_path(base + "Krankheiten für \tCTD.obo").read_text() == MONDO_OBO
     with pytest.raises(DownloadError, match="the host name"):
@@ -333,10 +338,7 @@ def test_a_url_with_spaces_or_non_ascii_fetches_the_file_a_browser_would(tmp_pat
 
 
 def test_a_cached_download_is_checked_and_fetched_again_when_damaged_or_refreshed(tmp_path, monkeypatch):
-    monkeypatch.setenv("SPACY_BIOSYN_CACHE", str(tmp_path / "cache"))
-    served = tmp_path / "served"
-    served.mkdir()
-    (served / "mondo.obo").write_text(MONDO_OBO)
+    served = served_obo(tmp_path, monkeypatch, "mondo.obo")
     with serving(served) as base:
         url = base + "mondo.obo"
         path = cached_path(url)
