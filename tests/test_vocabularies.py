@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from spacy_biosyn import (
-    DictionaryError, Entity, KnowledgeBase, detect_format, read_biosyn, read_ctd_chemicals, read_medic, read_mesh,
-    read_obo, read_scispacy_kb, read_umls, read_vocabulary_file,
+    BiosynError, DictionaryError, Entity, KnowledgeBase, detect_format, read_biosyn, read_ctd_chemicals, read_medic,
+    read_mesh, read_obo, read_scispacy_kb, read_umls, read_vocabulary_file,
 )
 
 from vocabulary_files import (
@@ -320,8 +320,16 @@ def test_mesh_files_with_a_byte_order_mark_are_read(tmp_path, name, content):
     assert "breast neoplasms" in read_mesh(path)
 
 
-def test_a_folder_given_to_a_reader_is_named_in_one_line(tmp_path):
-    from spacy_biosyn import BiosynError
+@pytest.mark.parametrize("name, content", [("d2025.bin.gz", MESH_DESCRIPTORS_BIN), ("desc2025.xml.gz", MESH_DESCRIPTORS_XML)])
+def test_a_mesh_gz_cut_short_is_named(tmp_path, name, content):
+    import gzip
 
+    whole = gzip.compress(content.encode("utf-8") * 20)
+    (tmp_path / name).write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(BiosynError, match=f"{name}: cannot be read, cut short"):
+        read_mesh(tmp_path / name)
+
+
+def test_a_folder_given_to_a_reader_is_named_in_one_line(tmp_path):
     with pytest.raises(BiosynError, match=f"{tmp_path} is a folder; give the vocabulary or corpus file in it"):
         read_medic(tmp_path)

@@ -9,6 +9,8 @@ types; its scope note (a supplementary record's note) the definition.
 XML is read record by record, so a whole descriptor file never sits in
 memory as a tree.
 """
+import gzip
+import zlib
 from functools import partial
 from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Tuple, Union
@@ -36,16 +38,19 @@ _XML_RECORDS = {"DescriptorRecord": "DescriptorUI", "SupplementalRecord": "Suppl
 def read_mesh(path: Union[str, Path]) -> Dictionary:
     """A MeSH descriptor or supplementary file, ASCII or XML (or its URL)."""
     path = cached_path(path)
-    with open_maybe_gzipped(path) as f:
-        head = f.read(512).removeprefix(b"\xef\xbb\xbf").lstrip()  # a UTF-8 byte order mark, as every reader takes
-    details: Dict[str, ConceptDetails] = {}
-    if head.startswith(b"<"):
-        entries = _xml_entries(path, details)
-    elif head.startswith(b"*NEWRECORD"):
-        entries = _ascii_entries(path, details)
-    else:
-        raise DictionaryError(f"{path}: not a MeSH file (ASCII records start with *NEWRECORD, XML with '<')")
-    dictionary = Dictionary.from_entries(entries)
+    try:
+        with open_maybe_gzipped(path) as f:
+            head = f.read(512).removeprefix(b"\xef\xbb\xbf").lstrip()  # a UTF-8 byte order mark, as every reader takes
+        details: Dict[str, ConceptDetails] = {}
+        if head.startswith(b"<"):
+            entries = _xml_entries(path, details)
+        elif head.startswith(b"*NEWRECORD"):
+            entries = _ascii_entries(path, details)
+        else:
+            raise DictionaryError(f"{path}: not a MeSH file (ASCII records start with *NEWRECORD, XML with '<')")
+        dictionary = Dictionary.from_entries(entries)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as error:  # click would print only "Aborted." for an EOFError
+        raise DictionaryError(f"{path}: cannot be read, cut short? ({type(error).__name__}: {error})") from None
     if not len(dictionary):
         raise DictionaryError(f"{path}: the vocabulary has no names")
     return dictionary.with_details(details)
