@@ -39,6 +39,8 @@ class PubTatorDocument(NamedTuple):
     doc_id: str
     text: str  # title + " " + abstract: the space the offsets count in
     annotations: List[Annotation]
+    # The title's length, where an abstract follows it: PubTator writes the two on their own lines.
+    title_end: Optional[int] = None
 
 
 def read_concept_queries(path: Union[str, Path]) -> List[Query]:
@@ -110,19 +112,19 @@ def iter_pubtator(path: Union[str, Path]) -> Iterator[PubTatorDocument]:
     """`read_pubtator`'s documents one at a time, for files too large to hold."""
     path = Path(path)
     seen: Dict[str, Tuple[int, str]] = {}  # PMID -> (its document's number, a digest of it)
-    for number, (doc_id, text, annotations) in enumerate(_pubtator_blocks(path), start=1):
-        digest = hashlib.sha256(repr((text, annotations)).encode("utf-8", "surrogatepass")).hexdigest()
-        first = seen.setdefault(doc_id, (number, digest))
+    for number, document in enumerate(_pubtator_blocks(path), start=1):
+        digest = hashlib.sha256(repr((document.text, document.annotations)).encode("utf-8", "surrogatepass")).hexdigest()
+        first = seen.setdefault(document.doc_id, (number, digest))
         if first[0] == number:
-            yield PubTatorDocument(doc_id, text, annotations)
+            yield document
         elif first[1] != digest:
             raise CorpusError(
-                f"{path}: document {number} reuses PMID {doc_id} of document {first[0]} with another text or "
+                f"{path}: document {number} reuses PMID {document.doc_id} of document {first[0]} with another text or "
                 "other annotations; each document needs its own PMID (an exact copy is skipped)"
             )
 
 
-def _pubtator_blocks(path: Path) -> Iterator[Tuple[str, str, List[Annotation]]]:
+def _pubtator_blocks(path: Path) -> Iterator[PubTatorDocument]:
     block: List[Tuple[int, str]] = []
     for number, line in text_lines(path):
         if line.strip():
@@ -134,7 +136,7 @@ def _pubtator_blocks(path: Path) -> Iterator[Tuple[str, str, List[Annotation]]]:
         yield _pubtator_document(path, block)
 
 
-def _pubtator_document(path: Path, block: List[Tuple[int, str]]) -> Tuple[str, str, List[Annotation]]:
+def _pubtator_document(path: Path, block: List[Tuple[int, str]]) -> PubTatorDocument:
     """One document's lines: title, abstract (optional), then annotations,
     each checked against the text at its offsets."""
     doc_id = title = abstract = None
@@ -163,7 +165,7 @@ def _pubtator_document(path: Path, block: List[Tuple[int, str]]) -> Tuple[str, s
                 "(a missing blank line between documents?)"
             )
         # Offsets count in title + " " + abstract; a document may have no abstract.
-        text = title if abstract is None else f"{title} {abstract}"
+        text = f"{title} {abstract}" if abstract else title
         try:
             start, end = int(fields[1]), int(fields[2])
         except ValueError:
@@ -178,7 +180,9 @@ def _pubtator_document(path: Path, block: List[Tuple[int, str]]) -> Tuple[str, s
         annotations.append(Annotation(start, end, fields[3], fields[4], fields[5].strip()))
     if title is None:
         raise CorpusError(f"{path}, line {block[0][0]}: a document without a 'PMID|t|title' line")
-    return doc_id, title if abstract is None else f"{title} {abstract}", annotations
+    if not abstract:  # no abstract line, or an empty one: no separator either, as bioc.pubtator reads it
+        return PubTatorDocument(doc_id, title, annotations)
+    return PubTatorDocument(doc_id, f"{title} {abstract}", annotations, title_end=len(title))
 
 
 # NCBI Disease's four types are all diseases, linked alike: one NER label, as

@@ -7,8 +7,9 @@ character + abstract. Readers split lines at every line break Python knows
 (bioc.pubtator: str.splitlines), strip each line, split annotation lines at
 tabs, and take any line holding `|t|` or `|a|` for a title or an abstract.
 So a document's text is written:
-- the first line as the title, the rest as the abstract; every other line
-  break, and every tab, as a space, one character for one;
+- its title as the title (a PubTator document's; the first line of any
+  other), the rest as the abstract; every other line break, and every tab,
+  as a space, one character for one;
 - the control characters no text file holds (NUL, ESC, ...) as U+FFFD, as
   BioC XML writes them;
 - the bars of `|t|` and `|a|` as `¦` (U+00A6);
@@ -42,12 +43,16 @@ class PubTatorForm(NamedTuple):
         return self.title if self.abstract is None else f"{self.title} {self.abstract}"
 
 
-def pubtator_form(text: str, spans: Sequence[Tuple[int, int]] = ()) -> PubTatorForm:
+def pubtator_form(text: str, spans: Sequence[Tuple[int, int]] = (), title_end: Optional[int] = None) -> PubTatorForm:
     """`text` as PubTator carries it (this module's rules), with `spans`
-    (character offsets in `text`) moved to count in it."""
-    title, newline, abstract = text.partition("\n")
+    (character offsets in `text`) moved to count in it; `title_end`: where
+    the title ends, one separating character before the abstract (by
+    default, at the first line break)."""
+    if title_end is None:
+        title_end = text.find("\n")
+    title, abstract = (text, None) if title_end < 0 else (text[:title_end], text[title_end + 1:])
     kept, lines, at = [], [], 0
-    for offset, line in [(0, title)] + ([(len(title) + 1, abstract)] if newline else []):
+    for offset, line in [(0, title)] + ([(len(title) + 1, abstract)] if abstract is not None else []):
         written = one_line(line)
         stripped = written.strip()
         if not stripped and lines:

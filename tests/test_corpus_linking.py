@@ -578,3 +578,24 @@ def test_a_document_id_pubtator_cannot_write_is_refused_before_linking(corpus, t
     (tmp_path / "a|b.txt").write_text("Breast cancer.")
     with pytest.raises(CorpusError, match=r"document id 'a\|b' holds '\|'"):
         link_corpus(corpus / "pipeline", tmp_path / "a|b.txt", tmp_path / "out", output_format="pubtator", progress=False)
+
+
+def test_pubtator_input_is_written_back_with_its_title_and_abstract_lines(corpus, tmp_path):
+    from bioc import pubtator
+
+    (tmp_path / "abstracts.txt").write_text(PUBTATOR)
+    link_corpus(corpus / "pipeline", tmp_path / "abstracts.txt", tmp_path / "out", output_format="pubtator",
+                gold_spans=True, progress=False)
+
+    def read(path):
+        with path.open() as f:
+            return [(d.pmid, d.title, d.abstract or "", [(a.start, a.end, a.text, a.type) for a in d.annotations])
+                    for d in pubtator.load(f)]
+
+    written = read(tmp_path / "out" / "shard-00000.pubtator")
+    assert written == read(tmp_path / "abstracts.txt")
+    assert written[0][1:3] == ("Breast cancer in carriers.", "Huntington chorea was absent.")
+    ours = [(d.id, d.text, [(a.start, a.end) for a in d.annotations])
+            for d in read_documents(tmp_path / "out" / "shard-00000.pubtator", "pubtator")]
+    assert ours == [(d.id, d.text, [(a.start, a.end) for a in d.annotations])
+                    for d in read_documents(tmp_path / "abstracts.txt", "pubtator")]

@@ -75,8 +75,8 @@ def _encoded(shard: Shard) -> Dict[str, object]:
 
 def _decoded(index: int, documents: str) -> Shard:
     return Shard(int(index), [
-        Document(doc_id, text, None if annotations is None else [Annotation(*a) for a in annotations], file)
-        for doc_id, text, annotations, file in json.loads(documents)
+        Document(doc_id, text, None if annotations is None else [Annotation(*a) for a in annotations], *rest)
+        for doc_id, text, annotations, *rest in json.loads(documents)
     ])
 
 

@@ -36,6 +36,8 @@ class Document(NamedTuple):
     annotations: Optional[List[Annotation]]
     # The input file it was read from: ids are unique within a file only.
     file: str = ""
+    # Where a PubTator document's title ends, for a PubTator output to write it on its own line.
+    title_end: Optional[int] = None
 
 
 class Shard(NamedTuple):
@@ -140,7 +142,7 @@ def shards(files: List[Path], format: Optional[str], size: int) -> Iterator[Shar
 
 def _pubtator(path: Path) -> Iterator[Document]:
     for document in iter_pubtator(path):
-        yield Document(document.doc_id, document.text, document.annotations)
+        yield Document(document.doc_id, document.text, document.annotations, title_end=document.title_end)
 
 
 def _text(path: Path) -> Iterator[Document]:

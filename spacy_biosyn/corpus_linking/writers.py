@@ -105,7 +105,7 @@ def _pubtator(document: Document, rows: List[dict]) -> str:
     """A PubTator block, its text and offsets as `pubtator_form` writes
     them; a text of whitespace alone, which PubTator readers skip, is not
     written."""
-    form = pubtator_form(document.text, [(row["start"], row["end"]) for row in rows])
+    form = pubtator_form(document.text, [(row["start"], row["end"]) for row in rows], document.title_end)
     if not form.title and form.abstract is None:
         return ""
     lines = [f"{document.id}|t|{form.title}\n"]

@@ -164,7 +164,7 @@ def predicted_examples(
 
 def _as_written(document: PubTatorDocument) -> PubTatorDocument:
     """A gold document as link-corpus writes its text in PubTator."""
-    form = pubtator_form(document.text, [(a.start, a.end) for a in document.annotations])
+    form = pubtator_form(document.text, [(a.start, a.end) for a in document.annotations], document.title_end)
     text = form.text
     annotations = [a._replace(start=span[0], end=span[1], text=text[span[0]:span[1]])
                    for a, span in zip(document.annotations, form.spans) if span is not None]
