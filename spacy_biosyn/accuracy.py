@@ -18,11 +18,13 @@ from typing import Collection, Dict, Iterable, List, Mapping, Optional, Sequence
 from spacy.training import Example
 
 from .kb.dictionary import split_cuis
+from .names import NIL
 from .kb.namespaces import ConceptKeys
 from .ty import Candidate
 
-# Gold CUI fields of mentions that cannot be scored (CUI-less), as BioSyn drops them.
-UNSCORED_CUIS = {"", "-1"}
+# Gold CUI fields of mentions that cannot be scored (CUI-less), as BioSyn
+# drops them, and spaCy's "NIL", which its scorer drops.
+UNSCORED_CUIS = {"", "-1", NIL}
 
 
 def link_scores(

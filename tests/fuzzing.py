@@ -96,7 +96,7 @@ def _check_links(doc: Doc, top_k: int) -> List[str]:
             problems.append(f"cui {cui!r} does not join the first of kb_ents")
         if not all(hasattr(c, "name") and isinstance(c.score, float) for c in candidates):
             problems.append(f"candidates of {span.text!r:.40}: {candidates!r:.80}")
-        if hasattr(span._, "concept_ids") and span.kb_id_ != (cui or ""):
+        if hasattr(span._, "concept_ids") and span.kb_id_ != (cui or "NIL"):
             problems.append(f"kb_id {span.kb_id_!r} is not cui {cui!r}")
     return problems
 

@@ -101,6 +101,23 @@ def test_kb_id_mirrors_the_cui_unless_switched_off(tiny_encoder, multi_id_dictio
     assert (span._.cui, span.kb_id_) == ("D001943", "GOLD")
 
 
+def test_an_entity_left_without_an_id_is_spacys_nil_and_scored_as_spacy_scores_it(tiny_encoder, multi_id_dictionary):
+    from spacy.pipeline import EntityLinker
+    from spacy.training import Example
+
+    nlp = make_nlp(tiny_encoder, multi_id_dictionary, nil_threshold=10.5)  # only an exact name scores 1 + 10
+    linker = nlp.get_pipe("biosyn_linker")
+    text = "breast cancer and bananas"
+    linked = linker(doc_with_ents(nlp, text, "breast cancer", "bananas"))
+    assert [(e.text, e._.cui, e.kb_id_) for e in linked.ents] == [
+        ("breast cancer", "D001943", "D001943"), ("bananas", None, EntityLinker.NIL)]
+    gold = doc_with_ents(nlp, text, "breast cancer", "bananas")
+    gold.ents = [Span(gold, 0, 2, label="Disease", kb_id="D001943"), Span(gold, 3, 4, label="Disease", kb_id="NIL")]
+    scores = linker.score([Example(linked, gold)])
+    # the gold NIL left unlinked is right: no miss, as spaCy's scorer counts it
+    assert (scores["nel_micro_p"], scores["nel_micro_r"], scores["link_cui_acc"]) == (1.0, 1.0, 1.0)
+
+
 def test_empty_docs_docs_without_entities_and_punctuation_spans(nlp):
     linker = nlp.get_pipe("biosyn_linker")
     assert len(linker(nlp.make_doc("")).ents) == 0

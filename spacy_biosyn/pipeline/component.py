@@ -45,7 +45,7 @@ from ..kb.named import fill_named_linker
 from ..kb.namespaces import IdNamespaces
 from ..kb.sparse import SparseEncoder
 from ..kb.vocabularies import VocabularyReader, read_vocabulary
-from ..names import PIPE_NAME
+from ..names import NIL, PIPE_NAME
 from ..preprocess.abbreviations import detect_abbreviations
 from ..preprocess.readings import MentionPreprocessor, long_forms_by_short_form
 from ..preprocess.text import read_corrections
@@ -599,7 +599,7 @@ class BiosynLinker(Pipe):
                     dropped.add(i)
                 elif set_kb_id:
                     # Extension values are keyed by offsets, so the new span keeps them.
-                    ents[i] = Span(doc, span.start, span.end, label=span.label, kb_id=span._.cui or "")
+                    ents[i] = Span(doc, span.start, span.end, label=span.label, kb_id=span._.cui or NIL)
             if set_kb_id or dropped:
                 doc.ents = [span for i, span in enumerate(ents) if i not in dropped]
 
