@@ -606,6 +606,44 @@ def test_configure_linker_changes_the_pipe_and_its_saved_config_together(nlp, tm
         pipe.top_k = 0  # an attribute is checked as the config is
 
 
+EDITED = {"top_k": 2, "names_searched": 50, "nil_threshold": 0.5, "nil_threshold_encoder": "other", "drop_nil": True,
+          "resolve_shared_names": False, "cache_size": 7, "set_kb_id": False, "id_namespaces": {"MESH": "D\\d{6}"}}
+
+
+def test_every_setting_set_as_an_attribute_is_saved_and_loaded(tiny_encoder, multi_id_dictionary, tmp_path):
+    nlp = make_nlp(tiny_encoder, multi_id_dictionary)
+    nlp.rename_pipe("biosyn_linker", "linker")  # found by identity, whatever its name now
+    pipe = nlp.get_pipe("linker")
+    for setting, value in EDITED.items():
+        setattr(pipe, setting, value)
+    nlp.to_disk(tmp_path / "p")
+    loaded = spacy.load(tmp_path / "p").get_pipe("linker")
+    assert {setting: getattr(loaded.settings, setting) for setting in EDITED} == EDITED
+    loaded.k, loaded.max_entities_per_mention = 40, 3  # scispaCy's names for names_searched and top_k
+    assert (loaded.names_searched, loaded.top_k) == (40, 3)
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("sparse_weight", 0.5, "sparse_weight cannot be changed on a built pipe .*--sparse-weight"),
+    ("split_composites", False, "split_composites cannot be changed on a built pipe"),
+    ("dictionary_labels", ["Disease"], "dictionary_labels cannot be changed on a built pipe"),
+    ("threshold", 0.5, "threshold is scispaCy's setting.* nil_threshold"),
+    ("filter_for_definitions", True, "filter_for_definitions is scispaCy's filter"),
+    ("resolve_abbreviations", False, "resolve_abbreviations is read when the pipe is built"),
+])
+def test_a_setting_bound_to_the_saved_state_or_without_equivalent_is_refused(nlp, name, value, message):
+    with pytest.raises(AttributeError, match=message):
+        setattr(nlp.get_pipe("biosyn_linker"), name, value)
+
+
+def test_a_pipe_moved_to_another_pipeline_says_its_change_is_not_saved(nlp):
+    other = spacy.blank("en")
+    other.add_pipe("biosyn_linker", source=nlp)
+    nlp.remove_pipe("biosyn_linker")
+    with pytest.warns(UserWarning, match="outside the pipeline that built it"):
+        other.get_pipe("biosyn_linker").top_k = 3
+
+
 def test_configure_linker_swaps_the_encoder_and_names_it_in_the_saved_config(nlp, tmp_path, other_tiny_encoder):
     from spacy_biosyn import configure_linker
     from spacy_biosyn.encoders.transformer import TransformerEncoder

@@ -64,7 +64,10 @@ from .annotate import annotate_span, chosen_in_document, tied_readings
 from .extensions import register_extensions
 from .reranker import MentionInContext
 from .routes import Routes, casefolded_routes
-from .settings import AUTO, KEEP, LinkerSettings, Setting, check_parts, from_scispacy
+from .settings import (
+    AUTO, KEEP, BoundSetting, LinkerSettings, RefusedName, Setting, change_setting, check_parts, from_scispacy,
+    remember_pipeline,
+)
 from .state import pack_state, read_state, unpack_state, write_state
 
 register_extensions()
@@ -172,6 +175,7 @@ def make_biosyn_linker(
     k: Optional[int] = None,
     max_entities_per_mention: Optional[int] = None,
     threshold: Optional[float] = None,
+    filter_for_definitions: Optional[bool] = None,
 ) -> "BiosynLinker":
     given = from_scispacy(name, locals())
     settings = LinkerSettings.checked(name, given)
@@ -198,6 +202,7 @@ def make_biosyn_linker(
         corrections=corrections,
     )
     _warn_if_threshold_of_another_encoder(name, pipe.nil_threshold, nil_threshold_encoder, encoder)
+    remember_pipeline(pipe, nlp)
     return pipe
 
 
@@ -229,11 +234,25 @@ def _warn_if_threshold_of_another_encoder(
 
 
 class BiosynLinker(Pipe):
+    # Editable settings as attributes: set, they are saved with the pipeline.
     top_k = Setting()
     names_searched = Setting()
+    nil_threshold_encoder = Setting()
     drop_nil = Setting()
     resolve_shared_names = Setting()
+    cache_size = Setting()
     set_kb_id = Setting()
+    id_namespaces = Setting()
+    # scispaCy's names for them
+    k = Setting("names_searched")
+    max_entities_per_mention = Setting("top_k")
+    # Bound to the saved state, or with no equivalent: refused when assigned.
+    sparse_weight = BoundSetting()
+    split_composites = BoundSetting()
+    dictionary_labels = BoundSetting()
+    threshold = RefusedName()
+    filter_for_definitions = RefusedName()
+    resolve_abbreviations = RefusedName()
 
     def __init__(
         self,
@@ -322,7 +341,7 @@ class BiosynLinker(Pipe):
 
     @nil_threshold.setter
     def nil_threshold(self, value: Optional[Union[float, str]]) -> None:
-        self.configure({"nil_threshold": value})
+        change_setting(self, "nil_threshold", value)
 
     def initialize(
         self,

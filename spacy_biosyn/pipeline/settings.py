@@ -7,9 +7,12 @@ through this model (strict: spaCy's config validation lets "5" through as a
 number). The pipe's parts (encoder, index, scorers) are checked against the
 Protocols of ty.py, and the data it indexes is read by `initialize()`.
 `configure_linker` changes a built pipe's settings and swappable parts and
-its block of `nlp.config` together.
+its block of `nlp.config` together; so does an assignment, in the pipeline
+whose factory built the pipe, so that what is set is what is saved.
 """
-from typing import Any, Dict, List, Literal, Mapping, Optional, Union
+import warnings
+import weakref
+from typing import Any, Dict, List, Literal, Mapping, Optional, Tuple, Union
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from spacy.language import Language
@@ -144,20 +147,28 @@ def readable(error: ValidationError) -> str:
 SCISPACY_ALIASES = {"k": "names_searched", "max_entities_per_mention": "top_k"}
 
 
+# scispaCy's names that have no equivalent here, with what to do instead.
+_SCISPACY_REFUSALS = {
+    "threshold": "threshold is scispaCy's setting, on its scores' scale; here it is nil_threshold, on the scale of "
+    "S = cosine + sparse_weight x tf-idf: leave it \"auto\" or choose one with python -m spacy_biosyn tune-nil",
+    "filter_for_definitions": "filter_for_definitions is scispaCy's filter of concepts without a definition, which "
+    "this linker does not apply: every concept of the vocabulary is linked (restrict the vocabulary when it is built)",
+    "resolve_abbreviations": "resolve_abbreviations is read when the pipe is built: "
+    "add_pipe(..., config={\"resolve_abbreviations\": false}), or \"abbreviations\": null",
+}
+
+
 def from_scispacy(name: str, values: Mapping[str, Any]) -> Dict[str, Any]:
     """`values` with scispaCy's settings given (not None) read as ours:
     `k` is names_searched and `max_entities_per_mention` top_k;
     `resolve_abbreviations` false turns `abbreviations` off. `threshold`
     raises: scispaCy's scores are char-3gram cosines, ours S on another
-    scale, so its 0.7 would mean something else here."""
+    scale, so its 0.7 would mean something else here; so does
+    `filter_for_definitions`, which has no equivalent."""
     values = dict(values)
-    threshold = values.get("threshold")
-    if threshold is not None:
-        raise ValueError(
-            f"{name}: threshold is scispaCy's setting, on its scores' scale; here it is nil_threshold, on the scale "
-            "of S = cosine + sparse_weight x tf-idf: leave it \"auto\" or choose one with python -m spacy_biosyn "
-            f"tune-nil (got threshold = {threshold!r})"
-        )
+    for refused in ("threshold", "filter_for_definitions"):
+        if values.get(refused) is not None:
+            raise ValueError(f"{name}: {_SCISPACY_REFUSALS[refused]} (got {refused} = {values[refused]!r})")
     for alias, ours in SCISPACY_ALIASES.items():
         if values.get(alias) is not None:
             values[ours] = values[alias]
@@ -220,9 +231,69 @@ def configure_linker(nlp: Language, name: str = PIPE_NAME, *, reencode: bool = F
     return pipe
 
 
+# Each built pipe's pipeline (the nlp its factory was given), weakly held:
+# an attribute changed on the pipe is changed in that nlp.config too.
+_PIPELINES: "weakref.WeakKeyDictionary[Pipe, weakref.ref]" = weakref.WeakKeyDictionary()
+
+
+def remember_pipeline(pipe: Pipe, nlp: Language) -> None:
+    _PIPELINES[pipe] = weakref.ref(nlp)
+
+
+def _pipeline_of(pipe: Pipe) -> Optional[Tuple[Language, str]]:
+    """The pipeline that built `pipe` and the name it has there now, while
+    the pipe is still in it."""
+    owner = _PIPELINES.get(pipe)
+    nlp = owner() if owner is not None else None
+    name = None if nlp is None else next((n for n, component in nlp.components if component is pipe), None)
+    return None if name is None else (nlp, name)
+
+
+def change_setting(pipe: Pipe, setting: str, value: Any) -> None:
+    """`pipe.<setting> = value`, checked as the config would be, and kept in
+    its pipeline's config so that `to_disk` saves it; a pipe outside the
+    pipeline that built it changes alone, and says so."""
+    located = _pipeline_of(pipe)
+    if located is not None:
+        configure_linker(located[0], located[1], **{setting: value})
+        return
+    pipe.configure({setting: value})
+    warnings.warn(
+        f"{pipe.name}: {setting} is changed on a pipe outside the pipeline that built it, whose config keeps the "
+        f"old value: a pipeline saved now would not have it; use configure_linker(nlp, {pipe.name!r}, {setting}=...)",
+        UserWarning, stacklevel=3,
+    )
+
+
 class Setting:
-    """A pipe attribute that reads and changes one of its LinkerSettings
-    (`pipe.top_k = 10` is checked as the config would be)."""
+    """A pipe attribute that reads and changes one of its editable
+    LinkerSettings (`pipe.top_k = 10`), or, with `ours`, a scispaCy name
+    for one (`pipe.k` is names_searched)."""
+
+    def __init__(self, ours: Optional[str] = None):
+        self.ours = ours
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.setting = self.ours or name
+
+    def __get__(self, pipe: Optional[Pipe], owner: type):
+        return self if pipe is None else getattr(pipe.settings, self.setting)
+
+    def __set__(self, pipe: Pipe, value) -> None:
+        change_setting(pipe, self.setting, value)
+
+
+# How a setting bound to the saved state is given a new value.
+_REBUILT_BY = {
+    "sparse_weight": "lambda is trained with the encoder and saved with its index: train, or build again with --sparse-weight",
+    "split_composites": "the saved tf-idf was fitted on the names as split: build the pipeline again",
+    "dictionary_labels": "the saved routes were made for them: build again with --dictionary-labels",
+}
+
+
+class BoundSetting:
+    """A setting bound to the saved names, vectors and tf-idf: read, and
+    refused when assigned, naming what rebuilds it."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -231,4 +302,22 @@ class Setting:
         return self if pipe is None else getattr(pipe.settings, self.name)
 
     def __set__(self, pipe: Pipe, value) -> None:
-        pipe.configure({self.name: value})
+        raise AttributeError(f"{pipe.name}: {self.name} cannot be changed on a built pipe ({_REBUILT_BY[self.name]})")
+
+
+class RefusedName:
+    """A scispaCy setting with no equivalent here: refused when assigned,
+    as the factory refuses it in a config."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, pipe: Optional[Pipe], owner: type):
+        if pipe is None:
+            return self
+        raise AttributeError(f"{pipe.name}: {_SCISPACY_REFUSALS[self.name]}")
+
+    def __set__(self, pipe: Pipe, value) -> None:
+        raise AttributeError(f"{pipe.name}: {_SCISPACY_REFUSALS[self.name]} (got {self.name} = {value!r})")
+
+
