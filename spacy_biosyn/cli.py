@@ -2,7 +2,7 @@
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple, Union
 
 import typer
 from wasabi import msg
@@ -244,7 +244,6 @@ def index(
 ) -> None:
     """Index another dictionary with a pipeline's (trained) encoder and
     tf-idf: one model serves dictionaries larger than the one it was trained on."""
-    import spacy
 
     from .kb.vocabularies import read_vocabulary_file
     from .pipeline.settings import configure_linker
@@ -254,7 +253,7 @@ def index(
     routes = _routes(route)
     if routes_dir is not None:
         routes.update((entry.stem, entry) for entry in sorted(routes_dir.iterdir()) if not entry.name.startswith("."))
-    nlp = spacy.load(pipeline_dir)
+    nlp = _load_pipeline(pipeline_dir)
     linker = nlp.get_pipe(PIPE_NAME)
     if namespaces is not None:
         configure_linker(nlp, id_namespaces=namespaces)
@@ -303,7 +302,6 @@ def evaluate(
     cui_acc adds the share whose span._.cui (the ID users read) is gold.
     With --end-to-end the pipeline finds the entities itself: strict NER,
     strict linking and document-level ID precision, recall and F."""
-    import spacy
     import srsly
 
     from .corpus import pubtator_to_examples, read_concept_queries, read_pubtator
@@ -316,7 +314,7 @@ def evaluate(
         return _evaluate_end_to_end(pipeline_dir, queries, labels, _label_map(label_map), output, namespaces)
     if label_map is not None:  # gold spans keep their corpus types, which routes match
         raise typer.BadParameter("goes with --end-to-end, where gold types meet the NER's labels", param_hint="--label-map")
-    nlp = spacy.load(pipeline_dir)
+    nlp = _load_pipeline(pipeline_dir)
     linker = nlp.get_pipe(PIPE_NAME)
     linker.top_k = max(linker.top_k, MAX_K)
     if namespaces is not None:
@@ -363,13 +361,16 @@ def _evaluate_end_to_end(
 
     from .corpus import iter_pubtator, read_pubtator
     from .evaluation.end_to_end import END_TO_END_TASKS, end_to_end_scores, linked_examples, predicted_examples
+    from .corpus_linking.worker import check_pipeline
     from .pipeline.settings import configure_linker
 
     if not _is_pubtator(pubtator):
         msg.fail(f"{pubtator}: --end-to-end takes a PubTator file", exits=1)
     documents = read_pubtator(pubtator)
     if (pipeline_dir / "config.cfg").exists():
-        nlp = spacy.load(pipeline_dir)
+        check_pipeline(pipeline_dir, gold_spans=False, instead="give a pipeline with an NER (assemble one), or "
+                       "score its linker on the gold spans: evaluate without --end-to-end")
+        nlp = _load_pipeline(pipeline_dir)
         if namespaces is not None:
             configure_linker(nlp, id_namespaces=namespaces)
         namespaces = nlp.get_pipe(PIPE_NAME).settings.id_namespaces
@@ -408,7 +409,6 @@ def tune_nil(
     (drop_nil), such an entity also leaves doc.ents: NER precision rises,
     recall may fall, linking and document scores stay as they are. The
     pipeline is saved with both settings in its config."""
-    import spacy
 
     from .corpus import read_pubtator
     from .evaluation.nil import NIL_METRICS, NIL_SPANS, choose_nil_threshold
@@ -422,7 +422,7 @@ def tune_nil(
     renames = _label_map(label_map)
     _check_output_dir(output_dir)
     documents = read_pubtator(pubtator)
-    nlp = spacy.load(pipeline_dir)
+    nlp = _load_pipeline(pipeline_dir)
     try:
         choice = choose_nil_threshold(nlp, documents, renames, labels.split(",") if labels else None, metric, nil_spans)
     except CorpusError as error:
@@ -452,15 +452,11 @@ def assemble(
 ) -> None:
     """One pipeline from raw text to IDs: the NER pipeline's components
     (its tokenizer included), biosyn_document_entities, then the linker."""
-    import spacy
 
     from .storage import save_pipeline
 
     _check_output_dir(output_dir)
-    try:
-        nlp, linker = spacy.load(ner_pipeline), spacy.load(linker_pipeline)
-    except OSError as error:  # spaCy's E050: neither a package nor a folder
-        msg.fail(str(error), exits=1)
+    nlp, linker = _load_pipeline(ner_pipeline), _load_pipeline(linker_pipeline)
     if PIPE_NAME not in linker.pipe_names:
         msg.fail(f"{linker_pipeline}: no {PIPE_NAME} in it (its pipes: {', '.join(linker.pipe_names) or 'none'})", exits=1)
     taken = [name for name in (PIPE_NAME, "biosyn_document_entities" if document_entities else None) if name in nlp.pipe_names]
@@ -484,7 +480,6 @@ def onnx(
     """Run the linker's encoder with ONNX Runtime: the same model exported
     to ONNX, so that loading the pipeline skips transformers' model classes.
     The pipeline then links but does not train."""
-    import spacy
 
     from .encoders.onnx import OnnxEncoder
     from .encoders.transformer import TransformerEncoder
@@ -492,7 +487,7 @@ def onnx(
     from .storage import save_pipeline
 
     _check_output_dir(output_dir)
-    nlp = spacy.load(pipeline_dir)
+    nlp = _load_pipeline(pipeline_dir)
     pipe = nlp.get_pipe(PIPE_NAME)
     source = pipe.linker.encoder
     if not isinstance(source, TransformerEncoder):
@@ -660,22 +655,37 @@ def train_reranker(
 @app.command()
 def link(
     pipeline_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="A saved pipeline from text to IDs (NER + linker)"),
-    text: Optional[str] = typer.Argument(None, help="The text to link (default: standard input)"),
+    texts: Optional[List[str]] = typer.Argument(
+        None, help="The text to link; with --mentions, mention strings (default: standard input, a mention a line)"
+    ),
+    mentions: bool = typer.Option(
+        False, "--mentions", help="Link mention strings, each as one entity, as linker.rank() ranks them (no NER needed)"
+    ),
     json_output: bool = typer.Option(False, "--json", help="One JSON object per entity, a line each, instead of a table"),
 ) -> None:
     """Link one text: each entity with its offsets, label, ID, score and
-    best name, as link-corpus writes its rows."""
+    best name, as link-corpus writes its rows. With --mentions, link mention
+    strings ("breast cancer", "BRCA1-associated tumours"), each as a whole
+    entity, as BioSyn's inference.py --mention does."""
     import json
-
-    import spacy
 
     from .corpus_linking.output import document_rows
     from .corpus_linking.sources import Document
+    from .corpus_linking.worker import check_pipeline
     from .preprocess.text import without_lone_surrogates
 
-    text = without_lone_surrogates(sys.stdin.read() if text is None else text)
-    nlp = spacy.load(pipeline_dir)
-    rows = document_rows(Document("text", text, None), nlp(text), None)
+    if mentions:
+        given = texts or [line for line in sys.stdin.read().splitlines() if line.strip()]
+        rows = _mention_rows(_load_pipeline(pipeline_dir), [without_lone_surrogates(t) for t in given])
+    else:
+        if texts and len(texts) > 1:
+            raise typer.BadParameter(f"{len(texts)} texts: give one (quoted), or mention strings with --mentions",
+                                     param_hint="TEXTS")
+        check_pipeline(pipeline_dir, gold_spans=False, instead="give a pipeline with an NER (python -m spacy_biosyn "
+                       "assemble), or link mention strings with --mentions")
+        text = without_lone_surrogates(texts[0] if texts else sys.stdin.read())
+        nlp = _load_pipeline(pipeline_dir)
+        rows = document_rows(Document("text", text, None), nlp(text), None)
     if json_output:
         for row in rows:
             print(json.dumps({k: row[k] for k in ("start", "end", "text", "label", "id", "score", "candidates")}, ensure_ascii=False))
@@ -686,6 +696,25 @@ def link(
         for row in rows
     ]
     msg.table(table, header=("start", "end", "mention", "label", "ID", "score", "best name"), divider=True)
+
+
+def _mention_rows(nlp: "Language", mentions: List[str]) -> List[dict]:
+    """A row for each mention string, linked as one entity of a label the
+    linker serves, by the pipeline's linker alone (its NER is not run)."""
+    from spacy.tokens import Span
+
+    from .corpus_linking.output import document_rows
+    from .corpus_linking.sources import Document
+
+    linker = nlp.get_pipe(PIPE_NAME)
+    label = (linker.settings.dictionary_labels or ["ENTITY"])[0]
+    docs = []
+    for mention in mentions:
+        doc = nlp.make_doc(mention)
+        doc.ents = [Span(doc, 0, len(doc), label=label)] if len(doc) else []
+        docs.append(doc)
+    return [row for mention, doc in zip(mentions, linker.pipe(docs))
+            for row in document_rows(Document("mention", mention, None), doc, None)]
 
 
 def _cell(text: str, width: int = 30) -> str:
@@ -781,6 +810,21 @@ def _portable_encoder(nlp: "Language") -> None:
     from .pipeline.settings import configure_linker
 
     configure_linker(nlp, encoder=nlp.get_pipe(PIPE_NAME).linker.encoder)
+
+
+def _load_pipeline(source: Union[str, Path]) -> "Language":
+    """spacy.load, with a folder that is no saved pipeline, or a name that
+    is neither a folder nor an installed package, said in one line."""
+    import spacy
+
+    path = Path(source)
+    if path.is_dir() and not (path / "config.cfg").exists():
+        msg.fail(f"{path}: not a saved spaCy pipeline (no config.cfg): give the folder that build, index, assemble "
+                 "or spacy train wrote", exits=1)
+    try:
+        return spacy.load(source)
+    except OSError as error:  # spaCy's E050: neither a package nor a folder
+        msg.fail(str(error), exits=1)
 
 
 def _check_output_dir(output_dir: Path) -> None:

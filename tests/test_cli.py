@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from spacy_biosyn import MEDIC_NAMESPACES
 from spacy_biosyn.cli import app
+from spacy_biosyn.errors import CorpusError
 
 
 def test_build_then_evaluate_against_another_dictionary(tmp_path, tiny_encoder, disease_dictionary):
@@ -249,6 +250,44 @@ def test_an_error_in_the_users_input_is_one_line_not_a_traceback(tmp_path, tiny_
     assert "Traceback" not in result.stdout + result.stderr
     (line,) = result.stderr.splitlines()
     assert line.startswith(f"✘ {dictionary}, line 2: the name") and "MedicVocabulary" in line
+
+
+def test_commands_say_what_is_wrong_in_a_line_or_two(tmp_path, tiny_encoder, disease_dictionary):
+    from spacy_biosyn import BiosynError
+
+    runner = CliRunner()
+    build = ["build", str(tmp_path / "linker"), "--encoder", tiny_encoder, "--dictionary", disease_dictionary]
+    assert runner.invoke(app, build).exit_code == 0
+    corpus = tmp_path / "dev.txt"
+    corpus.write_text("1|t|gout\n1\t0\t4\tgout\tDisease\tD006073\n")
+    no_ner = runner.invoke(app, ["link", str(tmp_path / "linker"), "Gout in carriers."])
+    assert isinstance(no_ner.exception, CorpusError) and "no component before biosyn_linker finds entities" in str(no_ner.exception)
+    assert "--mentions" in str(no_ner.exception)
+    scored = runner.invoke(app, ["evaluate", str(tmp_path / "linker"), str(corpus), "--end-to-end"])
+    assert isinstance(scored.exception, CorpusError) and "evaluate without --end-to-end" in str(scored.exception)
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.txt").write_text("mine")
+    for command in (["link", str(tmp_path / "notes"), "--mentions", "gout"], ["evaluate", str(tmp_path / "notes"), str(corpus)]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 1 and "not a saved spaCy pipeline (no config.cfg)" in " ".join(result.output.split())
+    offline = runner.invoke(app, build[:1] + [str(tmp_path / "x"), "--encoder", "nobody/no-such-encoder", "--dictionary",
+                                              disease_dictionary], env={"HF_HUB_OFFLINE": "1"})
+    assert isinstance(offline.exception, BiosynError) and "encoder 'nobody/no-such-encoder' cannot be loaded" in str(offline.exception)
+
+
+def test_link_mentions_ranks_mention_strings_from_arguments_or_standard_input(tmp_path, tiny_encoder, disease_dictionary):
+    runner = CliRunner()
+    build = ["build", str(tmp_path / "linker"), "--encoder", tiny_encoder, "--dictionary", disease_dictionary,
+             "--sparse-weight", "10"]
+    assert runner.invoke(app, build).exit_code == 0
+    table = runner.invoke(app, ["link", str(tmp_path / "linker"), "--mentions", "Breast Cancer", "paralysis agitans"])
+    assert table.exit_code == 0, table.output
+    assert "D001943" in table.output and "breast cancer" in table.output
+    piped = runner.invoke(app, ["link", str(tmp_path / "linker"), "--mentions", "--json"],
+                          input="breast cancer\n\nhuntington chorea\n")
+    assert piped.exit_code == 0, piped.output
+    assert [(row["text"], row["id"]) for row in map(json.loads, piped.output.splitlines())] == [
+        ("breast cancer", "D001943"), ("huntington chorea", "D006816")]
 
 
 def test_evaluate_end_to_end_runs_the_pipelines_own_ner(tmp_path, tiny_encoder, disease_dictionary):

@@ -69,8 +69,6 @@ def link_corpus(
     if batch_size < 1:
         raise CorpusError(f"batch size {batch_size}: must be at least 1")
     pipeline, output = Path(pipeline), Path(output)
-    if not (pipeline / "config.cfg").exists():
-        raise CorpusError(f"{pipeline}: not a saved spaCy pipeline (no config.cfg)")
     check_pipeline(pipeline, gold_spans)
     with ExitStack() as stack:
         from_stdin = str(input) == STDIN

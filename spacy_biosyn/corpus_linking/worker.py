@@ -91,13 +91,16 @@ class ShardLinker:
         return unlinked_copy(reference), gold
 
 
-def check_pipeline(pipeline: Path, gold_spans: bool) -> None:
-    """Before any worker starts: the pipeline has a linker and, unless gold
-    spans are linked, a component before it that finds entities (a factory
-    spaCy does not know is trusted to)."""
+def check_pipeline(pipeline: Path, gold_spans: bool,
+                   instead: str = "give a pipeline with an NER, or link the input's annotations with --gold-spans") -> None:
+    """Before any work: the pipeline has a linker and, unless gold spans
+    are linked, a component before it that finds entities (a factory spaCy
+    does not know is trusted to); `instead` says what to do otherwise."""
     from spacy.language import Language
     from spacy.util import load_config
 
+    if not (pipeline / "config.cfg").is_file():
+        raise CorpusError(f"{pipeline}: not a saved spaCy pipeline (no config.cfg)")
     config = load_config(pipeline / "config.cfg", interpolate=False)
     names = list(config["nlp"]["pipeline"])
     if PIPE_NAME not in names:
@@ -109,10 +112,7 @@ def check_pipeline(pipeline: Path, gold_spans: bool) -> None:
         not Language.has_factory(factory) or "doc.ents" in Language.get_factory_meta(factory).assigns
         for factory in factories if factory
     ):
-        raise CorpusError(
-            f"{pipeline}: no component before {PIPE_NAME} finds entities (ner, entity_ruler): "
-            "give a pipeline with an NER, or link the input's annotations with --gold-spans"
-        )
+        raise CorpusError(f"{pipeline}: no component before {PIPE_NAME} finds entities (ner, entity_ruler): {instead}")
 
 
 def shard_stats(shard: Shard, mentions: int, seconds: float, rss: int, too_long: int) -> dict:

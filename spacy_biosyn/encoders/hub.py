@@ -6,9 +6,11 @@ ships one), its device chosen once, and safetensors only when saving.
 torch and transformers are imported inside the functions, so a pipeline
 whose config names no PyTorch model never imports them.
 """
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Tuple, Union
 
+from ..errors import BiosynError
 from .base import offline_copy
 
 if TYPE_CHECKING:
@@ -35,14 +37,22 @@ def load_pretrained(
 
     source = offline_copy(str(source))
     hf_logging.disable_progress_bar()  # one bar per load is noise inside a pipeline
-    tokenizer = AutoTokenizer.from_pretrained(source)
     verbosity = hf_logging.get_verbosity()
     if quiet:
         hf_logging.set_verbosity_error()
     try:
+        tokenizer = AutoTokenizer.from_pretrained(source)
         model, info = model_class.from_pretrained(
             source, use_safetensors=use_safetensors, output_loading_info=True, **kwargs
         )
+    except OSError as error:  # not on disk and no hub to fetch it from, or not a model's folder
+        offline = os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0")
+        raise BiosynError(
+            f"encoder {source!r} cannot be loaded ({str(error).splitlines()[0][:200]}); "
+            + ("the hub is off (HF_HUB_OFFLINE): download it once where there is internet "
+               f"(huggingface-cli download {source} --local-dir DIR) and give DIR" if offline and not Path(source).exists()
+               else "give a Hugging Face model name or the folder of a saved model (config.json, weights, tokenizer)")
+        ) from None
     finally:
         hf_logging.set_verbosity(verbosity)
     return tokenizer, model.to(device).eval(), info
