@@ -2,6 +2,7 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -105,7 +106,7 @@ def test_an_entity_left_without_an_id_is_spacys_nil_and_scored_as_spacy_scores_i
     from spacy.pipeline import EntityLinker
     from spacy.training import Example
 
-    nlp = make_nlp(tiny_encoder, multi_id_dictionary, nil_threshold=10.5)  # only an exact name scores 1 + 10
+    nlp = make_nlp(tiny_encoder, multi_id_dictionary, nil_threshold=0.95)  # only a name written as the mention scores 1.0
     linker = nlp.get_pipe("biosyn_linker")
     text = "breast cancer and bananas"
     linked = linker(doc_with_ents(nlp, text, "breast cancer", "bananas"))
@@ -589,25 +590,52 @@ def test_configure_linker_changes_the_pipe_and_its_saved_config_together(nlp, tm
     from spacy_biosyn import configure_linker
 
     doc = doc_with_ents(nlp, TEXT, "Breast-Cancer", "BRCA1")
-    configure_linker(nlp, nil_threshold=9.5, drop_nil=True)
-    # a name matched whole scores about 1 + 10 x 1; BRCA1, no disease, far less: NIL, dropped
+    configure_linker(nlp, nil_threshold=0.86, drop_nil=True)
+    # a name matched whole scores about 1.0; BRCA1, no disease, far less: NIL, dropped
     assert [e.text for e in nlp.get_pipe("biosyn_linker")(doc).ents] == ["Breast-Cancer"]
     nlp.to_disk(tmp_path / "p")
     loaded = spacy.load(tmp_path / "p").get_pipe("biosyn_linker")
-    assert (loaded.nil_threshold, loaded.drop_nil) == (9.5, True)
+    assert (loaded.nil_threshold, loaded.drop_nil) == (0.86, True)
     for bad, message in (({"sparse_weight": 3.0}, "sparse_weight cannot be changed on a built pipe"),
                          ({"top_k": 3, "nil_threshold": "high"}, "nil_threshold should be a valid number or 'auto'"),
                          ({"drop_nil": "yes"}, "drop_nil should be a valid boolean")):
         with pytest.raises(ValueError, match=message):
             configure_linker(nlp, **bad)
     pipe = nlp.get_pipe("biosyn_linker")
-    assert nlp.config["components"]["biosyn_linker"]["nil_threshold"] == 9.5 and pipe.top_k == 5  # nothing changed
+    assert nlp.config["components"]["biosyn_linker"]["nil_threshold"] == 0.86 and pipe.top_k == 5  # nothing changed
     with pytest.raises(ValueError, match="top_k should be greater than or equal to 1, got 0"):
         pipe.top_k = 0  # an attribute is checked as the config is
 
 
 EDITED = {"top_k": 2, "names_searched": 50, "nil_threshold": 0.5, "nil_threshold_encoder": "other", "drop_nil": True,
           "resolve_shared_names": False, "cache_size": 7, "set_kb_id": False, "id_namespaces": {"MESH": "D\\d{6}"}}
+
+
+def test_scores_lie_on_0_1_and_a_name_written_as_the_mention_scores_1(nlp):
+    doc = nlp.get_pipe("biosyn_linker")(doc_with_ents(nlp, TEXT, "Breast-Cancer", "BRCA1"))
+    scores = [score for span in doc.ents for _, score in span._.kb_ents] + [c.score for s in doc.ents for c in s._.candidates]
+    assert scores and all(0.0 <= score <= 1.0 for score in scores)
+    brca1, breast_cancer = doc.ents  # text order
+    assert breast_cancer._.kb_ents[0] == ("D001943", pytest.approx(1.0))  # "breast cancer" once normalized
+    assert brca1._.kb_ents[0][1] < 0.6
+
+
+def test_a_threshold_saved_on_the_old_scale_is_converted_once_and_said(nlp, tmp_path):
+    import json
+
+    nlp.get_pipe("biosyn_linker").nil_threshold = 9.9  # as tune-nil chose it on S, up to 1 + 10
+    nlp.to_disk(tmp_path / "old")
+    cfg = tmp_path / "old" / "biosyn_linker" / "cfg"
+    saved = json.loads(cfg.read_text())
+    del saved["score_scale"]  # as every save before the scale changed
+    cfg.write_text(json.dumps(saved))
+    with pytest.warns(UserWarning, match=r"nil_threshold 9.9 is read as 0.9 "):
+        loaded = spacy.load(tmp_path / "old")
+    assert loaded.get_pipe("biosyn_linker").nil_threshold == loaded.config["components"]["biosyn_linker"]["nil_threshold"] == 0.9
+    loaded.to_disk(tmp_path / "new")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # saved again: on the new scale, said no more
+        assert spacy.load(tmp_path / "new").get_pipe("biosyn_linker").nil_threshold == 0.9
 
 
 def test_every_setting_set_as_an_attribute_is_saved_and_loaded(tiny_encoder, multi_id_dictionary, tmp_path):

@@ -212,6 +212,7 @@ class Linker:
             if self.sieve is not None and self.synonyms is not None:
                 nearest = self._search(self._synonym_index, self.synonyms, dense_q, sparse_q, 1)
                 found = [self.sieve(t, n[0], c) for t, n, c in zip(unique, nearest, found)]
+            found = [self._on_unit_scale(candidates, query) for candidates, query in zip(found, dense_q)]
             ranked.update(zip(unique, found))
             for text, candidates in zip(unique, found):
                 self.cache.put((text, k), candidates)
@@ -243,6 +244,14 @@ class Linker:
         # Rows back in the texts' order.
         order = np.argsort(np.array(known + new, dtype=np.int64), kind="stable")
         return dense, vstack(pieces, format="csr", dtype=np.float32)[order]
+
+    def _on_unit_scale(self, candidates: List[Candidate], query: np.ndarray) -> List[Candidate]:
+        """Scores as users read and threshold them, on [0, 1] as scispaCy's
+        and spaCy's are: S over the S of a name written as the mention
+        (|m|^2 + lambda; 1 + lambda with cosine), so that name scores 1.0;
+        the order is S's. (The sieve and concept scorers work on S itself.)"""
+        perfect = float(query @ query) + self.sparse_weight
+        return [c._replace(score=min(1.0, max(0.0, c.score / perfect))) for c in candidates]
 
     def _search(self, index: SearchIndex, dictionary: Dictionary, dense_q, sparse_q, k: int):
         scores, ids = index.search(dense_q, sparse_q, self.sparse_weight, k)

@@ -62,10 +62,12 @@ class LinkerSettings(BaseModel):
     # without a route. ["Disease"] keeps a scispaCy NER's GENE spans unlinked.
     dictionary_labels: Optional[List[Label]] = None
     # Below this score span._.cui is None (NIL) and kb_ents is empty; the names
-    # stay in span._.candidates. Scores are S = dense + lambda x tf-idf (1.125
-    # for an exact name with MiniLM's cosine and lambda 0.125), so a threshold
-    # holds for one encoder: tune-nil chooses one. "auto": AUTO_NIL_THRESHOLDS'
-    # for the encoder and lambda, none for others and with a re-ranker.
+    # stay in span._.candidates. Scores lie on [0, 1]: S = dense + lambda x
+    # tf-idf over the S of a name written as the mention (which scores 1.0),
+    # yet how far a wrong name falls below 1 differs by encoder, so a
+    # threshold holds for one encoder: tune-nil chooses one. "auto":
+    # AUTO_NIL_THRESHOLDS' for the encoder and lambda, none for others and
+    # with a re-ranker.
     nil_threshold: Union[Finite, Literal["auto"], None] = editable(AUTO)
     # The encoder (its name's last part) nil_threshold was chosen with;
     # tune-nil fills it in, and the pipe warns when it encodes with another.
@@ -149,8 +151,9 @@ SCISPACY_ALIASES = {"k": "names_searched", "max_entities_per_mention": "top_k"}
 
 # scispaCy's names that have no equivalent here, with what to do instead.
 _SCISPACY_REFUSALS = {
-    "threshold": "threshold is scispaCy's setting, on its scores' scale; here it is nil_threshold, on the scale of "
-    "S = cosine + sparse_weight x tf-idf: leave it \"auto\" or choose one with python -m spacy_biosyn tune-nil",
+    "threshold": "threshold is scispaCy's setting, for its char-3-gram scores; here it is nil_threshold: scores lie "
+    "on [0, 1] too, but a wrong name scores higher with a transformer encoder (\"auto\" is 0.8 for MiniLM): "
+    "leave it \"auto\" or choose one with python -m spacy_biosyn tune-nil",
     "filter_for_definitions": "filter_for_definitions is scispaCy's filter of concepts without a definition, which "
     "this linker does not apply: every concept of the vocabulary is linked (restrict the vocabulary when it is built)",
     "resolve_abbreviations": "resolve_abbreviations is read when the pipe is built: "
@@ -162,8 +165,8 @@ def from_scispacy(name: str, values: Mapping[str, Any]) -> Dict[str, Any]:
     """`values` with scispaCy's settings given (not None) read as ours:
     `k` is names_searched and `max_entities_per_mention` top_k;
     `resolve_abbreviations` false turns `abbreviations` off. `threshold`
-    raises: scispaCy's scores are char-3gram cosines, ours S on another
-    scale, so its 0.7 would mean something else here; so does
+    raises: scispaCy's scores are char-3gram cosines, under which a wrong
+    name scores lower, so its 0.7 would mean something else here; so does
     `filter_for_definitions`, which has no equivalent."""
     values = dict(values)
     for refused in ("threshold", "filter_for_definitions"):

@@ -11,6 +11,7 @@ same files packed with msgpack.
 import hashlib
 import math
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Optional, Protocol, Union
 
@@ -24,11 +25,14 @@ from ..preprocess.readings import MentionPreprocessor
 from ..storage import read_consistently, read_saved_json, remove_stale_staging, replaced_atomically
 from .reranker import CrossEncoderReranker
 from .routes import Routes
-from .settings import EDITABLE_SETTINGS, LinkerSettings
+from .settings import EDITABLE_SETTINGS, LinkerSettings, change_setting
 
 # The layout of what the component saves; pipelines saved before it was
 # written down (no "format" in cfg) have this layout too.
 SAVE_FORMAT = 1
+# The scale of the scores a saved nil_threshold is on: "unit", [0, 1]; a
+# save without it was made when scores were S itself (up to 1 + lambda).
+SCORE_SCALE = "unit"
 
 
 class SavedPipe(Protocol):
@@ -59,6 +63,7 @@ def _writers(pipe: SavedPipe, bound: Optional[dict]) -> Dict[str, Callable[[Path
         # lambda is learned by training, so it is state, not just config.
         "cfg": lambda path: srsly.write_json(path / "cfg", {
             "format": SAVE_FORMAT,
+            "score_scale": SCORE_SCALE,
             "saved_by": f"spacy-biosyn {__version__}",
             "sparse_weight": routes.sparse_weight,
             "routes": routes.labels,
@@ -69,6 +74,23 @@ def _writers(pipe: SavedPipe, bound: Optional[dict]) -> Dict[str, Callable[[Path
         "id_usage": lambda path: srsly.write_json(path / "id_usage.json", routes.id_usage),
         "reranker": lambda path: pipe.reranker.to_disk(path / "reranker") if pipe.reranker is not None else None,
     }
+
+
+def _threshold_to_unit_scale(path: Path, pipe: SavedPipe, sparse_weight: float) -> None:
+    """A nil_threshold saved when scores were S, moved to the [0, 1] scale
+    (S / (1 + lambda), exact for cosine scores), in the pipe and its
+    pipeline's config, and said once."""
+    threshold = pipe.settings.nil_threshold
+    if not isinstance(threshold, (int, float)) or isinstance(threshold, bool):
+        return
+    converted = round(threshold / (1 + sparse_weight), 6)
+    change_setting(pipe, "nil_threshold", converted)
+    warnings.warn(
+        f"{path}: saved when scores were S = dense + lambda x tf-idf; scores are now on [0, 1] (1.0 for a name "
+        f"written as the mention), and its nil_threshold {threshold} is read as {converted} (S / (1 + {sparse_weight}); "
+        "with dot-product scores, choose one again with tune-nil). Save the pipeline to keep it so",
+        UserWarning, stacklevel=2,
+    )
 
 
 def _readers(pipe: SavedPipe) -> Dict[str, Callable[[Path], None]]:
@@ -89,6 +111,8 @@ def _readers(pipe: SavedPipe) -> Dict[str, Callable[[Path], None]]:
         # state only, like the synonyms add_synonyms() adds.
         routes.use_labels(cfg["routes"])
         routes.sparse_weight = cfg["sparse_weight"]
+        if cfg.get("score_scale") != SCORE_SCALE:
+            _threshold_to_unit_scale(path, pipe, cfg["sparse_weight"])
 
     def read_linker(path: Path) -> None:
         if cfg.get("has_dictionary", True):  # else a pipeline of routes only
