@@ -31,6 +31,8 @@ def main() -> None:
     from spacy_biosyn.accuracy import cui_is_gold
     from spacy_biosyn.corpus import NCBI_LABELS, pubtator_to_doc, read_pubtator
     from spacy_biosyn.evaluation.end_to_end import END_TO_END_TASKS, end_to_end_scores
+    from spacy_biosyn.kb.namespaces import ConceptKeys
+    from spacy_biosyn.names import PIPE_NAME
 
     documents = read_pubtator(args.data / RAW_ABSTRACTS[args.dataset]["dev"])
     rows, right = [], {}
@@ -40,8 +42,10 @@ def main() -> None:
         docs = list(nlp.pipe(document.text for document in documents))
         rate = len(docs) / (time.perf_counter() - start)
         examples = [Example(doc, pubtator_to_doc(nlp, d, label_map=NCBI_LABELS)) for doc, d in zip(docs, documents)]
+        namespaces = nlp.get_pipe(PIPE_NAME).settings.id_namespaces
+        keys = ConceptKeys(namespaces)
         for label in args.label or [None]:
-            scores = end_to_end_scores(examples, None if label is None else [label])
+            scores = end_to_end_scores(examples, None if label is None else [label], id_namespaces=namespaces)
             rows.append((name, label or "all", *(f"{100 * scores[f'{task}_{m}']:.2f}" for task in END_TO_END_TASKS for m in "prf"),
                          f"{rate:.1f}"))
         # gold spans (doc, start, end) linked to a gold ID, for fixed/broken
@@ -50,7 +54,7 @@ def main() -> None:
             for i, (doc, d) in enumerate(zip(docs, documents))
             for a in d.annotations
             if (args.label is None or NCBI_LABELS.get(a.label, a.label) in args.label)
-            and any(e.start_char == a.start and e.end_char == a.end and cui_is_gold(e._.cui, a.cui) for e in doc.ents)
+            and any(e.start_char == a.start and e.end_char == a.end and cui_is_gold(e._.cui, a.cui, keys) for e in doc.ents)
         }
     header = ("pipeline", "label", *(f"{task} {m.upper()}" for task in END_TO_END_TASKS for m in "prf"), "abstracts/s")
     print(f"{args.dataset} dev, {len(documents)} abstracts\n")

@@ -71,7 +71,7 @@ def _id_namespaces(option: Optional[str]) -> Optional[Dict[str, str]]:
         IdNamespaces(namespaces)
     except ValueError as error:
         raise typer.BadParameter(f"{option!r}: {error}; give medic or a JSON object such as "
-                                 '{"MESH": "D\\d{6}"}', param_hint="--id-namespaces") from None
+                                 '{"MESH": "D[0-9]{6}"}', param_hint="--id-namespaces") from None
     return namespaces
 
 
@@ -381,6 +381,9 @@ def _evaluate_end_to_end(
             msg.fail(f"{pipeline_dir}: neither a pipeline nor predictions (PubTator, or link-corpus PubTator shards)", exits=1)
         predictions = (document for path in files for document in iter_pubtator(path))
         examples = predicted_examples(spacy.blank("en"), predictions, documents, label_map)
+        if namespaces is None and _prefixed_against_bare(examples):
+            msg.warn("The predictions' IDs have namespaces (MESH:D001943) and the gold IDs have none: they never "
+                     "match unless --id-namespaces says which namespace a bare ID is in (medic for NCBI and BC5CDR)")
     metrics = end_to_end_scores(examples, labels.split(",") if labels else None, id_namespaces=namespaces)
     rows = [("all", metrics), *metrics["per_type"].items()]
     keys = [f"{task}_{m}" for task in END_TO_END_TASKS for m in "prf"]
@@ -706,7 +709,10 @@ def _mention_rows(nlp: "Language", mentions: List[str]) -> List[dict]:
     from .corpus_linking.output import document_rows
     from .corpus_linking.sources import Document
 
+    if PIPE_NAME not in nlp.pipe_names:
+        msg.fail(f"the pipeline has no {PIPE_NAME} (its pipes: {', '.join(nlp.pipe_names) or 'none'})", exits=1)
     linker = nlp.get_pipe(PIPE_NAME)
+    linker.configure({"drop_nil": False})  # a row for every mention, NIL ones too
     label = (linker.settings.dictionary_labels or ["ENTITY"])[0]
     docs = []
     for mention in mentions:
@@ -810,6 +816,13 @@ def _portable_encoder(nlp: "Language") -> None:
     from .pipeline.settings import configure_linker
 
     configure_linker(nlp, encoder=nlp.get_pipe(PIPE_NAME).linker.encoder)
+
+
+def _prefixed_against_bare(examples) -> bool:
+    """Whether every predicted ID has a namespace and no gold ID has one."""
+    predicted = [span.kb_id_ for eg in examples for span in eg.predicted.ents if span._.cui]
+    gold = [span.kb_id_ for eg in examples for span in eg.reference.ents]
+    return bool(predicted) and all(":" in cui for cui in predicted) and not any(":" in cui for cui in gold)
 
 
 def _load_pipeline(source: Union[str, Path]) -> "Language":

@@ -185,7 +185,8 @@ def _ascii_url(url: str) -> str:
         ascii_host = host.encode("idna").decode("ascii")
     except UnicodeError:
         raise DownloadError(f"{url}: the host name {host!r} is not one a URL can hold") from None
-    netloc = parts.netloc.replace(host, ascii_host) if host else parts.netloc
+    userinfo = parts.netloc.rpartition("@")[0]
+    netloc = (f"{userinfo}@" if userinfo else "") + ascii_host + (f":{parts.port}" if parts.port else "") if host else parts.netloc
     kept = "/:@!$&'()*+,;=%~?#[]"
     return urlunsplit((parts.scheme, netloc, quote(parts.path, safe=kept), quote(parts.query, safe=kept),
                        quote(parts.fragment, safe=kept)))

@@ -664,6 +664,12 @@ def test_a_setting_bound_to_the_saved_state_or_without_equivalent_is_refused(nlp
         setattr(nlp.get_pipe("biosyn_linker"), name, value)
 
 
+def test_scispacys_filter_for_definitions_false_is_what_the_linker_does_and_true_is_refused(tiny_encoder, multi_id_dictionary):
+    make_nlp(tiny_encoder, multi_id_dictionary, filter_for_definitions=False)
+    with pytest.raises(ValueError, match="filter_for_definitions is scispaCy's filter"):
+        make_nlp(tiny_encoder, multi_id_dictionary, filter_for_definitions=True)
+
+
 def test_a_pipe_moved_to_another_pipeline_says_its_change_is_not_saved(nlp):
     other = spacy.blank("en")
     other.add_pipe("biosyn_linker", source=nlp)

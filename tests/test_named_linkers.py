@@ -335,6 +335,9 @@ def test_a_url_with_spaces_or_non_ascii_fetches_the_file_a_browser_would(tmp_pat
         assert cached_path(base + "Krankheiten für \tCTD.obo").read_text() == MONDO_OBO
     with pytest.raises(DownloadError, match="the host name"):
         cached_path("http://" + "x" * 64 + ".org/a.obo")
+    from spacy_biosyn.downloads import _ascii_url
+
+    assert _ascii_url("http://user@Bücher.de:8080/a b?q=ä") == "http://user@xn--bcher-kva.de:8080/a%20b?q=%C3%A4"
 
 
 def test_a_cached_download_is_checked_and_fetched_again_when_damaged_or_refreshed(tmp_path, monkeypatch):

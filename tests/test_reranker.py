@@ -159,6 +159,21 @@ def test_save_and_load_with_the_reranker_give_identical_links(tiny_encoder, dise
     assert _links(loaded.get_pipe("biosyn_linker")(_doc(loaded))) == before
 
 
+def test_a_save_from_before_unit_scores_scores_as_it_did(tiny_encoder, disease_dictionary, tmp_path):
+    import json
+
+    nlp = _pipeline(tiny_encoder, disease_dictionary, first_stage_weight=2.0)
+    nlp.initialize()
+    nlp.to_disk(tmp_path / "old")
+    cfg = tmp_path / "old" / "biosyn_linker" / "cfg"
+    saved = json.loads(cfg.read_text())
+    del saved["score_scale"]  # first-stage scores were S then, up to 1 + lambda
+    cfg.write_text(json.dumps(saved))
+    with pytest.warns(UserWarning, match="first_stage_weight 2.0 is read as 2.25"):
+        loaded = spacy.load(tmp_path / "old")  # lambda 0.125: 2 x S = 2.25 x S / (1 + 0.125)
+    assert loaded.config["components"]["biosyn_linker"]["reranker"]["first_stage_weight"] == 2.25
+
+
 def test_two_processes_rerank_as_one(tiny_encoder, disease_dictionary, tmp_path):
     nlp = _pipeline(tiny_encoder, disease_dictionary)
     nlp.initialize()

@@ -226,8 +226,11 @@ def _bioc_document(path: Path, document) -> Document:
     (BioC's convention) or `MESH` (BC5CDR's)."""
     import bioc
 
-    _, text = bioc.get_text(document)
+    start, text = bioc.get_text(document)
     text = without_lone_surrogates(text)
+    # A title passage and more: PubTator output writes the first on its title line.
+    first = document.passages[0] if len(document.passages) > 1 else None
+    title_end = None if first is None else first.offset - start + len(first.text or "")
     annotations = []
     for passage in document.passages:
         for annotation in passage.annotations:
@@ -241,7 +244,7 @@ def _bioc_document(path: Path, document) -> Document:
             infons = annotation.infons
             cui = infons.get("identifier") or infons.get("MESH") or "-1"
             annotations.append(Annotation(start, end, annotation.text, infons.get("type", ""), cui))
-    return Document(document.id, text, annotations)
+    return Document(document.id, text, annotations, title_end=title_end if title_end and title_end < len(text) else None)
 
 
 _READERS = {

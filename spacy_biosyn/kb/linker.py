@@ -251,6 +251,8 @@ class Linker:
         (|m|^2 + lambda; 1 + lambda with cosine), so that name scores 1.0;
         the order is S's. (The sieve and concept scorers work on S itself.)"""
         perfect = float(query @ query) + self.sparse_weight
+        if perfect <= 0:  # a zero vector and no tf-idf: nothing scores
+            return [c._replace(score=0.0) for c in candidates]
         return [c._replace(score=min(1.0, max(0.0, c.score / perfect))) for c in candidates]
 
     def _search(self, index: SearchIndex, dictionary: Dictionary, dense_q, sparse_q, k: int):

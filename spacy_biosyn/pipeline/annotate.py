@@ -11,7 +11,7 @@ from ..ty import Candidate, Concept, LinkedPart, Reading
 
 # The encoder's float32 results depend on the batch a string is encoded in
 # (by about 1e-6), so scores that are equal in exact arithmetic, such as two
-# readings that are both dictionary names (1 + lambda), differ in their last
+# readings that are both dictionary names (1.0), differ in their last
 # bits from batch to batch. A later reading must win by more than this.
 TIE_TOLERANCE = 1e-4
 

@@ -169,9 +169,12 @@ def from_scispacy(name: str, values: Mapping[str, Any]) -> Dict[str, Any]:
     name scores lower, so its 0.7 would mean something else here; so does
     `filter_for_definitions`, which has no equivalent."""
     values = dict(values)
-    for refused in ("threshold", "filter_for_definitions"):
-        if values.get(refused) is not None:
-            raise ValueError(f"{name}: {_SCISPACY_REFUSALS[refused]} (got {refused} = {values[refused]!r})")
+    refused = {"threshold": values.get("threshold") is not None,
+               # false is what this linker does anyway
+               "filter_for_definitions": values.get("filter_for_definitions") not in (None, False)}
+    for setting, given in refused.items():
+        if given:
+            raise ValueError(f"{name}: {_SCISPACY_REFUSALS[setting]} (got {setting} = {values[setting]!r})")
     for alias, ours in SCISPACY_ALIASES.items():
         if values.get(alias) is not None:
             values[ours] = values[alias]
@@ -260,7 +263,10 @@ def change_setting(pipe: Pipe, setting: str, value: Any) -> None:
     if located is not None:
         configure_linker(located[0], located[1], **{setting: value})
         return
-    pipe.configure({setting: value})
+    if setting == "reranker":
+        pipe.configure({}, reranker=value)
+    else:
+        pipe.configure({setting: value})
     warnings.warn(
         f"{pipe.name}: {setting} is changed on a pipe outside the pipeline that built it, whose config keeps the "
         f"old value: a pipeline saved now would not have it; use configure_linker(nlp, {pipe.name!r}, {setting}=...)",

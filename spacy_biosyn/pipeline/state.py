@@ -79,7 +79,19 @@ def _writers(pipe: SavedPipe, bound: Optional[dict]) -> Dict[str, Callable[[Path
 def _threshold_to_unit_scale(path: Path, pipe: SavedPipe, sparse_weight: float) -> None:
     """A nil_threshold saved when scores were S, moved to the [0, 1] scale
     (S / (1 + lambda), exact for cosine scores), in the pipe and its
-    pipeline's config, and said once."""
+    pipeline's config, and said once. A re-ranker's scores stay its own:
+    its first_stage_weight grows by 1 + lambda, so that first_stage_weight
+    x S + logit, and a threshold on it, are what they were."""
+    if pipe.reranker is not None:
+        weight = pipe.reranker.first_stage_weight
+        pipe.reranker.first_stage_weight = weight * (1 + sparse_weight)
+        change_setting(pipe, "reranker", pipe.reranker)
+        warnings.warn(
+            f"{path}: saved when first-stage scores were S; they are now on [0, 1], and its re-ranker's "
+            f"first_stage_weight {weight} is read as {pipe.reranker.first_stage_weight}, which scores as before. "
+            "Save the pipeline to keep it so", UserWarning, stacklevel=2,
+        )
+        return
     threshold = pipe.settings.nil_threshold
     if not isinstance(threshold, (int, float)) or isinstance(threshold, bool):
         return
