@@ -645,7 +645,8 @@ def test_every_setting_set_as_an_attribute_is_saved_and_loaded(tiny_encoder, mul
     for setting, value in EDITED.items():
         setattr(pipe, setting, value)
     nlp.to_disk(tmp_path / "p")
-    loaded = spacy.load(tmp_path / "p").get_pipe("linker")
+    loaded_nlp = spacy.load(tmp_path / "p")  # held: a pipe whose pipeline is gone changes alone, and warns
+    loaded = loaded_nlp.get_pipe("linker")
     assert {setting: getattr(loaded.settings, setting) for setting in EDITED} == EDITED
     loaded.k, loaded.max_entities_per_mention = 40, 3  # scispaCy's names for names_searched and top_k
     assert (loaded.names_searched, loaded.top_k) == (40, 3)

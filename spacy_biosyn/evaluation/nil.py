@@ -9,7 +9,6 @@ from spacy.training import Example
 from ..corpus import PubTatorDocument
 from ..encoders.base import encoder_label
 from ..errors import CorpusError
-from ..names import PIPE_NAME
 from ..pipeline.annotate import link_score
 from ..pipeline.settings import configure_linker
 from .end_to_end import end_to_end_scores, linked_examples
@@ -96,8 +95,7 @@ def choose_nil_threshold(
     if nil_spans not in NIL_SPANS:
         raise ValueError(f"nil_spans {nil_spans!r}: choose one of {', '.join(NIL_SPANS)}")
     _check_enough_to_choose_on(documents, labels, label_map)
-    linker = nlp.get_pipe(PIPE_NAME)
-    linker.nil_threshold = None
+    linker = configure_linker(nlp, nil_threshold=None)
     examples = linked_examples(nlp, documents, label_map)
     namespaces = linker.settings.id_namespaces
     results = nil_threshold_sweep(examples, labels, metric, id_namespaces=namespaces)
