@@ -300,18 +300,14 @@ _REBUILT_BY = {
 }
 
 
-class BoundSetting:
-    """A setting bound to the saved names, vectors and tf-idf: read, and
-    refused when assigned, naming what rebuilds it."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, pipe: Optional[Pipe], owner: type):
-        return self if pipe is None else getattr(pipe.settings, self.name)
+class BoundSetting(Setting):
+    """A setting bound to the saved names, vectors and tf-idf: read as any
+    setting, and refused when assigned, naming what rebuilds it."""
 
     def __set__(self, pipe: Pipe, value) -> None:
-        raise AttributeError(f"{pipe.name}: {self.name} cannot be changed on a built pipe ({_REBUILT_BY[self.name]})")
+        raise AttributeError(
+            f"{pipe.name}: {self.setting} cannot be changed on a built pipe ({_REBUILT_BY[self.setting]})"
+        )
 
 
 class RefusedName:
