@@ -121,6 +121,12 @@ class OnnxEncoder(EncoderBase):
         model = encoder.to_onnx()
         return self._start(_quantized(model) if self.quantize else model, backend.to_str())
 
+    @property
+    def weights_digest(self) -> str:
+        """sha256 of the ONNX graph with its weights (int8 ones differ from
+        the float model's, and so do their scores)."""
+        return hashlib.sha256(self._require_model()).hexdigest()
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """float32 array (len(texts), dim); unit rows when similarity is cosine."""
         return encode_in_batches(texts, self.dim, self.batch_size, self._embed)

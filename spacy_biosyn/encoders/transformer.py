@@ -5,6 +5,7 @@ Construction only records settings; weights are read by `load()` (at
 reaches out to a model hub.
 """
 import copy
+import hashlib
 import io
 import warnings
 from pathlib import Path
@@ -57,6 +58,18 @@ class TransformerEncoder(EncoderBase):
             AutoModel, name_or_path or self.name, self.device, use_safetensors=True if safetensors_only else None
         )
         return self
+
+    @property
+    def weights_digest(self) -> str:
+        """sha256 of the weights as they are now (every parameter, in the
+        model's order, as float32): the same model has the same digest
+        whatever hub name, folder or file format it came from, and a
+        fine-tuned copy another. Computed when asked, as training changes
+        the weights in place."""
+        digest = hashlib.sha256()
+        for parameter in self._require_model().parameters():
+            digest.update(parameter.detach().to("cpu", torch.float32).contiguous().numpy().tobytes())
+        return digest.hexdigest()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """float32 array (len(texts), dim); unit rows when similarity is cosine."""

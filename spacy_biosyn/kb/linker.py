@@ -25,6 +25,7 @@ from .dictionary import Dictionary, NameRows, read_details, write_details
 from .index import SPARSE_FILE as _SPARSE_FILE
 from .index import ExactIndex, estimated_bytes
 from .knowledge_base import KnowledgeBase
+from .nil_default import NilDefault, nil_default
 from .sparse import SparseEncoder
 
 # What the vocabulary says of each concept (names as written, types, definitions).
@@ -88,7 +89,7 @@ class Linker:
     ):
         self.encoder = encoder
         self.index = index
-        self.sparse_weight = sparse_weight
+        self._sparse_weight = sparse_weight
         self.concept_scorer = concept_scorer
         self.sieve = sieve
         self.sparse = SparseEncoder()
@@ -97,6 +98,8 @@ class Linker:
         self.synonyms: Optional[Dictionary] = None
         self._synonym_index = ExactIndex()
         self.cache = RankCache(cache_size)
+        # Found on first use; a new encoder, dictionary or lambda forgets it.
+        self._nil_default: Optional[NilDefault] = None
 
     @property
     def is_ready(self) -> bool:
@@ -108,6 +111,26 @@ class Linker:
         if not self.is_ready:
             raise RuntimeError("the linker has no dictionary: call nlp.initialize() first")
         return KnowledgeBase(self.dictionary)
+
+    @property
+    def sparse_weight(self) -> float:
+        return self._sparse_weight
+
+    @sparse_weight.setter
+    def sparse_weight(self, weight: float) -> None:
+        if weight != self._sparse_weight:
+            self._nil_default = None
+        self._sparse_weight = weight
+
+    @property
+    def nil_default(self) -> NilDefault:
+        """What nil_threshold "auto" is for this encoder, lambda and
+        vocabulary (nil_default.py): found once, and saved with the linker."""
+        if self._nil_default is None:
+            if not self.is_ready:
+                raise RuntimeError("the linker has no dictionary: call nlp.initialize() first")
+            self._nil_default = nil_default(self)
+        return self._nil_default
 
     def build(
         self,
@@ -141,6 +164,7 @@ class Linker:
         self.index.build(vectors, sparse_rows)
         self.dictionary = dictionary
         self.synonyms = None
+        self._nil_default = None
 
     def _plan(self, n_names: int, sparse_nnz: int) -> str:
         planned = getattr(self.index, "planned_bytes", None)
@@ -154,6 +178,7 @@ class Linker:
         name with it; else the stored vectors stay, which is right only for
         the same model in another runtime (the load-time probe checks it)."""
         self.encoder = encoder
+        self._nil_default = None
         if reencode and self.is_ready:
             self.index.build(encoder.encode(self.dictionary.names), self.index.sparse_vectors)
             if self.synonyms is not None:
@@ -172,6 +197,7 @@ class Linker:
         if new:
             self.index.add(self.encoder.encode(new), self.sparse.transform(new))
         self.dictionary = merged
+        self._nil_default = None
         if self.synonyms is not None:
             synonyms = self.synonyms.with_synonyms(synonyms.pairs())
         self.synonyms = synonyms
@@ -217,6 +243,15 @@ class Linker:
             for text, candidates in zip(unique, found):
                 self.cache.put((text, k), candidates)
         return [list(ranked[t]) for t in texts]
+
+    def score_names(self, texts: Sequence[str], k: int) -> List[List[Candidate]]:
+        """The k best names of each normalized text by S alone (no concept
+        scorer, sieve or cache), scored on [0, 1] as `rank` scores them."""
+        if not self.is_ready:
+            raise RuntimeError("the linker has no dictionary: call nlp.initialize() first")
+        dense_q, sparse_q = self._queries(list(texts))
+        found = self._search(self.index, self.dictionary, dense_q, sparse_q, k)
+        return [self._on_unit_scale(candidates, query) for candidates, query in zip(found, dense_q)]
 
     def _queries(self, texts: List[str], rows: Optional[NameRows] = None) -> Tuple[np.ndarray, csr_matrix]:
         """The dense vectors and tf-idf rows of normalized texts. A text that
@@ -287,6 +322,7 @@ class Linker:
             "index_sha256": index_files,
             "similarity": self.encoder.similarity,
             "pooling": self.encoder.pooling,
+            "nil_default": self.nil_default.to_json(),
         })
         if self.synonyms is not None:
             self.synonyms.to_file(path / "synonyms.txt")
@@ -320,6 +356,8 @@ class Linker:
         self.index.from_disk(path / "index")
         self._check_saved_state(path, dictionary, meta)
         self.dictionary = dictionary.with_details(read_details(path / DETAILS_FILE))
+        # Saves from before it was saved find it on first use.
+        self._nil_default = NilDefault.from_json(meta["nil_default"], str(path / "index.json")) if "nil_default" in meta else None
         self.synonyms = None
         if (path / "synonyms.txt").exists():
             self.synonyms = Dictionary.from_file(path / "synonyms.txt")

@@ -63,7 +63,7 @@ from ..ty import (
 from .annotate import annotate_span, chosen_in_document, tied_readings
 from .extensions import register_extensions
 from .reranker import MentionInContext
-from .routes import Routes, casefolded_routes
+from .routes import DEFAULT, Routes, casefolded_routes
 from .settings import (
     AUTO, KEEP, BoundSetting, LinkerSettings, RefusedName, Setting, change_setting, check_parts, from_scispacy,
     remember_pipeline,
@@ -85,6 +85,8 @@ class DocLinks(NamedTuple):
     # The doc's entities as predict read them: each read of doc.ents walks
     # every token, so the later steps take these instead.
     spans: Tuple[Span, ...]
+    # Per entity, the key of the route that linked it (None: none serves its label).
+    routes: List[Optional[str]]
 
 
 @Language.factory(
@@ -206,13 +208,6 @@ def make_biosyn_linker(
     return pipe
 
 
-# nil_threshold "auto": the threshold measured for an encoder (its label) and
-# lambda on both disease dev sets, gold spans and end to end
-# (docs/record.md: 0.9 on S, 0.8 on the [0, 1] scale of kb_ents); none for
-# any other, whose scores lie elsewhere on it.
-AUTO_NIL_THRESHOLDS = {("all-MiniLM-L6-v2", 0.125): 0.8}
-
-
 def _to_stderr(text: str) -> None:
     # stdout is the program's own (link --json): what building says goes to stderr.
     print(f"ℹ {text}", file=sys.stderr, flush=True)
@@ -329,15 +324,24 @@ class BiosynLinker(Pipe):
 
     @property
     def nil_threshold(self) -> Optional[float]:
-        """The threshold the nil_threshold setting means for this encoder and
-        lambda: "auto" is none with a re-ranker, which scores on its own
-        scale (20 S + a logit)."""
+        """The threshold the nil_threshold setting means for spans the
+        dictionary's linker links (`nil_threshold_of`)."""
+        return self.nil_threshold_of(DEFAULT)
+
+    def nil_threshold_of(self, route: str) -> Optional[float]:
+        """The threshold the nil_threshold setting means for the spans of a
+        route (a key of routes.linkers). "auto" is that linker's NIL default
+        (kb/nil_default.py): measured for its encoder, known by a digest of
+        its weights, and lambda, else derived from its vocabulary once and
+        saved with it; none before it has names, and none with a re-ranker,
+        which scores on its own scale (20 S + a logit)."""
         setting = self.settings.nil_threshold
         if setting != AUTO:
             return setting
-        if self.reranker is not None:
+        linker = self.routes.linkers.get(route)
+        if self.reranker is not None or linker is None or not linker.is_ready:
             return None
-        return AUTO_NIL_THRESHOLDS.get((encoder_label(self.routes.encoder), self.settings.sparse_weight))
+        return linker.nil_default.threshold
 
     @nil_threshold.setter
     def nil_threshold(self, value: Optional[Union[float, str]]) -> None:
@@ -575,8 +579,8 @@ class BiosynLinker(Pipe):
         if self.reranker is not None:
             tied = self._rerank_in_context(docs, spans, tied)
         return [
-            DocLinks(abbreviations, chosen_in_document(doc_tied, self.resolve_shared_names), ents)
-            for abbreviations, doc_tied, ents in zip(found, tied, spans)
+            DocLinks(abbreviations, chosen_in_document(doc_tied, self.resolve_shared_names), ents, doc_routes)
+            for abbreviations, doc_tied, ents, doc_routes in zip(found, tied, spans, route_keys)
         ]
 
     def _rerank_in_context(
@@ -605,15 +609,16 @@ class BiosynLinker(Pipe):
         ]
 
     def set_annotations(self, docs: Sequence[Doc], links: List[DocLinks]) -> None:
-        top_k, nil_threshold, drop_nil, set_kb_id = self.top_k, self.nil_threshold, self.drop_nil, self.set_kb_id
+        top_k, drop_nil, set_kb_id = self.top_k, self.drop_nil, self.set_kb_id
+        thresholds = {route: self.nil_threshold_of(route) for route in self.routes.linkers}
         for doc, doc_links in zip(docs, links):
             doc._.biosyn_abbreviations = doc_links.abbreviations
             ents = list(doc_links.spans)
             dropped = set()
-            for i, (span, parts) in enumerate(zip(ents, doc_links.entities)):
+            for i, (span, parts, route) in enumerate(zip(ents, doc_links.entities, doc_links.routes)):
                 if parts is None:  # no linker for its label: left as it came
                     continue
-                annotate_span(span, parts, top_k, nil_threshold, self.namespaced)
+                annotate_span(span, parts, top_k, thresholds[route], self.namespaced)
                 if drop_nil and span._.cui is None:
                     dropped.add(i)
                 elif set_kb_id:
