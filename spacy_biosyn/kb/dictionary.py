@@ -299,7 +299,13 @@ class Dictionary:
         """Attach what the vocabulary says of its concepts (by the ID each
         concept leads with there); returns this dictionary."""
         self.details = dict(details)
+        self.__dict__.pop("has_types", None)
         return self
+
+    @cached_property
+    def has_types(self) -> bool:
+        """Whether the vocabulary gave any concept a type."""
+        return any(details.types for details in self.details.values())
 
     def with_preferred_ids(self, usage: Mapping[str, int]) -> "Dictionary":
         """A new dictionary ordered by how an annotated corpus uses the IDs.

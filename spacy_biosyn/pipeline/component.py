@@ -44,6 +44,7 @@ from ..kb.linker import Linker
 from ..kb.named import fill_named_linker
 from ..kb.namespaces import IdNamespaces
 from ..kb.sparse import SparseEncoder
+from ..kb.type_filter import TypeFilter
 from ..kb.vocabularies import VocabularyReader, read_vocabulary
 from ..names import NIL, PIPE_NAME
 from ..preprocess.abbreviations import detect_abbreviations
@@ -167,6 +168,8 @@ def make_biosyn_linker(
     dictionary_labels: Optional[List[str]],
     nil_threshold: Optional[Union[float, str]],
     nil_threshold_encoder: Optional[str],
+    types: Optional[Union[List[str], str]],
+    exclude_types: Union[List[str], str, None],
     drop_nil: bool,
     resolve_shared_names: bool,
     cache_size: int,
@@ -233,6 +236,8 @@ class BiosynLinker(Pipe):
     top_k = Setting()
     names_searched = Setting()
     nil_threshold_encoder = Setting()
+    types = Setting()
+    exclude_types = Setting()
     drop_nil = Setting()
     resolve_shared_names = Setting()
     cache_size = Setting()
@@ -320,6 +325,7 @@ class BiosynLinker(Pipe):
         self.settings = settings
         self.reranker = reranker
         self.namespaced = None if settings.id_namespaces is None else IdNamespaces(settings.id_namespaces)
+        self.type_filter = TypeFilter(settings.types, settings.exclude_types)
         self.routes.set_cache_size(settings.cache_size)
 
     @property
@@ -497,7 +503,14 @@ class BiosynLinker(Pipe):
         re-scores, else top_k), before any re-ranking."""
         self.ensure_ready()
         cleaned = [self.preprocessor.clean(t) for t in texts]
-        return cleaned, self.linker.rank(cleaned, self.pool_size if k is None else k)
+        return cleaned, self._ranked_by(DEFAULT, cleaned, self.pool_size if k is None else k)
+
+    def _ranked_by(self, route: str, texts: List[str], k: int, rows: Optional[NameRows] = None) -> List[List[Candidate]]:
+        """The k best names of each text by the route's linker, without the
+        concepts the type filter drops."""
+        linker = self.routes.linkers[route]
+        where = self.name if route == DEFAULT else f"{self.name}, the route for {route!r}"
+        return self.type_filter(linker.rank(texts, k, rows), linker.dictionary, where)
 
     def rank(
         self, texts: Sequence[str], contexts: Optional[Sequence[MentionInContext]] = None
@@ -568,7 +581,7 @@ class BiosynLinker(Pipe):
                 if route is not None:
                     wanted.setdefault(route, {}).update(dict.fromkeys(p for reading in span_readings for p in reading))
         ranked = {
-            route: dict(zip(texts, self.routes.linkers[route].rank(list(texts), self.pool_size, name_rows[route])))
+            route: dict(zip(texts, self._ranked_by(route, list(texts), self.pool_size, name_rows[route])))
             for route, texts in wanted.items()
         }
         tied = [

@@ -34,7 +34,14 @@ def _not_blank(label: str) -> str:
     return label
 
 
+def _a_type(pattern: str) -> str:
+    if not pattern.strip():
+        raise ValueError("should hold types or their prefixes (\"C\", \"C04\", \"T047\"), not a blank one")
+    return pattern
+
+
 Label = Annotated[str, AfterValidator(_not_blank)]
+TypePattern = Annotated[str, AfterValidator(_a_type)]
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 
 
@@ -65,13 +72,19 @@ class LinkerSettings(BaseModel):
     # stay in span._.candidates. Scores lie on [0, 1]: S = dense + lambda x
     # tf-idf over the S of a name written as the mention (which scores 1.0),
     # yet how far a wrong name falls below 1 differs by encoder, so a
-    # threshold holds for one encoder: tune-nil chooses one. "auto":
-    # AUTO_NIL_THRESHOLDS' for the encoder and lambda, none for others and
-    # with a re-ranker.
+    # threshold holds for one encoder: tune-nil chooses one. "auto": the one
+    # measured for the encoder (known by its weights) and lambda, else one
+    # derived from the vocabulary at build (kb/nil_default.py); none with a re-ranker.
     nil_threshold: Union[Finite, Literal["auto"], None] = editable(AUTO)
     # The encoder (its name's last part) nil_threshold was chosen with;
     # tune-nil fills it in, and the pipe warns when it encodes with another.
     nil_threshold_encoder: Optional[str] = editable(None)
+    # Candidate concepts kept: those with a type that starts with one of these
+    # (kb/type_filter.py): MeSH or CTD tree numbers ("C" keeps diseases),
+    # UMLS semantic types from a scispaCy KB ("T047"), OBO namespaces. null: all.
+    types: Optional[List[TypePattern]] = editable(None)
+    # Candidate concepts dropped: those with a type that starts with one of these.
+    exclude_types: List[TypePattern] = editable([])
     # Entities left without an ID (below nil_threshold, or nothing to link)
     # are removed from doc.ents: in a text pipeline they are mostly the NER's
     # false positives. false keeps them with span._.cui None.

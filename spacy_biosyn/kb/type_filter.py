@@ -1,0 +1,65 @@
+"""Candidates kept or dropped by their concepts' types (`Entity.types`): MeSH
+tree numbers and semantic types, CTD tree numbers, an OBO namespace, UMLS
+semantic types (TUIs) as a scispaCy KB lists them, whatever the reader gave.
+
+A pattern matches a type that starts with it, so a tree number's prefix is
+its subtree: "C" keeps MeSH's diseases, "C04" its neoplasms; a TUI
+("T047") matches itself. A concept is kept when one of its types matches
+`keep` (if given) and none matches `drop`; a concept without types matches
+no pattern. A name keeps the concepts that pass, and leaves the candidates
+when none does.
+"""
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+from ..ty import Candidate, Concept
+from .dictionary import Dictionary
+
+
+class TypeFilter:
+    def __init__(self, keep: Optional[Iterable[str]], drop: Iterable[str] = ()):
+        self.keep: Optional[Tuple[str, ...]] = None if keep is None else tuple(keep)
+        self.drop: Tuple[str, ...] = tuple(drop)
+
+    def __bool__(self) -> bool:
+        """Whether it removes anything at all."""
+        return self.keep is not None or bool(self.drop)
+
+    def allows(self, types: Sequence[str]) -> bool:
+        if self.keep is not None and not any(t.startswith(self.keep) for t in types):
+            return False
+        return not any(t.startswith(self.drop) for t in types) if self.drop else True
+
+    def __call__(self, ranked: List[List[Candidate]], dictionary: Dictionary, where: str) -> List[List[Candidate]]:
+        """Each mention's candidates with the concepts that pass (`dictionary`
+        says their types). A vocabulary without any types is refused, naming
+        `where`: every span would be left without an ID, or the filter do nothing."""
+        if not self:
+            return ranked
+        if not dictionary.has_types:
+            raise ValueError(
+                f"{where}: types and exclude_types keep or drop concepts by their types, but this vocabulary "
+                "gives none (a BioSyn CUI||name file has no types): index one read with types (MeSH, CTD, OBO, "
+                "UMLS or a scispaCy KB), or set types = null and exclude_types = []"
+            )
+        memo = {}
+
+        def passes(concept: Concept) -> bool:
+            if concept not in memo:
+                memo[concept] = self.allows(_types_of(concept, dictionary))
+            return memo[concept]
+
+        filtered = []
+        for candidates in ranked:
+            kept = []
+            for candidate in candidates:
+                concepts = tuple(concept for concept in candidate.concepts if passes(concept))
+                if concepts:
+                    kept.append(candidate if len(concepts) == len(candidate.concepts) else candidate._replace(concepts=concepts))
+            filtered.append(kept)
+        return filtered
+
+
+def _types_of(concept: Concept, dictionary: Dictionary) -> Tuple[str, ...]:
+    # The vocabulary files its details under the ID it leads with, which a corpus's preferred ID may have displaced.
+    details = next((dictionary.details[cui] for cui in concept if cui in dictionary.details), None)
+    return () if details is None else details.types
