@@ -805,8 +805,12 @@ def _index_and_save(nlp: "Language", index: Callable[[], None], output_dir: Path
     seconds = time.perf_counter() - start
     _portable_encoder(nlp)
     save_pipeline(nlp, output_dir)
-    names = len(nlp.get_pipe(PIPE_NAME).linker.dictionary)
+    pipe = nlp.get_pipe(PIPE_NAME)
+    names = len(pipe.linker.dictionary)
     msg.good(f"Indexed {names} names in {seconds:.1f}s ({names / seconds:.0f} names/s); pipeline saved to {output_dir}")
+    if pipe.settings.nil_threshold == "auto" and pipe.reranker is None:
+        found = pipe.linker.nil_default
+        msg.info(f"nil_threshold \"auto\" is {found.threshold} here: {found.source}")
 
 
 def _portable_encoder(nlp: "Language") -> None:

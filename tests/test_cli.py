@@ -25,6 +25,8 @@ def test_build_then_evaluate_against_another_dictionary(tmp_path, tiny_encoder, 
          "--sparse-weight", "10", "--pooling", "mean"],
     )
     assert result.exit_code == 0, result.output
+    # Too few synonyms in this vocabulary to derive a NIL threshold from, and it says so.
+    assert 'nil_threshold "auto" is None here: none: the vocabulary has 6 concepts' in " ".join(result.output.split())
     component = load_config(pipeline / "config.cfg")["components"]["biosyn_linker"]
     assert (component["encoder"]["pooling"], component["sparse_weight"]) == ("mean", 10.0)
     queries = tmp_path / "queries"

@@ -1,7 +1,8 @@
 """The NIL threshold chosen on dev abstracts: the score under which a
 span gets no ID, for the best end-to-end linking or document F, and whether
 the spans it leaves unlinked stay in doc.ents."""
-from typing import Any, Collection, Dict, List, Mapping, NamedTuple, Optional, Sequence
+from contextlib import contextmanager
+from typing import Any, Collection, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence
 
 from spacy.language import Language
 from spacy.training import Example
@@ -24,27 +25,40 @@ def nil_threshold_sweep(
     scores) pairs, best `metric` first; of equal ones, the lowest threshold
     (it keeps the most links). IDs compare through `id_namespaces`. The
     Examples' `span._.cui` are left as found."""
-    linked = [
-        (span, span._.cui, link_score(span._.parts))
-        for eg in examples for span in eg.predicted.ents if span._.parts and link_score(span._.parts) is not None
-    ]
-    # Rounded: exact matches all score 1 + lambda up to float noise, and a
+    # Rounded: exact matches all score 1.0 up to float noise, and a
     # threshold half a unit of the last place below a score keeps all its ties.
-    top_scores = sorted(round(score, 4) for _, _, score in linked)
+    top_scores = sorted(round(score, 4) for _, _, score in _linked_spans(examples))
     if not top_scores:
         raise CorpusError("the pipeline linked no entity in these documents: there is no score to choose a NIL threshold from")
     quantiles = {round(top_scores[q * (len(top_scores) - 1) // steps] - 5e-5, 5) for q in range(1, steps)}
     results = []
-    try:
-        for threshold in [None, *sorted(quantiles)]:
-            for span, cui, score in linked:
-                span._.cui = cui if threshold is None or score >= threshold else None
+    for threshold in [None, *sorted(quantiles)]:
+        with unlinked_below(examples, threshold):
             results.append((threshold, end_to_end_scores(examples, labels, id_namespaces=id_namespaces)))
+    # stable: the earlier (lower) threshold wins a tie
+    return sorted(results, key=lambda result: -result[1][metric])
+
+
+def _linked_spans(examples: Sequence[Example]) -> List[tuple]:
+    """(span, its cui, its link score) of every predicted span with a score."""
+    linked = ((span, span._.cui, link_score(span._.parts)) for eg in examples for span in eg.predicted.ents if span._.parts)
+    return [found for found in linked if found[2] is not None]
+
+
+@contextmanager
+def unlinked_below(examples: Sequence[Example], threshold: Optional[float]) -> Iterator[None]:
+    """Within the block, the predicted spans of `examples` (linked with no
+    threshold) whose link score is under `threshold` have span._.cui None,
+    as the pipe would have left them; None changes nothing."""
+    linked = _linked_spans(examples) if threshold is not None else []
+    try:
+        for span, cui, score in linked:
+            if score < threshold:
+                span._.cui = None
+        yield
     finally:
         for span, cui, _ in linked:
             span._.cui = cui
-    # stable: the earlier (lower) threshold wins a tie
-    return sorted(results, key=lambda result: -result[1][metric])
 
 
 NIL_METRICS = ("link_f", "doc_f")

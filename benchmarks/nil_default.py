@@ -1,0 +1,71 @@
+"""nil_threshold "auto" against no threshold and a threshold tuned on the
+same dev set, on gold spans and end to end, for each linker.
+
+    python -m benchmarks.nil_default DATASET NER_PIPELINE NAME=PIPELINE [NAME=PIPELINE ...] [--thresholds 0.9,0.97]
+
+Each linker links the dataset's raw dev abstracts twice, once on the gold
+Disease spans and once behind the NER (its components, then the linker),
+with no threshold; each threshold then re-reads the same links, as tune-nil
+does: a span whose best score is below it gets no ID. The rows: none; what
+"auto" is for the linker (measured for its encoder's weights, or derived
+from its vocabulary); the threshold derived from the vocabulary even where
+one was measured; the one `tune-nil` chooses on these very abstracts (best
+end-to-end link F: an optimistic ceiling); and any --thresholds. Gold spans:
+cui_acc (a gold span left NIL is a miss) and the share left NIL. End to
+end: strict linking P/R/F and document-level ID F.
+"""
+from benchmarks.common import RAW_ABSTRACTS, parser, pct, print_table
+
+LABELS = ["Disease"]
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("dataset", choices=sorted(RAW_ABSTRACTS))
+    p.add_argument("ner", help="a pipeline whose components find Disease entities")
+    p.add_argument("linkers", nargs="+", help="NAME=PIPELINE with a biosyn_linker")
+    p.add_argument("--thresholds", default="", help="more thresholds to show, comma-separated")
+    args = p.parse_args()
+
+    import spacy
+
+    from spacy_biosyn.accuracy import link_scores
+    from spacy_biosyn.corpus import NCBI_LABELS, pubtator_to_examples, read_pubtator
+    from spacy_biosyn.evaluation.end_to_end import end_to_end_scores, linked_examples
+    from spacy_biosyn.evaluation.nil import nil_threshold_sweep, unlinked_below
+    from spacy_biosyn.kb.nil_default import derived_nil_default
+    from spacy_biosyn.names import PIPE_NAME
+
+    documents = read_pubtator(args.data / RAW_ABSTRACTS[args.dataset]["dev"])
+    rows, sources = [], []
+    for name, _, path in (spec.partition("=") for spec in args.linkers):
+        nlp = spacy.load(path)
+        pipe = nlp.get_pipe(PIPE_NAME)
+        auto = pipe.linker.nil_default
+        derived = derived_nil_default(pipe.linker)
+        sources.append(f"{name}: auto {auto.threshold} ({auto.source}); derived {derived.threshold} ({derived.source})")
+        pipe.nil_threshold = None  # every threshold is applied below
+        gold = pubtator_to_examples(nlp, documents, {*LABELS, *NCBI_LABELS})  # NCBI's four types are diseases
+        for _ in pipe.pipe(eg.predicted for eg in gold):
+            pass
+        text = spacy.load(args.ner)
+        text.add_pipe(PIPE_NAME, source=nlp)
+        ended = linked_examples(text, documents, NCBI_LABELS)
+        tuned = nil_threshold_sweep(ended, LABELS, "link_f")[0][0]
+        chosen = [("none", None), ("auto", auto.threshold), ("derived", derived.threshold), ("tuned on dev", tuned)]
+        chosen += [("given", float(t)) for t in args.thresholds.split(",") if t]
+        for label, threshold in chosen:
+            with unlinked_below(gold, threshold), unlinked_below(ended, threshold):
+                on_gold = link_scores(gold)
+                nil = sum(e._.cui is None for eg in gold for e in eg.predicted.ents) / on_gold["n"]
+                scores = end_to_end_scores(ended, LABELS)
+            rows.append((name, label, "-" if threshold is None else threshold, pct(on_gold["link_cui_acc"]), pct(nil),
+                         pct(scores["link_p"]), pct(scores["link_r"]), pct(scores["link_f"]), pct(scores["doc_f"])))
+    print(f"{args.dataset}: raw dev abstracts, Disease; NER: {args.ner}")
+    print("\n".join(sources) + "\n")
+    print_table(("linker", "nil_threshold", "value", "gold cui_acc", "gold NIL %", "link P", "link R", "link F",
+                 "doc F"), rows)
+
+
+if __name__ == "__main__":
+    main()
