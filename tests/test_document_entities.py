@@ -95,3 +95,22 @@ def test_each_step_can_be_turned_off_and_a_bad_setting_is_named():
         spacy.blank("en").add_pipe("biosyn_document_entities", config={"abbreviations": None})
     with pytest.raises(ValueError, match="propagate.*'yes' is not"):
         spacy.blank("en").add_pipe("biosyn_document_entities", config={"propagate": "yes"})
+
+
+def test_abbreviations_are_found_once_per_doc_and_read_by_the_linker(tiny_encoder, disease_dictionary, monkeypatch):
+    from helpers import make_nlp
+    from spacy_biosyn.preprocess.abbreviations import Ab3PDetector
+
+    texts = []
+    run = Ab3PDetector.__call__
+    monkeypatch.setattr(Ab3PDetector, "__call__", lambda self, text: texts.append(text) or run(self, text))
+    nlp = make_nlp(tiny_encoder, disease_dictionary)
+    ruler = nlp.add_pipe("entity_ruler", first=True)
+    ruler.add_patterns([{"label": "Disease", "pattern": [{"LOWER": "huntington"}, {"LOWER": "disease"}]},
+                        {"label": "Disease", "pattern": "HD"}])
+    nlp.add_pipe("biosyn_document_entities", after="entity_ruler")
+    text = "Huntington disease (HD) is inherited. HD affects movement."
+    doc = nlp(text)
+    assert texts == [text]  # the linker read the pairs the document step found
+    assert [(e.text, e._.cui) for e in doc.ents] == [("Huntington disease", "D006816"), ("HD", "D006816"), ("HD", "D006816")]
+    assert [(a.short_form, a.long_form) for a in doc._.biosyn_abbreviations] == [("HD", "Huntington disease")]

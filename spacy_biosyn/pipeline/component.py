@@ -47,7 +47,6 @@ from ..kb.sparse import SparseEncoder
 from ..kb.type_filter import TypeFilter
 from ..kb.vocabularies import VocabularyReader, read_vocabulary
 from ..names import NIL, PIPE_NAME
-from ..preprocess.abbreviations import detect_abbreviations
 from ..preprocess.readings import MentionPreprocessor, long_forms_by_short_form
 from ..preprocess.text import read_corrections
 from ..ty import (
@@ -62,7 +61,7 @@ from ..ty import (
     Sieve,
 )
 from .annotate import annotate_span, chosen_in_document, tied_readings
-from .extensions import register_extensions
+from .extensions import doc_abbreviations, register_extensions
 from .reranker import MentionInContext
 from .routes import DEFAULT, Routes, casefolded_routes
 from .settings import (
@@ -565,7 +564,7 @@ class BiosynLinker(Pipe):
             abbreviations = []
             # Ab3P is only worth its time on docs that have entities to link.
             if self.abbreviation_detector is not None and ents:
-                abbreviations = detect_abbreviations(self.abbreviation_detector, doc)
+                abbreviations = doc_abbreviations(doc, self.abbreviation_detector)
             long_forms = long_forms_by_short_form(abbreviations)
             found.append(abbreviations)
             doc_routes = [self.routes.route_of(span.label_) for span in ents]

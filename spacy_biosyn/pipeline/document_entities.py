@@ -25,13 +25,15 @@ from typing import Dict, Iterable, List, Optional, Tuple
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-from ..preprocess.abbreviations import detect_abbreviations
 from ..ty import Abbreviation, AbbreviationDetector
+from .extensions import doc_abbreviations, register_extensions
 
 # (start_char, end_char, label)
 Entity = Tuple[int, int, str]
 _OPENING = re.compile(r"\s*\(\s*$")
 _CLOSING = re.compile(r"\s*\)\s*")  # matched at a position: no ^
+
+register_extensions()
 
 
 @Language.factory(
@@ -47,7 +49,7 @@ _CLOSING = re.compile(r"\s*\)\s*")  # matched at a position: no ^
         "min_propagated_share": 0.5,
     },
     requires=["doc.ents"],
-    assigns=["doc.ents"],
+    assigns=["doc.ents", "doc._.biosyn_abbreviations"],
 )
 def make_document_entities(
     nlp: Language,
@@ -82,7 +84,10 @@ class DocumentEntities:
         ents = [(e.start_char, e.end_char, e.label_) for e in doc.ents]
         if not ents:
             return doc
-        pairs = detect_abbreviations(self.detector, doc) if self.detector is not None else []
+        pairs = []
+        if self.detector is not None:
+            # Kept for the linker, which reads them instead of running the detector again.
+            pairs = doc._.biosyn_abbreviations = doc_abbreviations(doc, self.detector)
         if self.rejoin:
             ents = rejoined(doc.text, ents, pairs)
         if self.pair_abbreviations:

@@ -12,7 +12,8 @@ from typing import Any, Callable, List, Optional
 
 from spacy.tokens import Doc, Span
 
-from ..ty import Abbreviation, Candidate, LinkedPart
+from ..preprocess.abbreviations import detect_abbreviations
+from ..ty import Abbreviation, AbbreviationDetector, Candidate, LinkedPart
 
 
 def _candidates(raw) -> List[Candidate]:
@@ -70,3 +71,11 @@ def register_extensions() -> None:
         _register(Span, name, convert, unset)
     for name, (convert, unset) in DOC_EXTENSIONS.items():
         _register(Doc, name, convert, unset)
+
+
+def doc_abbreviations(doc: Doc, detector: AbbreviationDetector) -> List[Abbreviation]:
+    """The doc's abbreviations as an earlier component found them
+    (`doc._.biosyn_abbreviations`), else as `detector` finds them now: Ab3P
+    runs once per doc, however many components read its pairs."""
+    found = doc._.biosyn_abbreviations
+    return detect_abbreviations(detector, doc) if found is None else found
