@@ -17,7 +17,7 @@ from typing import Collection, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from spacy.training import Example
 
-from .kb.dictionary import split_cuis
+from .kb.ids import split_cuis
 from .names import NIL
 from .kb.namespaces import ConceptKeys
 from .ty import Candidate

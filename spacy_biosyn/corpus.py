@@ -12,7 +12,8 @@ from spacy.training import Example
 from spacy.util import filter_spans
 
 from .errors import CorpusError
-from .kb.dictionary import Dictionary, IdPreference, bare_id, split_cuis
+from .kb.dictionary import Dictionary
+from .kb.ids import IdPreference, bare_id, split_cuis
 from .preprocess.text import numbered_lines, text_lines
 
 

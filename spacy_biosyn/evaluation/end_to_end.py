@@ -12,7 +12,7 @@ from tqdm import tqdm
 from ..accuracy import UNSCORED_CUIS, all_gold
 from ..corpus import PubTatorDocument, pubtator_to_doc
 from ..errors import CorpusError
-from ..kb.dictionary import split_cuis
+from ..kb.ids import split_cuis
 from ..kb.namespaces import ConceptKeys
 from ..pubtator_form import pubtator_form
 from ..pipeline.annotate import is_linked

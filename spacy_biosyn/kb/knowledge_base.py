@@ -15,7 +15,8 @@ first. Types and definition are the vocabulary's where it has them.
 from typing import Dict, Iterator, List, Mapping, NamedTuple, Optional, Set, Tuple
 
 from ..ty import Concept
-from .dictionary import Dictionary, bare_id
+from .dictionary import Dictionary
+from .ids import bare_id
 
 
 class Entity(NamedTuple):

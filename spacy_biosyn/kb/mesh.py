@@ -21,7 +21,8 @@ from spacy.util import registry
 from ..downloads import cached_path
 from ..preprocess.text import numbered_lines, open_maybe_gzipped
 from ..ty import Concept
-from .dictionary import ConceptDetails, Dictionary, DictionaryError, checked_id
+from .dictionary import ConceptDetails, Dictionary, DictionaryError
+from .ids import checked_id
 
 Entries = Iterator[Tuple[Concept, str]]
 

@@ -21,15 +21,8 @@ from spacy.util import registry
 
 from ..downloads import cached_path
 from ..preprocess.text import numbered_lines
-from .dictionary import (
-    DEFAULT_ID_PREFERENCE,
-    Concept,
-    ConceptDetails,
-    Dictionary,
-    DictionaryError,
-    IdPreference,
-    checked_id,
-)
+from .dictionary import Concept, ConceptDetails, Dictionary, DictionaryError
+from .ids import DEFAULT_ID_PREFERENCE, IdPreference, checked_id
 
 PathLike = Union[str, Path]
 Entries = Iterator[Tuple[Concept, str]]

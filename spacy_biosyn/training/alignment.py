@@ -31,7 +31,8 @@ from wasabi import msg
 from ..corpus import read_concept_queries
 from ..encoders.transformer import TransformerEncoder
 from ..errors import DictionaryError
-from ..kb.dictionary import Dictionary, bare_id
+from ..kb.dictionary import Dictionary
+from ..kb.ids import bare_id
 from ..kb.vocabularies import read_vocabulary_file
 from ..precision import has_native_bf16
 from ..ty import Concept

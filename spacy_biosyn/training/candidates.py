@@ -11,7 +11,8 @@ import numpy as np
 from scipy import sparse
 
 from ..corpus import Query
-from ..kb.dictionary import Dictionary, split_cuis
+from ..kb.dictionary import Dictionary
+from ..kb.ids import split_cuis
 from ..preprocess.text import normalize
 from ..scoring import sparse_scores, top_k
 

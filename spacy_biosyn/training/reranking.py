@@ -31,7 +31,8 @@ from wasabi import msg
 
 from ..corpus import PubTatorDocument, Query, read_concept_queries, read_pubtator
 from ..evaluation.queries import evaluate
-from ..kb.dictionary import Dictionary, bare_id, split_cuis
+from ..kb.dictionary import Dictionary
+from ..kb.ids import bare_id, split_cuis
 from ..names import PIPE_NAME
 from ..pipeline.settings import configure_linker
 from ..pipeline.reranker import CrossEncoderReranker, MentionInContext, combined_scores
