@@ -540,8 +540,8 @@ def convert(
 
     from .corpus import read_pubtator
     from .kb.vocabularies import read_vocabulary_file
-    from .ner_corpus import pooled_docs, with_vocabulary
-    from .tokenizer import add_biomedical_rules
+    from .ner.corpus import pooled_docs, with_vocabulary
+    from .ner.tokenizer import add_biomedical_rules
 
     renames = _label_map(label_map)
     if (replace_copies or name_examples) and not names:
@@ -608,7 +608,7 @@ def train_ner(
     from spacy.cli._util import parse_config_overrides
     from spacy.cli.train import train as spacy_train
 
-    from .precision import with_encoder_shape
+    from .ner.precision import with_encoder_shape
 
     config, gpu_id = _training_config(ctx, config_path, gpu_id)
     config, filled = with_encoder_shape(config, keep=parse_config_overrides(ctx.args))

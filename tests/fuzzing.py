@@ -27,7 +27,7 @@ import spacy
 from spacy.tokens import Doc, Span
 
 from spacy_biosyn.corpus_linking.sources import Document
-from spacy_biosyn.tokenizer import add_biomedical_rules
+from spacy_biosyn.ner.tokenizer import add_biomedical_rules
 
 CATEGORIES = ("documents", "spans", "dictionaries", "corpora", "configs", "texts", "outputs")
 

@@ -109,7 +109,7 @@ def test_the_transformer_runs_in_bf16_where_its_precision_says(text_pipeline, mo
     the model; the saved weights are fp32 either way."""
     import torch
 
-    from spacy_biosyn import precision as precision_module
+    from spacy_biosyn.ner import precision as precision_module
 
     monkeypatch.setattr(precision_module, "has_native_bf16", lambda device: native)
     nlp = spacy.load(text_pipeline, config={"components": {"transformer": {"model": {"precision": precision}}}})
@@ -178,7 +178,7 @@ def test_train_ner_shapes_the_transformer_as_a_bert_base_encoder_with_no_overrid
 
 def test_a_non_bert_encoder_is_named_for_the_transformer_recipe(tmp_path):
     from spacy_biosyn.errors import BiosynError
-    from spacy_biosyn.precision import encoder_shape
+    from spacy_biosyn.ner.precision import encoder_shape
 
     (tmp_path / "config.json").write_text('{"model_type": "roberta", "hidden_size": 768}')
     with pytest.raises(BiosynError, match="the NER recipe's transformer is a BERT, and this model is a 'roberta'"):

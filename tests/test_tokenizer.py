@@ -4,7 +4,7 @@ import re
 
 import spacy
 
-from spacy_biosyn.tokenizer import add_biomedical_rules
+from spacy_biosyn.ner.tokenizer import add_biomedical_rules
 
 
 def test_the_biomedical_tokenizer_keeps_long_runs_whole_and_other_token_rules_as_they_were():

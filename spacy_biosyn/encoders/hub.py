@@ -24,6 +24,17 @@ def choose_device(setting: str) -> "torch.device":
     return torch.device(("cuda" if torch.cuda.is_available() else "cpu") if setting == "auto" else setting)
 
 
+def has_native_bf16(device: "torch.device") -> bool:
+    """Whether bf16 runs in hardware: a bf16-capable GPU, or a CPU with
+    AVX512-BF16 or AMX (oneDNN's own test of the CPU's flags)."""
+    import torch
+
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    check = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
+    return bool(check is not None and check())
+
+
 def load_pretrained(
     model_class: Any, source: Union[str, Path], device: "torch.device", *, use_safetensors: Optional[bool] = None,
     quiet: bool = False, **kwargs: Any,

@@ -34,7 +34,7 @@ from ..errors import DictionaryError
 from ..kb.dictionary import Dictionary
 from ..kb.ids import bare_id
 from ..kb.vocabularies import read_vocabulary_file
-from ..precision import has_native_bf16
+from ..encoders.hub import has_native_bf16
 from ..ty import Concept
 from .candidates import training_pairs
 from .common import required_path, start_output

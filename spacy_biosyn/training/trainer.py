@@ -38,7 +38,7 @@ from ..kb.dictionary import Dictionary
 from ..kb.linker import Linker
 from ..kb.sparse import SparseEncoder
 from ..names import PIPE_NAME
-from ..precision import has_native_bf16
+from ..encoders.hub import has_native_bf16
 from ..preprocess.text import normalize
 from ..scoring import biosyn_scores, pooled_sparse_scores
 from ..storage import replaced_atomically, save_pipeline

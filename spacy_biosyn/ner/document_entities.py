@@ -26,7 +26,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 
 from ..ty import Abbreviation, AbbreviationDetector
-from .extensions import doc_abbreviations, register_extensions
+from ..pipeline.extensions import doc_abbreviations, register_extensions
 
 # (start_char, end_char, label)
 Entity = Tuple[int, int, str]

@@ -15,7 +15,7 @@ from spacy.matcher import PhraseMatcher
 from spacy.tokens import Doc
 from spacy.util import filter_spans
 
-from .corpus import PubTatorDocument, pubtator_to_doc
+from ..corpus import PubTatorDocument, pubtator_to_doc
 
 
 def pooled_docs(

@@ -3,7 +3,8 @@
 A CPU with AMX or AVX512-BF16 (Sapphire Rapids and later) multiplies bf16
 matrices several times faster than fp32; one without (an AVX2-only AMD
 EPYC) emulates bf16 and runs it several times slower. So every bf16 switch
-of the package is "auto": bf16 autocast where `has_native_bf16` says the
+of the package is "auto": bf16 autocast where `has_native_bf16`
+(encoders/hub.py) says the
 hardware has it, fp32 elsewhere, decided on the machine that runs the
 model, not the one that trained it.
 
@@ -25,18 +26,10 @@ import torch
 from spacy.util import SimpleFrozenDict, registry
 from thinc.api import Config, Model, PyTorchShim
 
-from .errors import BiosynError
+from ..encoders.hub import has_native_bf16
+from ..errors import BiosynError
 
 Precision = Literal["auto", "bf16", "fp32"]
-
-
-def has_native_bf16(device: torch.device) -> bool:
-    """Whether bf16 runs in hardware: a bf16-capable GPU, or a CPU with
-    AVX512-BF16 or AMX (oneDNN's own test of the CPU's flags)."""
-    if device.type == "cuda":
-        return torch.cuda.is_bf16_supported()
-    check = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
-    return bool(check is not None and check())
 
 
 def uses_bf16(precision: Precision, device: torch.device) -> bool:
