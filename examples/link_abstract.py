@@ -30,7 +30,7 @@ from spacy.cli.train import train as spacy_train  # noqa: E402
 from spacy_biosyn import save_pipeline  # noqa: E402
 from spacy_biosyn.corpus import NCBI_LABELS, pubtator_to_docbin, read_pubtator  # noqa: E402
 from spacy_biosyn.evaluation.nil import choose_nil_threshold  # noqa: E402
-from spacy_biosyn.tokenizer import add_biomedical_rules  # noqa: E402
+from spacy_biosyn.ner.tokenizer import add_biomedical_rules  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA_ROOT = Path(os.environ.get("SPACY_BIOSYN_DATA", ROOT.parent / "shared" / "data"))

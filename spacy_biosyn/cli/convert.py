@@ -1,0 +1,76 @@
+"""`convert`: PubTator abstracts as the NER's training data."""
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from wasabi import msg
+
+from .common import LABEL_MAP_OPTION, _label_map, app
+
+
+@app.command()
+def convert(
+    pubtator: Path = typer.Argument(..., exists=True, dir_okay=False, help="A PubTator file"),
+    output: Path = typer.Argument(..., dir_okay=False, help="The .spacy file (DocBin) to write"),
+    pool: List[Path] = typer.Option(
+        [],
+        exists=True,
+        help="Another corpus's PubTator file, or a folder of them (its .txt files), to train on as well (repeatable); tokens "
+        "matching a name of a label only another corpus annotates are left missing, not outside",
+    ),
+    names: List[str] = typer.Option(
+        [],
+        help="LABEL=VOCABULARY (repeatable): that label's names for --replace-copies and --name-examples, "
+        "from a vocabulary file in any format `build --dictionary` reads, normalized as the linker reads them",
+    ),
+    replace_copies: int = typer.Option(
+        0, min=0, help="Copies of each document with every entity of a --names label swapped for a random name of it"
+    ),
+    name_examples: int = typer.Option(0, min=0, help="Random names of each --names label added as one-entity documents"),
+    seed: int = typer.Option(0, help="Seed of the random names"),
+    label_map: Optional[str] = LABEL_MAP_OPTION,
+    lang: str = typer.Option("en", help="Language whose tokenizer splits the text"),
+    biomedical_tokenizer: bool = typer.Option(
+        True, help="Split the text with the rules of spacy_biosyn.BiomedicalTokenizer.v1, as configs/ner*.cfg train with"
+    ),
+) -> None:
+    """NER training data: the gold entities of a PubTator file (and of the
+    pooled ones) as a DocBin for `spacy train`, each with its gold ID as
+    kb_id; the vocabulary's copies and names, if asked for, come after them."""
+    from collections import Counter
+
+    import spacy
+
+    from spacy.tokens import DocBin
+
+    from ..corpus import read_pubtator
+    from ..kb.vocabularies import read_vocabulary_file
+    from ..ner.corpus import pooled_docs, with_vocabulary
+    from ..ner.tokenizer import add_biomedical_rules
+
+    renames = _label_map(label_map)
+    if (replace_copies or name_examples) and not names:
+        raise typer.BadParameter("--replace-copies and --name-examples need --names LABEL=VOCABULARY", param_hint="--names")
+    pooled = [file for path in pool for file in (sorted(path.glob("*.txt")) if path.is_dir() else [path])]
+    corpora = [read_pubtator(path) for path in [pubtator, *pooled]]
+    nlp = add_biomedical_rules(spacy.blank(lang)) if biomedical_tokenizer else spacy.blank(lang)
+    docs = pooled_docs(nlp, corpora, renames)
+    vocabularies = {}
+    labels = {span.label_ for doc in docs for span in doc.ents}
+    for pair in names:
+        label, sep, path = pair.partition("=")
+        if not (sep and label and path):
+            raise typer.BadParameter(f"expected LABEL=VOCABULARY, got {pair!r}", param_hint="--names")
+        if label not in labels or label in vocabularies:
+            said = "given twice" if label in vocabularies else f"no entity has it (labels: {', '.join(sorted(labels))})"
+            raise typer.BadParameter(f"{pair!r}: the label {label!r} is {said}", param_hint="--names")
+        if "://" not in path and not Path(path).exists():
+            raise typer.BadParameter(f"{pair!r}: no such file", param_hint="--names")
+        vocabularies[label] = list(read_vocabulary_file(path)[0].names)
+    docbin = DocBin(docs=with_vocabulary(nlp, docs, vocabularies, replace_copies, name_examples, seed))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    docbin.to_disk(output)
+    docs = list(docbin.get_docs(spacy.blank(lang).vocab))
+    labels = Counter(span.label_ for doc in docs for span in doc.ents)
+    missing = sum(token.ent_iob == 0 for doc in docs for token in doc)
+    msg.good(f"{len(docs)} documents, entities {dict(labels)}, {missing} tokens missing: {output}")

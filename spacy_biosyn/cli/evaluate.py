@@ -1,0 +1,149 @@
+"""`evaluate`: Acc@k on BioSyn's queries or gold spans, or end-to-end scores of a text pipeline."""
+from pathlib import Path
+from typing import Dict, Optional
+
+import typer
+from wasabi import msg
+
+from ..names import PIPE_NAME
+from .common import ID_NAMESPACES_OPTION, LABEL_MAP_OPTION, _id_namespaces, _label_map, _load_pipeline, app
+
+
+MAX_K = 5
+
+
+@app.command()
+def evaluate(
+    pipeline_dir: Path = typer.Argument(
+        ..., exists=True, help="A saved spaCy pipeline; with --end-to-end also its predictions as PubTator (a file, or a link-corpus folder)"
+    ),
+    queries: Path = typer.Argument(
+        ..., exists=True, help="Folder of BioSyn .concept files, or a PubTator file"
+    ),
+    dictionary: Optional[Path] = typer.Option(
+        None, exists=True, dir_okay=False, help="Re-index against this dictionary first"
+    ),
+    labels: Optional[str] = typer.Option(
+        None, help="PubTator only: comma-separated entity types to link, e.g. Disease"
+    ),
+    label_map: Optional[str] = LABEL_MAP_OPTION,
+    output: Optional[Path] = typer.Option(None, dir_okay=False, help="Write the metrics here as JSON"),
+    texts: Optional[Path] = typer.Option(
+        None, exists=True, dir_okay=False,
+        help=".concept queries only: the PubTator abstracts they come from, which a re-ranker reads as context",
+    ),
+    end_to_end: bool = typer.Option(
+        False, "--end-to-end", help="PubTator only: run the whole pipeline (its NER too) on the raw text"
+    ),
+    id_namespaces: Optional[str] = typer.Option(
+        None, "--id-namespaces", help=f"{ID_NAMESPACES_OPTION.help} (default: the pipeline's own)"
+    ),
+) -> None:
+    """Acc@1..Acc@5 of the pipeline's linker. `.concept` queries are ranked
+    as BioSyn preprocessed them; a PubTator file's gold spans are linked in
+    their raw abstracts, the pipeline doing all preprocessing itself, and
+    cui_acc adds the share whose span._.cui (the ID users read) is gold.
+    With --end-to-end the pipeline finds the entities itself: strict NER,
+    strict linking and document-level ID precision, recall and F."""
+    import srsly
+
+    from ..corpus import pubtator_to_examples, read_concept_queries, read_pubtator
+    from ..evaluation.queries import evaluate as evaluate_queries
+    from ..evaluation.queries import evaluate_examples
+    from ..pipeline.settings import configure_linker
+
+    namespaces = _id_namespaces(id_namespaces)
+    if end_to_end:
+        return _evaluate_end_to_end(pipeline_dir, queries, labels, _label_map(label_map), output, namespaces)
+    if label_map is not None:  # gold spans keep their corpus types, which routes match
+        raise typer.BadParameter("goes with --end-to-end, where gold types meet the NER's labels", param_hint="--label-map")
+    nlp = _load_pipeline(pipeline_dir)
+    linker = nlp.get_pipe(PIPE_NAME)
+    linker.top_k = max(linker.top_k, MAX_K)
+    if namespaces is not None:
+        configure_linker(nlp, id_namespaces=namespaces)
+    namespaces = linker.settings.id_namespaces
+    if dictionary is not None:
+        linker.set_dictionary(dictionary)
+    if _is_pubtator(queries):
+        wanted = set(labels.split(",")) if labels else None
+        examples = pubtator_to_examples(nlp, read_pubtator(queries), wanted)
+        metrics = evaluate_examples(linker.pipe, examples, max_k=MAX_K, id_namespaces=namespaces)
+        if not metrics["n"]:
+            msg.fail(f"{queries}: no mention with a gold ID to score", exits=1)
+    else:
+        concept_queries = read_concept_queries(queries)
+        contexts = None
+        if linker.reranker is not None:
+            if texts is None:
+                msg.warn("The pipeline re-ranks with context: give --texts ABSTRACTS.PubTator, or it reads each mention alone")
+            else:
+                from ..training.reranking import query_contexts
+
+                contexts = query_contexts(concept_queries, read_pubtator(texts), linker.reranker.context_chars)
+        metrics = evaluate_queries(linker.rank, concept_queries, max_k=MAX_K, contexts=contexts, id_namespaces=namespaces)
+    msg.table(
+        [(name, f"{100 * value:.2f}") for name, value in metrics.items() if name.startswith("link_")],
+        header=("metric", "%"),
+    )
+    msg.info(f"{metrics['n']} mentions scored, {metrics.get('unscored', 0)} CUI-less skipped")
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(output, metrics)
+
+
+def _evaluate_end_to_end(
+    pipeline_dir: Path, pubtator: Path, labels: Optional[str], label_map: Dict[str, str], output: Optional[Path],
+    namespaces: Optional[Dict[str, str]],
+) -> None:
+    """Score a pipeline run on the gold abstracts, or its predictions saved
+    as PubTator (a file, or a link-corpus folder of PubTator shards); IDs
+    compare through `namespaces`, by default a pipeline's own."""
+    import spacy
+    import srsly
+
+    from ..corpus import iter_pubtator, read_pubtator
+    from ..evaluation.end_to_end import END_TO_END_TASKS, end_to_end_scores, linked_examples, predicted_examples
+    from ..corpus_linking.worker import check_pipeline
+    from ..pipeline.settings import configure_linker
+
+    if not _is_pubtator(pubtator):
+        msg.fail(f"{pubtator}: --end-to-end takes a PubTator file", exits=1)
+    documents = read_pubtator(pubtator)
+    if (pipeline_dir / "config.cfg").exists():
+        check_pipeline(pipeline_dir, gold_spans=False, instead="give a pipeline with an NER (assemble one), or "
+                       "score its linker on the gold spans: evaluate without --end-to-end")
+        nlp = _load_pipeline(pipeline_dir)
+        if namespaces is not None:
+            configure_linker(nlp, id_namespaces=namespaces)
+        namespaces = nlp.get_pipe(PIPE_NAME).settings.id_namespaces
+        examples = linked_examples(nlp, documents, label_map)
+    else:
+        files = sorted(pipeline_dir.glob("shard-*.pubtator")) if pipeline_dir.is_dir() else [pipeline_dir]
+        if not files:
+            msg.fail(f"{pipeline_dir}: neither a pipeline nor predictions (PubTator, or link-corpus PubTator shards)", exits=1)
+        predictions = (document for path in files for document in iter_pubtator(path))
+        examples = predicted_examples(spacy.blank("en"), predictions, documents, label_map)
+        if namespaces is None and _prefixed_against_bare(examples):
+            msg.warn("The predictions' IDs have namespaces (MESH:D001943) and the gold IDs have none: they never "
+                     "match unless --id-namespaces says which namespace a bare ID is in (medic for NCBI and BC5CDR)")
+    metrics = end_to_end_scores(examples, labels.split(",") if labels else None, id_namespaces=namespaces)
+    rows = [("all", metrics), *metrics["per_type"].items()]
+    keys = [f"{task}_{m}" for task in END_TO_END_TASKS for m in "prf"]
+    msg.table([(label, *(f"{100 * scores[k]:.2f}" for k in keys)) for label, scores in rows], header=("label", *keys))
+    msg.info(f"{metrics['n_docs']} documents")
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(output, metrics)
+
+
+def _prefixed_against_bare(examples) -> bool:
+    """Whether every predicted ID has a namespace and no gold ID has one."""
+    predicted = [span.kb_id_ for eg in examples for span in eg.predicted.ents if span._.cui]
+    gold = [span.kb_id_ for eg in examples for span in eg.reference.ents]
+    return bool(predicted) and all(":" in cui for cui in predicted) and not any(":" in cui for cui in gold)
+
+
+def _is_pubtator(path: Path) -> bool:
+    """A single file that is not a `.concept` file is read as PubTator."""
+    return path.is_file() and path.suffix != ".concept"

@@ -1,0 +1,80 @@
+"""`link`: a text's entities, or mention strings, linked and printed."""
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, List, Optional
+
+import typer
+from wasabi import msg
+
+from ..names import PIPE_NAME
+from .common import _cell, _load_pipeline, app
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+
+@app.command()
+def link(
+    pipeline_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="A saved pipeline from text to IDs (NER + linker)"),
+    texts: Optional[List[str]] = typer.Argument(
+        None, help="The text to link; with --mentions, mention strings (default: standard input, a mention a line)"
+    ),
+    mentions: bool = typer.Option(
+        False, "--mentions", help="Link mention strings, each as one entity, as linker.rank() ranks them (no NER needed)"
+    ),
+    json_output: bool = typer.Option(False, "--json", help="One JSON object per entity, a line each, instead of a table"),
+) -> None:
+    """Link one text: each entity with its offsets, label, ID, score and
+    best name, as link-corpus writes its rows. With --mentions, link mention
+    strings ("breast cancer", "BRCA1-associated tumours"), each as a whole
+    entity, as BioSyn's inference.py --mention does."""
+    import json
+
+    from ..corpus_linking.output import document_rows
+    from ..corpus_linking.sources import Document
+    from ..corpus_linking.worker import check_pipeline
+    from ..preprocess.text import without_lone_surrogates
+
+    if mentions:
+        given = texts or [line for line in sys.stdin.read().splitlines() if line.strip()]
+        rows = _mention_rows(_load_pipeline(pipeline_dir), [without_lone_surrogates(t) for t in given])
+    else:
+        if texts and len(texts) > 1:
+            raise typer.BadParameter(f"{len(texts)} texts: give one (quoted), or mention strings with --mentions",
+                                     param_hint="TEXTS")
+        check_pipeline(pipeline_dir, gold_spans=False, instead="give a pipeline with an NER (python -m spacy_biosyn "
+                       "assemble), or link mention strings with --mentions")
+        text = without_lone_surrogates(texts[0] if texts else sys.stdin.read())
+        nlp = _load_pipeline(pipeline_dir)
+        rows = document_rows(Document("text", text, None), nlp(text), None)
+    if json_output:
+        for row in rows:
+            print(json.dumps({k: row[k] for k in ("start", "end", "text", "label", "id", "score", "candidates")}, ensure_ascii=False))
+        return
+    table = [
+        (row["start"], row["end"], _cell(row["text"]), row["label"], row["id"] or "-",
+         "-" if row["score"] is None else f"{row['score']:.3f}", _cell(row["candidates"][0]["name"]) if row["candidates"] else "-")
+        for row in rows
+    ]
+    msg.table(table, header=("start", "end", "mention", "label", "ID", "score", "best name"), divider=True)
+
+
+def _mention_rows(nlp: "Language", mentions: List[str]) -> List[dict]:
+    """A row for each mention string, linked as one entity of a label the
+    linker serves, by the pipeline's linker alone (its NER is not run)."""
+    from spacy.tokens import Span
+
+    from ..corpus_linking.output import document_rows
+    from ..corpus_linking.sources import Document
+
+    if PIPE_NAME not in nlp.pipe_names:
+        msg.fail(f"the pipeline has no {PIPE_NAME} (its pipes: {', '.join(nlp.pipe_names) or 'none'})", exits=1)
+    linker = nlp.get_pipe(PIPE_NAME)
+    linker.configure({"drop_nil": False})  # a row for every mention, NIL ones too
+    label = (linker.settings.dictionary_labels or ["ENTITY"])[0]
+    docs = []
+    for mention in mentions:
+        doc = nlp.make_doc(mention)
+        doc.ents = [Span(doc, 0, len(doc), label=label)] if len(doc) else []
+        docs.append(doc)
+    return [row for mention, doc in zip(mentions, linker.pipe(docs))
+            for row in document_rows(Document("mention", mention, None), doc, None)]
