@@ -13,6 +13,7 @@ from collections import defaultdict
 
 from benchmarks.common import parser
 from benchmarks.readers import _namespaced
+from spacy_biosyn.kb.ids import split_cuis
 
 HEADER = "# DiseaseName\tDiseaseID\tAltDiseaseIDs\tDefinition\tParentIDs\tTreeNumbers\tParentTreeNumbers\tSynonyms\tSlimMappings\n"
 
@@ -36,7 +37,7 @@ def main() -> None:
         f.write(HEADER)
         for concepts, tree in ((diseases, "C"), (chemicals, "D")):
             for ids, names in concepts.items():
-                first, *alt = ids.split("|")
+                first, *alt = split_cuis(ids)  # as the BioSyn reader splits "D001943|D010051" and "+"
                 alt_ids = "|".join(map(_namespaced, alt))
                 f.write(f"{names[0]}\t{_namespaced(first)}\t{alt_ids}\t\t\t{tree}\t\t{'|'.join(names[1:])}\t\n")
     print(f"{args.output}: {len(diseases)} disease concepts (C), {len(chemicals)} chemical concepts (D)")

@@ -126,14 +126,30 @@ class SearchIndex(Protocol):
 
 
 @runtime_checkable
+class NamesByConcept(Protocol):
+    """What a concept scorer reads of the linker: each concept's names, their
+    vectors and tf-idf rows, and how S combines them."""
+
+    similarity: str
+    sparse_weight: float
+
+    def rows_of(self, cui: str) -> "np.ndarray": ...
+
+    def dense_vectors(self, rows: "np.ndarray") -> "np.ndarray": ...
+
+    def sparse_vectors(self, rows: "np.ndarray") -> "sparse.csr_matrix": ...
+
+
+@runtime_checkable
 class ConceptScorer(Protocol):
     """Each mention's `pool_size` best names (best first) in, its concepts
-    out, each shown by its best name."""
+    out, each shown by its best name; `names` is what it may read of the
+    linker's names beyond the pool."""
 
     pool_size: int
 
     def __call__(
-        self, linker: Any, dense_queries: "np.ndarray", sparse_queries: "sparse.csr_matrix",
+        self, names: NamesByConcept, dense_queries: "np.ndarray", sparse_queries: "sparse.csr_matrix",
         pools: List[List[Candidate]],
     ) -> List[List[Candidate]]: ...
 

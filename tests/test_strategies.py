@@ -120,7 +120,7 @@ def test_concept_centroids_score_every_name_of_a_concept(tiny_encoder, disease_d
     text = "breast cancer"
     dense_q, sparse_q = linker.encoder.encode([text]), linker.sparse.transform([text])
     pool = linker.rank([text], 3)
-    ranked = ConceptCentroids(pool_size=3)(linker, dense_q, sparse_q, pool)[0]
+    ranked = ConceptCentroids(pool_size=3)(linker.names_by_concept, dense_q, sparse_q, pool)[0]
     rows = linker.dictionary.rows_by_cui["D001943"]  # three names, not all in the pool
     centroid = linker.index.vectors[rows].mean(axis=0)
     tfidf = np.asarray(linker.index.sparse_vectors[rows].mean(axis=0)).ravel()

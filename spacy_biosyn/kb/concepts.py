@@ -8,17 +8,14 @@ concept's other names have a say:
 - ConceptCentroids (the "-C" search of Triplet-Search-ConNorm): S between the
   mention and the mean vectors (dense and tf-idf) of all the concept's names.
 """
-from typing import TYPE_CHECKING, Dict, List
+from typing import Dict, List
 
 import numpy as np
 from scipy import sparse
 from spacy.util import registry
 
 from ..scoring import biosyn_scores
-from ..ty import Candidate, Concept
-
-if TYPE_CHECKING:
-    from .linker import Linker
+from ..ty import Candidate, Concept, NamesByConcept
 
 
 class ConceptScorerBase:
@@ -31,7 +28,7 @@ class ConceptScorerBase:
         self.pool_size = pool_size
 
     def __call__(
-        self, linker: "Linker", dense_queries: np.ndarray, sparse_queries: sparse.csr_matrix,
+        self, names: NamesByConcept, dense_queries: np.ndarray, sparse_queries: sparse.csr_matrix,
         pools: List[List[Candidate]],
     ) -> List[List[Candidate]]:
         raise NotImplementedError
@@ -54,7 +51,7 @@ class AliasCountReranker(ConceptScorerBase):
         self.weights = (name_weight, mean_weight, count_weight)
 
     def __call__(
-        self, linker: "Linker", dense_queries: np.ndarray, sparse_queries: sparse.csr_matrix,
+        self, names: NamesByConcept, dense_queries: np.ndarray, sparse_queries: sparse.csr_matrix,
         pools: List[List[Candidate]],
     ) -> List[List[Candidate]]:
         a, b, c = self.weights
@@ -75,27 +72,24 @@ class ConceptCentroids(ConceptScorerBase):
         super().__init__(pool_size)
 
     def __call__(
-        self, linker: "Linker", dense_queries: np.ndarray, sparse_queries: sparse.csr_matrix,
+        self, names: NamesByConcept, dense_queries: np.ndarray, sparse_queries: sparse.csr_matrix,
         pools: List[List[Candidate]],
     ) -> List[List[Candidate]]:
-        rows_by_cui = linker.dictionary.rows_by_cui
         ranked = []
         for dense_q, sparse_q, pool in zip(dense_queries, sparse_queries, pools):
             concepts = by_concept(pool)
-            scores = [
-                _centroid_score(linker, dense_q, sparse_q, rows_by_cui[ids[0]]) for ids in concepts
-            ]
+            scores = [_centroid_score(names, dense_q, sparse_q, names.rows_of(ids[0])) for ids in concepts]
             ranked.append(_best_first(concepts, scores))
         return ranked
 
 
-def _centroid_score(linker: "Linker", dense_q, sparse_q, rows: np.ndarray) -> float:
-    dense = linker.index.reconstruct(rows).mean(axis=0)
-    if linker.encoder.similarity == "cosine":  # then names and mentions are unit vectors
+def _centroid_score(names: NamesByConcept, dense_q, sparse_q, rows: np.ndarray) -> float:
+    dense = names.dense_vectors(rows).mean(axis=0)
+    if names.similarity == "cosine":  # then names and mentions are unit vectors
         dense /= np.linalg.norm(dense) + 1e-12
-    tfidf = np.asarray(linker.index.sparse_vectors[rows].mean(axis=0)).ravel()
+    tfidf = np.asarray(names.sparse_vectors(rows).mean(axis=0)).ravel()
     tfidf /= np.linalg.norm(tfidf) + 1e-12  # tf-idf rows are unit vectors
-    return biosyn_scores(float(dense_q @ dense), float((sparse_q @ tfidf)[0]), linker.sparse_weight)
+    return biosyn_scores(float(dense_q @ dense), float((sparse_q @ tfidf)[0]), names.sparse_weight)
 
 
 def by_concept(pool: List[Candidate]) -> Dict[Concept, List[Candidate]]:

@@ -76,6 +76,24 @@ class RankCache:
                 self._entries.popitem(last=False)
 
 
+class _NamesByConcept:
+    """The linker as a concept scorer sees it (ty.NamesByConcept)."""
+
+    def __init__(self, linker: "Linker"):
+        self._linker = linker
+        self.similarity = linker.encoder.similarity
+        self.sparse_weight = linker.sparse_weight
+
+    def rows_of(self, cui: str) -> np.ndarray:
+        return self._linker.dictionary.rows_by_cui[cui]
+
+    def dense_vectors(self, rows: np.ndarray) -> np.ndarray:
+        return self._linker.index.reconstruct(rows)
+
+    def sparse_vectors(self, rows: np.ndarray) -> csr_matrix:
+        return self._linker.index.sparse_vectors[rows]
+
+
 class Linker:
     def __init__(
         self,
@@ -111,6 +129,11 @@ class Linker:
         if not self.is_ready:
             raise RuntimeError("the linker has no dictionary: call nlp.initialize() first")
         return KnowledgeBase(self.dictionary)
+
+    @property
+    def names_by_concept(self) -> "_NamesByConcept":
+        """What a concept scorer may read of this linker (ty.NamesByConcept)."""
+        return _NamesByConcept(self)
 
     @property
     def sparse_weight(self) -> float:
@@ -234,7 +257,7 @@ class Linker:
             pool = k if scorer is None else max(k, scorer.pool_size)
             found = self._search(self.index, self.dictionary, dense_q, sparse_q, pool)
             if scorer is not None:
-                found = [c[:k] for c in scorer(self, dense_q, sparse_q, found)]
+                found = [c[:k] for c in scorer(self.names_by_concept, dense_q, sparse_q, found)]
             if self.sieve is not None and self.synonyms is not None:
                 nearest = self._search(self._synonym_index, self.synonyms, dense_q, sparse_q, 1)
                 found = [self.sieve(t, n[0], c) for t, n, c in zip(unique, nearest, found)]
