@@ -13,7 +13,7 @@ from collections import defaultdict
 
 from benchmarks.common import parser
 from benchmarks.readers import _namespaced
-from spacy_biosyn.kb.ids import split_cuis
+from spacy_biosyn.kb.ids import IdPreference, split_cuis
 
 HEADER = "# DiseaseName\tDiseaseID\tAltDiseaseIDs\tDefinition\tParentIDs\tTreeNumbers\tParentTreeNumbers\tSynonyms\tSlimMappings\n"
 
@@ -33,11 +33,13 @@ def main() -> None:
             cui, mention = fields[4], fields[3]
             if cui != "-1" and "|" not in cui and mention not in chemicals[cui]:
                 chemicals[cui].append(mention)
+    # MeSH first, as CTD's MEDIC gives DiseaseID (BioSyn's dictionary leads some concepts with OMIM).
+    preference = IdPreference()
     with open(args.output, "w", encoding="utf-8") as f:
         f.write(HEADER)
         for concepts, tree in ((diseases, "C"), (chemicals, "D")):
             for ids, names in concepts.items():
-                first, *alt = split_cuis(ids)  # as the BioSyn reader splits "D001943|D010051" and "+"
+                first, *alt = preference(split_cuis(ids))  # split as the BioSyn reader splits "|" and "+"
                 alt_ids = "|".join(map(_namespaced, alt))
                 f.write(f"{names[0]}\t{_namespaced(first)}\t{alt_ids}\t\t\t{tree}\t\t{'|'.join(names[1:])}\t\n")
     print(f"{args.output}: {len(diseases)} disease concepts (C), {len(chemicals)} chemical concepts (D)")

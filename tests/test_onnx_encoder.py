@@ -138,3 +138,25 @@ def test_converting_an_onnx_pipeline_again_is_a_clear_error(converted, tmp_path)
     assert result.exit_code == 1
     assert "is not a PyTorch one (OnnxEncoder)" in " ".join(result.output.split())  # wasabi wraps lines
     assert not (tmp_path / "again").exists()
+
+
+def test_the_load_probe_allows_int8s_batch_noise_but_not_in_a_float_encoder(converted, monkeypatch):
+    """int8 activations are scaled per batch, so a re-encoded name comes back
+    near, not at, its saved vector: cosine 0.98 here, as MiniLM's did."""
+    from spacy_biosyn.errors import MismatchError
+
+    encode = OnnxEncoder.encode
+
+    def batch_noise(self, texts):
+        vectors = encode(self, texts)
+        turn = np.random.default_rng(0).normal(size=vectors.shape).astype(np.float32)
+        turn -= (turn * vectors).sum(1, keepdims=True) * vectors  # orthogonal to each vector
+        turn *= 0.2 / np.linalg.norm(turn, axis=1, keepdims=True)
+        moved = vectors + turn  # cosine 1 / sqrt(1 + 0.2^2) = 0.981 with the original
+        return moved / np.linalg.norm(moved, axis=1, keepdims=True)
+
+    monkeypatch.setattr(OnnxEncoder, "encode", batch_noise)
+    with pytest.raises(MismatchError, match="cosine 0.98"):
+        spacy.load(converted / "onnx")
+    as_int8 = {"components": {"biosyn_linker": {"encoder": {"quantize": True}}}}
+    assert spacy.load(converted / "onnx", config=as_int8).get_pipe("biosyn_linker").linker.is_ready

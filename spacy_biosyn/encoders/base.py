@@ -36,6 +36,9 @@ class EncoderBase:
 
     # The registered function that makes the encoder from its config_block.
     registered_name = ""
+    # How close a name re-encoded at load must come to its saved vector (a
+    # cosine) for the saved vectors to count as this encoder's.
+    probe_min_cosine = 0.99
 
     def __init__(self, name: str, pooling: str, similarity: str, max_length: int, batch_size: int):
         check_settings(pooling, similarity, max_length, batch_size)

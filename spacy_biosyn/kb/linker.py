@@ -419,7 +419,7 @@ class Linker:
         cosine = (saved * fresh).sum(1) / (
             np.linalg.norm(saved, axis=1) * np.linalg.norm(fresh, axis=1) + 1e-12
         )
-        if cosine.min() < _PROBE_MIN_COSINE:
+        if cosine.min() < getattr(self.encoder, "probe_min_cosine", _PROBE_MIN_COSINE):
             raise MismatchError(
                 f"the vectors in {path / 'index'} were not made by the encoder in "
                 f"{path / 'encoder'} (cosine {cosine.min():.3f} on a re-encoded name); "
