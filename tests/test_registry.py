@@ -12,6 +12,7 @@ from pathlib import Path
 
 import spacy_biosyn
 from spacy.util import registry
+from spacy_biosyn import parts
 
 PACKAGE = Path(spacy_biosyn.__file__).parent
 SETUP_CFG = PACKAGE.parent / "setup.cfg"
@@ -29,8 +30,21 @@ def registered_in_source() -> dict:
                     and isinstance(decorator.func, ast.Attribute)
                     and getattr(decorator.func.value, "id", None) == "registry"
                 ):
-                    found[(decorator.func.attr, decorator.args[0].value)] = f"{module}:{node.name}"
+                    found[(decorator.func.attr, _registered_name(decorator.args[0]))] = f"{module}:{node.name}"
     return found
+
+
+def _registered_name(node: ast.expr) -> str:
+    """The name a decorator registers: a constant of the catalogue, or a string."""
+    return getattr(parts, node.id) if isinstance(node, ast.Name) else node.value
+
+
+def test_the_catalogue_lists_every_registered_name_once_with_its_registry():
+    catalogue = {(part.registry, part.name) for part in parts.PARTS}
+    assert len(catalogue) == len(parts.PARTS)
+    assert catalogue == set(registered_in_source())
+    for part in parts.PARTS:
+        assert part.name in part.example and part.does and part.contract
 
 
 def entry_points() -> dict:

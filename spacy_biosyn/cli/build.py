@@ -8,6 +8,7 @@ from wasabi import msg
 
 from ..errors import BiosynError
 from ..names import DEFAULT_ENCODER_NAME, PIPE_NAME
+from ..parts import EXACT_INDEX, FAISS_INDEX, SIZED_INDEX, TRANSFORMER_ENCODER
 from .common import (
     ENCODER_HELP,
     ID_NAMESPACES_OPTION,
@@ -22,7 +23,7 @@ from .common import (
 if TYPE_CHECKING:
     from spacy.language import Language
 
-INDEXES = {"sized": "spacy_biosyn.SizedIndex.v1", "exact": "spacy_biosyn.ExactIndex.v2", "faiss": "spacy_biosyn.FaissIndex.v1"}
+INDEXES = {"sized": SIZED_INDEX, "exact": EXACT_INDEX, "faiss": FAISS_INDEX}
 
 
 DICTIONARY_HELP = "The vocabulary: a file or its URL (fetched once into a cache), in --format"
@@ -102,7 +103,7 @@ def build(
         raise typer.BadParameter(f"{index!r}: choose one of {', '.join(INDEXES)}", param_hint="--index")
     routes = _routes(route)
     vocabulary, format = _vocabulary(dictionary, format, read_vocabulary_file)
-    encoder_block = {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": encoder}
+    encoder_block = {"@misc": TRANSFORMER_ENCODER, "name": encoder}
     if from_biosyn is not None:
         from ..encoders.biosyn_checkpoint import PICKLED_TFIDF_FILE, read_biosyn_checkpoint
 

@@ -11,6 +11,7 @@ import typer
 from wasabi import msg
 
 from ..names import DEFAULT_ENCODER_NAME
+from ..parts import ONNX_ENCODER, TRANSFORMER_ENCODER
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -77,7 +78,7 @@ def _named_config(name: str, encoder: Optional[str], device: Optional[str], onnx
         named_vocabulary(name)
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="NAME") from None
-    runtime = "spacy_biosyn.OnnxEncoder.v1" if onnx else "spacy_biosyn.TransformerEncoder.v1"
+    runtime = ONNX_ENCODER if onnx else TRANSFORMER_ENCODER
     block = {"@misc": runtime, "name": encoder or DEFAULT_ENCODER_NAME}
     return {"linker_name": name, "encoder": {**block, **_given({"device": device})}}
 

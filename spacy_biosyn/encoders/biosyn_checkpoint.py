@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import NamedTuple, Union
 
 from ..errors import BiosynError
+from ..parts import TRANSFORMER_ENCODER
 
 SPARSE_WEIGHT_FILE = "sparse_weight.pt"
 PICKLED_TFIDF_FILE = "sparse_encoder.pk"
@@ -49,7 +50,7 @@ def read_biosyn_checkpoint(source: Union[str, Path]) -> BiosynCheckpoint:
     sparse_weight = float(weight.reshape(-1)[0])
     if folder.is_dir() and not (folder / "config.json").is_file():
         raise BiosynError(f"{folder}: no config.json beside {SPARSE_WEIGHT_FILE}: the BERT folder of the checkpoint is incomplete")
-    encoder = {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": str(source), "pooling": "cls", "similarity": "dot"}
+    encoder = {"@misc": TRANSFORMER_ENCODER, "name": str(source), "pooling": "cls", "similarity": "dot"}
     return BiosynCheckpoint(encoder, sparse_weight, skipped)
 
 

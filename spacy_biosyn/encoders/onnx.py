@@ -23,6 +23,7 @@ from spacy.util import registry
 
 from ..checks import is_whole_number
 from ..downloads import cache_folder
+from ..parts import ONNX_ENCODER
 from ..storage import replaced_atomically
 from .base import EncoderBase, encode_in_batches, offline_copy, read_saved, unit_rows
 
@@ -38,9 +39,9 @@ _FORKED_AWAY: list = []
 os.register_at_fork(after_in_child=lambda: [encoder._forked() for encoder in list(_LOADED)])
 
 
-@registry.misc("spacy_biosyn.OnnxEncoder.v1")
+@registry.misc(ONNX_ENCODER)
 class OnnxEncoder(EncoderBase):
-    registered_name = "spacy_biosyn.OnnxEncoder.v1"
+    registered_name = ONNX_ENCODER
 
     def __init__(
         self,

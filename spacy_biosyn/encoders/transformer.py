@@ -17,13 +17,14 @@ from spacy.util import registry
 from transformers import AutoModel
 
 from ..errors import SavedStateError
+from ..parts import TRANSFORMER_ENCODER
 from .base import EncoderBase, encode_in_batches, read_saved
 from .hub import choose_device, load_pretrained, save_pretrained
 
 
-@registry.misc("spacy_biosyn.TransformerEncoder.v1")
+@registry.misc(TRANSFORMER_ENCODER)
 class TransformerEncoder(EncoderBase):
-    registered_name = "spacy_biosyn.TransformerEncoder.v1"
+    registered_name = TRANSFORMER_ENCODER
 
     @property
     def config_block(self) -> dict:

@@ -14,6 +14,7 @@ import numpy as np
 from scipy import sparse
 from spacy.util import registry
 
+from ..parts import ALIAS_COUNT_RERANKER, CONCEPT_CENTROIDS
 from ..scoring import biosyn_scores
 from ..ty import Candidate, Concept, NamesByConcept
 
@@ -34,7 +35,7 @@ class ConceptScorerBase:
         raise NotImplementedError
 
 
-@registry.misc("spacy_biosyn.AliasCountReranker.v1")
+@registry.misc(ALIAS_COUNT_RERANKER)
 class AliasCountReranker(ConceptScorerBase):
     def __init__(
         self,
@@ -66,7 +67,7 @@ class AliasCountReranker(ConceptScorerBase):
         return ranked
 
 
-@registry.misc("spacy_biosyn.ConceptCentroids.v1")
+@registry.misc(CONCEPT_CENTROIDS)
 class ConceptCentroids(ConceptScorerBase):
     def __init__(self, pool_size: int = 20):
         super().__init__(pool_size)

@@ -16,6 +16,7 @@ from scipy import sparse
 from sklearn.decomposition import TruncatedSVD
 from spacy.util import registry
 
+from ..parts import FAISS_INDEX
 from ..scoring import biosyn_scores, pooled_sparse_scores, sparse_scores, top_k
 from .index import FAISS_FILE, IndexBase, import_faiss
 
@@ -27,7 +28,7 @@ except ImportError:
     faiss = None
 
 
-@registry.misc("spacy_biosyn.FaissIndex.v1")
+@registry.misc(FAISS_INDEX)
 class FaissIndex(IndexBase):
     """Approximate search for large dictionaries. `factory` is a faiss
     index_factory string for the name vectors: "HNSW32" (graph, fp32),
@@ -60,7 +61,7 @@ class FaissIndex(IndexBase):
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be positive, got {chunk_size}")
         super().__init__()
-        import_faiss("spacy_biosyn.FaissIndex.v1")
+        import_faiss(FAISS_INDEX)
         self.factory = factory
         self.pool_size = pool_size
         self.ef_search = ef_search

@@ -26,6 +26,7 @@ from spacy.util import registry
 
 from ..checks import is_whole_number
 from ..errors import SavedStateError
+from ..parts import EXACT_INDEX, EXACT_INDEX_V1
 from ..scoring import biosyn_scores, top_k
 from ..storage import mapped_npz
 
@@ -133,7 +134,7 @@ class IndexBase:
         return self
 
 
-@registry.misc("spacy_biosyn.ExactIndex.v2")
+@registry.misc(EXACT_INDEX)
 class ExactIndex(IndexBase):
     """Exact search: the ranking of S over every name for every mention.
     `chunk_scores` is how many (mention, name) dense scores one chunk
@@ -222,7 +223,7 @@ class ExactIndex(IndexBase):
         return self
 
 
-@registry.misc("spacy_biosyn.ExactIndex.v1")
+@registry.misc(EXACT_INDEX_V1)
 def exact_index_v1(pool_size: int = 64, chunk_size: int = 128) -> ExactIndex:
     """What pipelines saved before v2 name. v1 searched a faiss pool under a
     bound; v2 returns the same exact ranking by scoring every name, so

@@ -19,6 +19,7 @@ from xml.etree import ElementTree
 from spacy.util import registry
 
 from ..downloads import cached_path
+from ..parts import MESH_VOCABULARY
 from ..preprocess.text import numbered_lines, open_maybe_gzipped
 from ..ty import Concept
 from .dictionary import ConceptDetails, Dictionary, DictionaryError
@@ -115,6 +116,6 @@ def _xml_record(path: Path, record: ElementTree.Element, id_tag: str, details: D
         yield (cui,), alias
 
 
-@registry.readers("spacy_biosyn.MeshVocabulary.v1")
+@registry.readers(MESH_VOCABULARY)
 def mesh_vocabulary(path: str) -> Callable[[], Dictionary]:
     return partial(read_mesh, path)

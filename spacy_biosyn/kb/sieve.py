@@ -11,10 +11,11 @@ from typing import List, Optional
 
 from spacy.util import registry
 
+from ..parts import SIEVE
 from ..ty import Candidate
 
 
-@registry.misc("spacy_biosyn.Sieve.v1")
+@registry.misc(SIEVE)
 class Sieve:
     def __init__(self, exact_match: bool = True, threshold: Optional[float] = None):
         self.exact_match = exact_match

@@ -21,12 +21,13 @@ from spacy.util import registry
 
 from ..errors import SavedStateError
 from ..names import LARGE_VOCABULARY_NAMES
+from ..parts import SIZED_INDEX
 from .index import ExactIndex, estimated_bytes
 
 _KIND_FILE = "kind.json"
 
 
-@registry.misc("spacy_biosyn.SizedIndex.v1")
+@registry.misc(SIZED_INDEX)
 class SizedIndex:
     def __init__(
         self,

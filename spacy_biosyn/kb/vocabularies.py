@@ -20,6 +20,15 @@ from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optiona
 from spacy.util import registry
 
 from ..downloads import cached_path
+from ..parts import (
+    BIOSYN_DICTIONARY,
+    CTD_CHEMICALS,
+    MEDIC_VOCABULARY,
+    MESH_VOCABULARY,
+    OBO_VOCABULARY,
+    SCISPACY_KB,
+    UMLS_VOCABULARY,
+)
 from ..preprocess.text import numbered_lines
 from .dictionary import Concept, ConceptDetails, Dictionary, DictionaryError
 from .ids import DEFAULT_ID_PREFERENCE, IdPreference, checked_id
@@ -104,10 +113,10 @@ def _check_ctd_kind(path: Path, wanted: str) -> None:
 
 # Each format's registered reader, and the name of its file argument.
 READERS = {
-    "biosyn": ("spacy_biosyn.BiosynDictionary.v1", "path"), "medic": ("spacy_biosyn.MedicVocabulary.v1", "path"),
-    "ctd-chemicals": ("spacy_biosyn.CtdChemicals.v1", "path"), "umls": ("spacy_biosyn.UmlsVocabulary.v1", "mrconso"),
-    "obo": ("spacy_biosyn.OboVocabulary.v1", "path"), "mesh": ("spacy_biosyn.MeshVocabulary.v1", "path"),
-    "scispacy": ("spacy_biosyn.ScispacyKb.v1", "path"),
+    "biosyn": (BIOSYN_DICTIONARY, "path"), "medic": (MEDIC_VOCABULARY, "path"),
+    "ctd-chemicals": (CTD_CHEMICALS, "path"), "umls": (UMLS_VOCABULARY, "mrconso"),
+    "obo": (OBO_VOCABULARY, "path"), "mesh": (MESH_VOCABULARY, "path"),
+    "scispacy": (SCISPACY_KB, "path"),
 }
 
 
@@ -174,7 +183,7 @@ def read_biosyn(path: PathLike, preferred_ids: Sequence[str] = DEFAULT_ID_PREFER
     return Dictionary.from_file(path, IdPreference(preferred_ids))
 
 
-@registry.readers("spacy_biosyn.BiosynDictionary.v1")
+@registry.readers(BIOSYN_DICTIONARY)
 def biosyn_dictionary(path: str, preferred_ids: List[str] = list(DEFAULT_ID_PREFERENCE)) -> VocabularyReader:
     IdPreference(preferred_ids)  # a bad pattern fails when the config is read
     return partial(read_biosyn, path, preferred_ids)
@@ -269,7 +278,7 @@ def read_ctd_chemicals(path: PathLike) -> Dictionary:
     return _dictionary(path, _ctd_entries(path, _CTD_CHEMICALS, details), details)
 
 
-@registry.readers("spacy_biosyn.CtdChemicals.v1")
+@registry.readers(CTD_CHEMICALS)
 def ctd_chemicals(path: str) -> VocabularyReader:
     return partial(read_ctd_chemicals, path)
 
@@ -278,7 +287,7 @@ def _pipe_list(field: str) -> List[str]:
     return [value.strip() for value in field.split("|") if value.strip()]
 
 
-@registry.readers("spacy_biosyn.MedicVocabulary.v1")
+@registry.readers(MEDIC_VOCABULARY)
 def medic_vocabulary(path: str, preferred_ids: List[str] = list(DEFAULT_ID_PREFERENCE)) -> VocabularyReader:
     IdPreference(preferred_ids)
     return partial(read_medic, path, preferred_ids)
@@ -361,7 +370,7 @@ def _cuis_of_types(mrsty: Path, types: Set[str]) -> Set[str]:
     return cuis
 
 
-@registry.readers("spacy_biosyn.UmlsVocabulary.v1")
+@registry.readers(UMLS_VOCABULARY)
 def umls_vocabulary(
     mrconso: str,
     languages: List[str] = ["ENG"],
@@ -467,7 +476,7 @@ def _obo_terms(path: Path) -> Iterator[_OboTerm]:
         yield term
 
 
-@registry.readers("spacy_biosyn.OboVocabulary.v1")
+@registry.readers(OBO_VOCABULARY)
 def obo_vocabulary(
     path: str, synonym_scopes: List[str] = ["EXACT", "RELATED"], xref_prefixes: List[str] = []
 ) -> VocabularyReader:
@@ -514,6 +523,6 @@ def _strings(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
-@registry.readers("spacy_biosyn.ScispacyKb.v1")
+@registry.readers(SCISPACY_KB)
 def scispacy_kb(path: str, types: Optional[List[str]] = None) -> VocabularyReader:
     return partial(read_scispacy_kb, path, types)

@@ -25,6 +25,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
+from ..parts import AB3P
 from ..ty import Abbreviation, AbbreviationDetector
 from ..pipeline.extensions import doc_abbreviations, register_extensions
 
@@ -39,7 +40,7 @@ register_extensions()
 @Language.factory(
     "biosyn_document_entities",
     default_config={
-        "abbreviations": {"@misc": "spacy_biosyn.Ab3P.v1"},
+        "abbreviations": {"@misc": AB3P},
         "rejoin": True,
         "pair_abbreviations": True,
         "propagate": True,

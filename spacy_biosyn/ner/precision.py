@@ -28,6 +28,7 @@ from thinc.api import Config, Model, PyTorchShim
 
 from ..encoders.hub import has_native_bf16
 from ..errors import BiosynError
+from ..parts import BERT_TRANSFORMER
 
 Precision = Literal["auto", "bf16", "fp32"]
 
@@ -65,7 +66,7 @@ class AutocastShim(PyTorchShim):
             return super().begin_update(inputs)
 
 
-@registry.architectures("spacy_biosyn.BertTransformer.v1")
+@registry.architectures(BERT_TRANSFORMER)
 def build_bert_transformer(
     *,
     vocab_size: int,
@@ -149,7 +150,7 @@ def with_encoder_shape(config: Config, keep: Iterable[str] = ()) -> Tuple[Config
     for name, block in config.get("components", {}).items():
         model = block.get("model", {})
         loader = resolved.get("initialize", {}).get("components", {}).get(name, {}).get("encoder_loader", {})
-        if model.get("@architectures") != "spacy_biosyn.BertTransformer.v1" or not loader.get("name"):
+        if model.get("@architectures") != BERT_TRANSFORMER or not loader.get("name"):
             continue
         shape = {key: value for key, value in encoder_shape(loader["name"]).items()
                  if f"components.{name}.model.{key}" not in keep}

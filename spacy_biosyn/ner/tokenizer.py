@@ -18,6 +18,7 @@ import re
 
 from spacy.language import Language
 from spacy.util import compile_infix_regex, compile_suffix_regex, registry
+from ..parts import BIOMEDICAL_TOKENIZER
 
 INFIXES = (
     r"(?<=[A-Za-z0-9])[\)\]](?=-)",  # (DOX)-induced
@@ -47,6 +48,6 @@ def add_biomedical_rules(nlp: Language) -> Language:
     return nlp
 
 
-@registry.callbacks("spacy_biosyn.BiomedicalTokenizer.v1")
+@registry.callbacks(BIOMEDICAL_TOKENIZER)
 def make_biomedical_tokenizer():
     return add_biomedical_rules

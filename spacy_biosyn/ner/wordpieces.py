@@ -26,6 +26,7 @@ import unicodedata
 from typing import List, Tuple
 
 from spacy.util import registry
+from ..parts import BERT_WORDPIECE_ENCODER
 
 # Hugging Face BertTokenizer's max_input_chars_per_word.
 MAX_WORD_CHARS = 100
@@ -54,7 +55,7 @@ def _is_punctuation(char: str) -> bool:
 _ASCII_SYMBOLS = frozenset(chr(cp) for cp in [*range(33, 48), *range(58, 65), *range(91, 97), *range(123, 127)])
 
 
-@registry.architectures("spacy_biosyn.BertWordpieceEncoder.v1")
+@registry.architectures(BERT_WORDPIECE_ENCODER)
 def build_bert_wordpiece_encoder():
     """spacy-curated-transformers' BERT WordPiece encoder, in linear time."""
     from spacy_curated_transformers.tokenization.wordpiece_encoder import build_bert_wordpiece_encoder_v1

@@ -47,6 +47,7 @@ from ..kb.sparse import SparseEncoder
 from ..kb.type_filter import TypeFilter
 from ..kb.vocabularies import VocabularyReader, read_vocabulary
 from ..names import NIL, PIPE_NAME
+from ..parts import AB3P, SIZED_INDEX, TRANSFORMER_ENCODER
 from ..preprocess.readings import MentionPreprocessor, long_forms_by_short_form
 from ..preprocess.text import read_corrections
 from ..ty import (
@@ -115,11 +116,11 @@ class DocLinks(NamedTuple):
         # A `misspelling||correction` file such as BioSyn's ncbi-spell-check.txt,
         # read by initialize() and saved with the pipeline.
         "corrections": None,
-        "encoder": {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": DEFAULT_ENCODER_NAME},
+        "encoder": {"@misc": TRANSFORMER_ENCODER, "name": DEFAULT_ENCODER_NAME},
         # Exact search, or faiss's from a million names on (kb/sized_index.py).
-        "index": {"@misc": "spacy_biosyn.SizedIndex.v1"},
+        "index": {"@misc": SIZED_INDEX},
         # null turns abbreviation expansion off
-        "abbreviations": {"@misc": "spacy_biosyn.Ab3P.v1"},
+        "abbreviations": {"@misc": AB3P},
         # Synonyms first (spacy_biosyn.Sieve.v1); null searches all names alike.
         "sieve": None,
         # Concepts ranked from their names' scores (spacy_biosyn.AliasCountReranker.v1

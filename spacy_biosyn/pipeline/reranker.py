@@ -28,6 +28,7 @@ from spacy.util import registry
 from ..checks import is_number, is_whole_number
 from ..encoders.base import DEFAULT_ENCODER_NAME
 from ..encoders.hub import choose_device, load_pretrained, save_pretrained
+from ..parts import CROSS_ENCODER_RERANKER
 from ..ty import Candidate
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ def combined_scores(first_stage, logits, first_stage_weight: float):
     return first_stage_weight * first_stage + logits
 
 
-@registry.misc("spacy_biosyn.CrossEncoderReranker.v1")
+@registry.misc(CROSS_ENCODER_RERANKER)
 class CrossEncoderReranker:
     """Any Hugging Face encoder with a one-logit head over (mention in
     context, name) pairs; untrained, the head is new and the scores are the
@@ -134,7 +135,7 @@ class CrossEncoderReranker:
     @property
     def config_block(self) -> dict:
         """This re-ranker as a pipeline's config names it."""
-        return {"@misc": "spacy_biosyn.CrossEncoderReranker.v1", **self.settings}
+        return {"@misc": CROSS_ENCODER_RERANKER, **self.settings}
 
     @property
     def is_loaded(self) -> bool:

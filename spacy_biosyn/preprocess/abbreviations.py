@@ -30,6 +30,7 @@ from typing import Iterator, List, Optional, Tuple, Union
 import numpy as np
 from spacy.util import registry
 
+from ..parts import AB3P, SCHWARTZ_HEARST, SCISPACY_ABBREVIATIONS
 from ..ty import Abbreviation, AbbreviationDetector
 
 logger = logging.getLogger("spacy_biosyn")
@@ -190,7 +191,7 @@ def _original_span(origin: np.ndarray, byte_offset: int, form: str, piece_start:
     return slice(piece_start + int(origin[byte_offset]), piece_start + int(origin[last_byte]) + 1)
 
 
-@registry.misc("spacy_biosyn.Ab3P.v1")
+@registry.misc(AB3P)
 def make_ab3p() -> AbbreviationDetector:
     return Ab3PDetector()
 
@@ -251,7 +252,7 @@ def _long_form_start(short: str, window: str, words) -> Optional[int]:
     return max(w.start() for w in words if w.start() <= position)
 
 
-@registry.misc("spacy_biosyn.SchwartzHearst.v1")
+@registry.misc(SCHWARTZ_HEARST)
 def make_schwartz_hearst() -> AbbreviationDetector:
     return SchwartzHearstDetector()
 
@@ -277,7 +278,7 @@ class ScispacyAbbreviations:
         ]
 
 
-@registry.misc("spacy_biosyn.ScispacyAbbreviations.v1")
+@registry.misc(SCISPACY_ABBREVIATIONS)
 def make_scispacy_abbreviations() -> ScispacyAbbreviations:
     return ScispacyAbbreviations()
 

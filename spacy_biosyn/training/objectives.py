@@ -11,6 +11,7 @@ from typing import Callable
 import torch
 import torch.nn.functional as F
 from spacy.util import registry
+from ..parts import HARD_EM, MARGINAL_NLL, PAIRWISE_BCE
 
 Objective = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
@@ -45,16 +46,16 @@ def pairwise_bce(logits: torch.Tensor, positives: torch.Tensor) -> torch.Tensor:
     return F.binary_cross_entropy_with_logits(logits, positives.to(logits.dtype))
 
 
-@registry.losses("spacy_biosyn.MarginalNLL.v1")
+@registry.losses(MARGINAL_NLL)
 def make_marginal_nll() -> Objective:
     return marginal_nll
 
 
-@registry.losses("spacy_biosyn.HardEM.v1")
+@registry.losses(HARD_EM)
 def make_hard_em() -> Objective:
     return hard_em
 
 
-@registry.losses("spacy_biosyn.PairwiseBCE.v1")
+@registry.losses(PAIRWISE_BCE)
 def make_pairwise_bce() -> Objective:
     return pairwise_bce
