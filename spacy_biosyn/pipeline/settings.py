@@ -168,7 +168,8 @@ _SCISPACY_REFUSALS = {
     "on [0, 1] too, but a wrong name scores higher with a transformer encoder (\"auto\" is 0.8 for MiniLM): "
     "leave it \"auto\" or choose one with python -m spacy_biosyn tune-nil",
     "filter_for_definitions": "filter_for_definitions is scispaCy's filter of concepts without a definition, which "
-    "this linker does not apply: every concept of the vocabulary is linked (restrict the vocabulary when it is built)",
+    "this linker does not apply: every concept of the vocabulary is linked (restrict the vocabulary when it is "
+    "built, or keep concepts by type with types and exclude_types)",
     "resolve_abbreviations": "resolve_abbreviations is read when the pipe is built: "
     "add_pipe(..., config={\"resolve_abbreviations\": false}), or \"abbreviations\": null",
 }
