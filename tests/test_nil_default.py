@@ -72,7 +72,8 @@ def test_auto_for_an_unknown_encoder_is_derived_from_the_vocabulary_once_and_sav
         raise AssertionError("derived again on load")
 
     monkeypatch.setattr(nil_default, "derived_nil_default", not_again)
-    loaded = spacy.load(tmp_path / "pipeline").get_pipe("biosyn_linker")
+    loaded_nlp = spacy.load(tmp_path / "pipeline")
+    loaded = loaded_nlp.get_pipe("biosyn_linker")
     assert loaded.nil_threshold == derived
     assert loaded.settings.nil_threshold == "auto"
     loaded.nil_threshold = 0.5  # a number is the user's, and nothing is derived for it
