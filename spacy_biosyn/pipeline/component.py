@@ -63,7 +63,7 @@ from ..ty import (
 )
 from .annotate import annotate_span, chosen_in_document, tied_readings
 from .extensions import doc_abbreviations, register_extensions
-from .reranker import MentionInContext
+from ..kb.reranker import MentionInContext
 from .routes import DEFAULT, Routes, casefolded_routes
 from .settings import (
     AUTO, KEEP, BoundSetting, LinkerSettings, RefusedName, Setting, change_setting, check_parts, from_scispacy,

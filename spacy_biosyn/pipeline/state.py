@@ -23,7 +23,7 @@ from ..checks import is_weight
 from ..errors import MismatchError, SavedStateError
 from ..preprocess.readings import MentionPreprocessor
 from ..storage import read_consistently, read_saved_json, remove_stale_staging, replaced_atomically
-from .reranker import CrossEncoderReranker
+from ..kb.reranker import CrossEncoderReranker
 from .routes import Routes
 from .settings import EDITABLE_SETTINGS, LinkerSettings, change_setting
 

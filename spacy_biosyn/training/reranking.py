@@ -35,7 +35,7 @@ from ..kb.dictionary import Dictionary
 from ..kb.ids import bare_id, split_cuis
 from ..names import PIPE_NAME
 from ..pipeline.settings import configure_linker
-from ..pipeline.reranker import CrossEncoderReranker, MentionInContext, combined_scores
+from ..kb.reranker import CrossEncoderReranker, MentionInContext, combined_scores
 from ..storage import save_pipeline
 from ..ty import Candidate
 from .common import RunLog, required_path, start_output
