@@ -59,8 +59,14 @@ def test_umls_semantic_types_by_tui_or_name(tmp_path):
     by_name = read_umls(mrconso, mrsty=mrsty, semantic_types=["Neoplastic Process"])
     assert list(by_tui.names) == ["diabetes mellitus"]
     assert list(by_name.names) == ["breast neoplasms", "breast cancer"]
-    with pytest.raises(ValueError, match="both mrsty and semantic_types"):
-        read_umls(mrconso, mrsty=mrsty)
+    # MRSTY alone keeps every concept and gives each its semantic types, which the type filters read.
+    typed = read_umls(mrconso, mrsty=mrsty)
+    assert {cui: typed.details[cui].types for cui in ("C0006142", "C0011849")} == {
+        "C0006142": ("T191",), "C0011849": ("T047",)
+    }
+    assert read_umls(mrconso).details["C0006142"].types == ()
+    with pytest.raises(ValueError, match="semantic_types needs mrsty"):
+        read_umls(mrconso, semantic_types=["T047"])
 
 
 def test_obo_terms_with_scoped_synonyms_alt_ids_and_xrefs(tmp_path):

@@ -313,13 +313,14 @@ def read_umls(
     codes of `alt_id_sources` as `SAB:CODE` (`MSH:D001943`). Rows are kept
     when their LAT is in `languages`, their SUPPRESS flag in `suppress`
     (N: not suppressed; O, E, Y: obsolete or suppressed) and, if given,
-    their SAB in `sources`. With `mrsty` and `semantic_types` (TUIs such
-    as T047, or names such as "Disease or Syndrome"), only concepts of
-    those types are kept."""
+    their SAB in `sources`. With `mrsty` (MRSTY.RRF) each concept's types
+    are its semantic types (TUIs such as T047), which the linker's type
+    filters read; with `semantic_types` too (TUIs, or names such as
+    "Disease or Syndrome"), only concepts of those types are kept."""
     mrconso = cached_path(mrconso)
-    if (mrsty is None) != (semantic_types is None):
-        raise ValueError("read_umls: give both mrsty and semantic_types, or neither")
-    wanted_cuis = _cuis_of_types(Path(mrsty), set(semantic_types)) if mrsty is not None else None
+    if semantic_types is not None and mrsty is None:
+        raise ValueError("read_umls: semantic_types needs mrsty, the MRSTY.RRF that gives each concept's types")
+    wanted_cuis = _cuis_of_types(Path(mrsty), set(semantic_types)) if semantic_types is not None else None
 
     def kept_rows() -> Iterator[List[str]]:
         for number, line in numbered_lines(mrconso):
@@ -353,21 +354,34 @@ def read_umls(
             if row[_CUI] not in details or (row[2], row[4], row[6]) == ("P", "PF", "Y"):
                 details[row[_CUI]] = ConceptDetails(row[_STR])
             yield (row[_CUI], *alt_ids.get(row[_CUI], ())), row[_STR]
+        if mrsty is not None:  # after the names: only the kept concepts' types are held
+            _add_semantic_types(Path(mrsty), details)
 
     return _dictionary(mrconso, entries(), details)
 
 
-def _cuis_of_types(mrsty: Path, types: Set[str]) -> Set[str]:
-    """CUIs with a semantic type in `types` (TUI or name), from MRSTY.RRF:
-    CUI|TUI|STN|STY|ATUI|CVF|."""
-    cuis = set()
+def _mrsty_rows(mrsty: Path) -> Iterator[List[str]]:
+    """MRSTY.RRF's rows: CUI|TUI|STN|STY|ATUI|CVF|."""
     for number, line in numbered_lines(mrsty):
         row = line.split("|")
         if len(row) != 7:
             raise DictionaryError(f"{mrsty}, line {number}: expected MRSTY.RRF's 6 '|'-terminated fields")
-        if row[1] in types or row[3] in types:
-            cuis.add(row[0])
-    return cuis
+        yield row
+
+
+def _cuis_of_types(mrsty: Path, types: Set[str]) -> Set[str]:
+    """CUIs with a semantic type in `types` (TUI or name)."""
+    return {row[0] for row in _mrsty_rows(mrsty) if row[1] in types or row[3] in types}
+
+
+def _add_semantic_types(mrsty: Path, details: Dict[str, ConceptDetails]) -> None:
+    """Each concept of `details` typed by its TUIs."""
+    tuis: Dict[str, Dict[str, None]] = {}
+    for row in _mrsty_rows(mrsty):
+        if row[0] in details:
+            tuis.setdefault(row[0], {})[row[1]] = None
+    for cui, found in tuis.items():
+        details[cui] = details[cui]._replace(types=tuple(found))
 
 
 @registry.readers(UMLS_VOCABULARY)
