@@ -123,11 +123,14 @@ class Linker:
     def is_ready(self) -> bool:
         return self.dictionary is not None
 
+    def _require_dictionary(self) -> None:
+        if not self.is_ready:
+            raise RuntimeError("the linker has no dictionary: call nlp.initialize() first")
+
     @property
     def kb(self) -> KnowledgeBase:
         """The concepts of the dictionary, synonyms included: `kb.cui_to_entity[cui]`."""
-        if not self.is_ready:
-            raise RuntimeError("the linker has no dictionary: call nlp.initialize() first")
+        self._require_dictionary()
         return KnowledgeBase(self.dictionary)
 
     @property
@@ -150,8 +153,7 @@ class Linker:
         """What nil_threshold "auto" is for this encoder, lambda and
         vocabulary (nil_default.py): found once, and saved with the linker."""
         if self._nil_default is None:
-            if not self.is_ready:
-                raise RuntimeError("the linker has no dictionary: call nlp.initialize() first")
+            self._require_dictionary()
             self._nil_default = nil_default(self)
         return self._nil_default
 
@@ -240,8 +242,7 @@ class Linker:
         distinct text is encoded once; an empty text gets no candidates.
         `rows`: the texts' rows among the names as already looked up (by
         preprocessing), for this linker's dictionary."""
-        if not self.is_ready:
-            raise RuntimeError("the linker has no dictionary: call nlp.initialize() first")
+        self._require_dictionary()
         self.cache.check((self.encoder, self.index, self.sparse, self.dictionary, self.synonyms, self.sparse_weight))
         ranked: Dict[str, List[Candidate]] = {"": []}
         unique = []
@@ -270,8 +271,7 @@ class Linker:
     def score_names(self, texts: Sequence[str], k: int) -> List[List[Candidate]]:
         """The k best names of each normalized text by S alone (no concept
         scorer, sieve or cache), scored on [0, 1] as `rank` scores them."""
-        if not self.is_ready:
-            raise RuntimeError("the linker has no dictionary: call nlp.initialize() first")
+        self._require_dictionary()
         dense_q, sparse_q = self._queries(list(texts))
         found = self._search(self.index, self.dictionary, dense_q, sparse_q, k)
         return [self._on_unit_scale(candidates, query) for candidates, query in zip(found, dense_q)]

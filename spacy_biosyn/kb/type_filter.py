@@ -1,6 +1,6 @@
 """Candidates kept or dropped by their concepts' types (`Entity.types`): MeSH
 tree numbers and semantic types, CTD tree numbers, an OBO namespace, UMLS
-semantic types (TUIs) as a scispaCy KB lists them, whatever the reader gave.
+semantic types (TUIs) from MRSTY.RRF or a scispaCy KB: whatever the reader gave.
 
 A pattern matches a type that starts with it, so a tree number's prefix is
 its subtree: "C" keeps MeSH's diseases, "C04" its neoplasms; a TUI
@@ -27,7 +27,7 @@ class TypeFilter:
     def allows(self, types: Sequence[str]) -> bool:
         if self.keep is not None and not any(t.startswith(self.keep) for t in types):
             return False
-        return not any(t.startswith(self.drop) for t in types) if self.drop else True
+        return not any(t.startswith(self.drop) for t in types)  # startswith(()) is False
 
     def __call__(self, ranked: List[List[Candidate]], dictionary: Dictionary, where: str) -> List[List[Candidate]]:
         """Each mention's candidates with the concepts that pass (`dictionary`

@@ -4,9 +4,8 @@ A CPU with AMX or AVX512-BF16 (Sapphire Rapids and later) multiplies bf16
 matrices several times faster than fp32; one without (an AVX2-only AMD
 EPYC) emulates bf16 and runs it several times slower. So every bf16 switch
 of the package is "auto": bf16 autocast where `has_native_bf16`
-(encoders/hub.py) says the
-hardware has it, fp32 elsewhere, decided on the machine that runs the
-model, not the one that trained it.
+(encoders/hub.py) says the hardware has it, fp32 elsewhere, decided on the
+machine that runs the model, not the one that trained it.
 
 `spacy_biosyn.BertTransformer.v1` is spacy-curated-transformers' BERT with
 such a switch: thinc's PyTorch shim only knows CUDA's fp16 autocast, so on

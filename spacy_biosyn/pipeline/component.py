@@ -43,6 +43,7 @@ from ..kb.knowledge_base import KnowledgeBase
 from ..kb.linker import Linker
 from ..kb.named import fill_named_linker
 from ..kb.namespaces import IdNamespaces
+from ..kb.reranker import MentionInContext
 from ..kb.sparse import SparseEncoder
 from ..kb.type_filter import TypeFilter
 from ..kb.vocabularies import VocabularyReader, read_vocabulary
@@ -63,7 +64,6 @@ from ..ty import (
 )
 from .annotate import annotate_span, chosen_in_document, tied_readings
 from .extensions import doc_abbreviations, register_extensions
-from ..kb.reranker import MentionInContext
 from .routes import DEFAULT, Routes, casefolded_routes
 from .settings import (
     AUTO, KEEP, BoundSetting, LinkerSettings, RefusedName, Setting, change_setting, check_parts, from_scispacy,

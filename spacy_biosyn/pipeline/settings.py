@@ -81,7 +81,7 @@ class LinkerSettings(BaseModel):
     nil_threshold_encoder: Optional[str] = editable(None)
     # Candidate concepts kept: those with a type that starts with one of these
     # (kb/type_filter.py): MeSH or CTD tree numbers ("C" keeps diseases),
-    # UMLS semantic types from a scispaCy KB ("T047"), OBO namespaces. null: all.
+    # UMLS semantic types from MRSTY or a scispaCy KB ("T047"), OBO namespaces. null: all.
     types: Optional[List[TypePattern]] = editable(None)
     # Candidate concepts dropped: those with a type that starts with one of these.
     exclude_types: List[TypePattern] = editable([])

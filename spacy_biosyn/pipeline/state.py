@@ -21,9 +21,9 @@ from thinc.api import Config
 from .. import __version__
 from ..checks import is_weight
 from ..errors import MismatchError, SavedStateError
+from ..kb.reranker import CrossEncoderReranker
 from ..preprocess.readings import MentionPreprocessor
 from ..storage import read_consistently, read_saved_json, remove_stale_staging, replaced_atomically
-from ..kb.reranker import CrossEncoderReranker
 from .routes import Routes
 from .settings import EDITABLE_SETTINGS, LinkerSettings, change_setting
 
