@@ -79,3 +79,25 @@ def memory_gib(field: str) -> float:
         if line.startswith(field + ":"):
             return int(line.split()[1]) / 2**20
     raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def with_index(component, index_block: dict):
+    """A new pipeline whose linker has `component`'s encoder, lambda, tf-idf
+    and names, searched by another back-end (a config block, so that a save
+    names it), built from the stored name vectors without re-encoding them.
+    Returns the pipeline, its linker and the seconds the build took."""
+    import time
+
+    import numpy as np
+    import spacy
+
+    source = component.engine.vocabulary()
+    nlp = spacy.blank("en")
+    linker = nlp.add_pipe("biosyn_linker", config={
+        "encoder": source.encoder.config_block, "index": index_block, "sparse_weight": source.sparse_weight,
+    })
+    linker.engine.set_encoder(source.encoder, reencode=False)
+    vectors = source.index.reconstruct(np.arange(len(source.dictionary)))
+    start = time.perf_counter()
+    linker.engine.set_dictionary(source.dictionary, vectors=vectors, sparse=source.sparse)
+    return nlp, linker, time.perf_counter() - start

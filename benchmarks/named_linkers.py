@@ -74,7 +74,7 @@ linked = nlp(doc).ents[0]
 done = time.perf_counter()
 rss = {line.split(":")[0]: int(line.split()[1]) / 2**20 for line in open("/proc/self/status") if line.startswith(("VmRSS", "VmHWM"))}
 print(json.dumps({"import_s": imported - start, "link_s": done - imported, "cui": linked._.cui,
-                  "names": len(nlp.get_pipe("biosyn_linker").linker.dictionary), "rss_gib": rss["VmRSS"], "peak_gib": rss["VmHWM"]}))
+                  "names": len(nlp.get_pipe("biosyn_linker").engine.vocabulary().dictionary), "rss_gib": rss["VmRSS"], "peak_gib": rss["VmHWM"]}))
 """
 
 

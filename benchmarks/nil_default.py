@@ -41,8 +41,8 @@ def main() -> None:
     for name, _, path in (spec.partition("=") for spec in args.linkers):
         nlp = spacy.load(path)
         pipe = nlp.get_pipe(PIPE_NAME)
-        auto = pipe.linker.nil_default
-        derived = derived_nil_default(pipe.linker)
+        auto = pipe.engine.vocabulary().nil_default
+        derived = derived_nil_default(pipe.engine.vocabulary())
         sources.append(f"{name}: auto {auto.threshold} ({auto.source}); derived {derived.threshold} ({derived.source})")
         pipe.nil_threshold = None  # every threshold is applied below
         gold = pubtator_to_examples(nlp, documents, {*LABELS, *NCBI_LABELS})  # NCBI's four types are diseases

@@ -122,7 +122,7 @@ def score(args, dictionaries: dict) -> None:
     component = nlp.add_pipe("biosyn_linker", config={"encoder": args.encoder or offline_minilm(),
                                                       "id_namespaces": MEDIC_NAMESPACES})
     component.top_k = K
-    encoder = component.linker.encoder.load()
+    encoder = component.engine.encoder.load()
     names = list(dict.fromkeys(n for d in dictionaries.values() for n in d.names))
     start = time.perf_counter()
     vectors = dict(zip(names, encoder.encode(names)))
@@ -131,7 +131,7 @@ def score(args, dictionaries: dict) -> None:
     documents = read_pubtator(args.data / "ncbi-disease" / "raw" / "NCBIdevelopset_corpus.txt")
     rows = []
     for label, dictionary in dictionaries.items():
-        component.linker.build(dictionary, vectors=np.stack([vectors[n] for n in dictionary.names]))
+        component.engine.set_dictionary(dictionary, vectors=np.stack([vectors[n] for n in dictionary.names]), refit_sparse=True)
         processed = evaluate(component.rank, queries, K, id_namespaces=MEDIC_NAMESPACES)
         raw = evaluate_examples(component.pipe, pubtator_to_examples(nlp, documents), K, id_namespaces=MEDIC_NAMESPACES)
         rows.append((label, pct(processed['link_acc_1']), pct(processed['link_acc_5']),

@@ -101,7 +101,7 @@ def prepare(pipeline: Path, work: Path, n_names: int, seed: int, data: Path) -> 
     from spacy_biosyn.kb.dictionary import Dictionary
 
     work.mkdir(parents=True, exist_ok=True)
-    linker = spacy.load(pipeline).get_pipe("biosyn_linker").linker
+    linker = spacy.load(pipeline).get_pipe("biosyn_linker").engine.vocabulary()
     real = linker.dictionary
     real_vectors = linker.index.reconstruct(np.arange(len(real)))
     rng = np.random.default_rng(seed)

@@ -124,7 +124,7 @@ def link_with_biosyn(pipeline: Path, dictionary: Path, texts) -> dict:
     component = nlp.get_pipe("biosyn_linker")
     component.top_k = K
     start = time.perf_counter()
-    component.linker.build(Dictionary.from_file(dictionary))
+    component.engine.set_dictionary(Dictionary.from_file(dictionary), refit_sparse=True)
     build_s = time.perf_counter() - start
     docs = _single_entity_docs(nlp, texts)
     start = time.perf_counter()

@@ -32,8 +32,9 @@ from pathlib import Path
 import numpy as np
 import spacy
 
-from benchmarks.common import RAW_ABSTRACTS, cpu_description, offline_minilm, parser, print_table
+from benchmarks.common import RAW_ABSTRACTS, cpu_description, offline_minilm, parser, print_table, with_index
 from spacy_biosyn.corpus import pubtator_to_doc, read_pubtator
+from spacy_biosyn.parts import FAISS_INDEX
 from spacy_biosyn.preprocess.text import normalize
 
 REPEATS = 3
@@ -80,8 +81,8 @@ def main() -> None:
         start = time.perf_counter()
         nlp.initialize()
         build_s = time.perf_counter() - start
-        names = list(component.linker.dictionary.names)
-        raw_s = best_of(lambda: component.linker.encoder.encode(names), repeats=1)
+        names = list(component.engine.vocabulary().dictionary.names)
+        raw_s = best_of(lambda: component.engine.encoder.encode(names), repeats=1)
         rows += [
             ("index build (initialize)", f"{build_s:.1f} s", f"{len(names)} names, {len(names) / build_s:.0f} names/s"),
             ("raw encoder, the same names", f"{raw_s:.1f} s", f"ratio build/raw = {raw_s / build_s:.2f}"),
@@ -90,26 +91,12 @@ def main() -> None:
     if args.index:
         # A pipeline whose config names the new back-end, so that the cold start
         # below loads what was measured; encoder and tf-idf come from the saved one.
-        source = component.linker
-        config = nlp.config["components"]["biosyn_linker"]
-        nlp = spacy.blank(nlp.lang)
-        component = nlp.add_pipe("biosyn_linker", config={
-            "encoder": dict(config["encoder"]),
-            "index": {
-                "@misc": "spacy_biosyn.FaissIndex.v1",
-                "factory": args.index,
-                "sparse_dims": args.sparse_dims,
-            },
-            "sparse_weight": source.sparse_weight,
-        })
-        component.set_encoder(source.encoder, reencode=False)
-        vectors = source.index.reconstruct(np.arange(len(source.index)))
-        start = time.perf_counter()
-        component.linker.build(source.dictionary, vectors=vectors, sparse=source.sparse)
-        rows.append((f"FaissIndex {args.index}, sparse_dims {args.sparse_dims}: build", f"{time.perf_counter() - start:.1f} s",
-                     f"{len(vectors)} stored vectors, no re-encoding"))
+        index = {"@misc": FAISS_INDEX, "factory": args.index, "sparse_dims": args.sparse_dims}
+        nlp, component, build_s = with_index(component, index)
+        rows.append((f"FaissIndex {args.index}, sparse_dims {args.sparse_dims}: build", f"{build_s:.1f} s",
+                     f"{len(component.engine.vocabulary().dictionary)} stored vectors, no re-encoding"))
 
-    encoder = component.linker.encoder
+    encoder = component.engine.encoder
     for dataset, splits in RAW_ABSTRACTS.items():
         corpus = f"{dataset} dev"
         documents = read_pubtator(args.data / splits["dev"])
@@ -117,8 +104,8 @@ def main() -> None:
         strings = [normalize(span.text) for doc in docs for span in doc.ents]
         encoder.encode(strings[:64])  # warm-up
         # Each pass starts with an empty cache: hits are mentions repeated within the corpus.
-        pipe_s = best_of(lambda: component.routes.clear_caches() or list(component.pipe(docs)))
-        cache = component.linker.cache
+        pipe_s = best_of(lambda: component.engine.clear_caches() or list(component.pipe(docs)))
+        cache = component.engine.vocabulary().cache
         hit_rate = cache.hits / cache.lookups if cache.lookups else 0.0
         raw_s = best_of(lambda: encoder.encode(strings))
         distinct = list(dict.fromkeys(strings))
@@ -134,7 +121,7 @@ def main() -> None:
              f"{len(distinct)} distinct; ratio = {raw_distinct_s / pipe_s:.2f}"),
         ]
         latencies = []
-        component.routes.clear_caches()
+        component.engine.clear_caches()
         for doc in docs:
             start = time.perf_counter()
             component(doc)
@@ -144,7 +131,7 @@ def main() -> None:
                      f"{n / len(docs):.1f} mentions a doc"))
         if args.profile:
             profiler = cProfile.Profile()
-            component.routes.clear_caches()  # the latencies above filled it
+            component.engine.clear_caches()  # the latencies above filled it
             profiler.runcall(lambda: list(component.pipe(docs)))
             print(f"== {corpus}: where component.pipe spends its time")
             pstats.Stats(profiler).sort_stats("tottime").print_stats(12)

@@ -1,6 +1,6 @@
 """Property-based: random documents, spans, dictionaries, corpora,
 configs and raw texts through a text pipeline never crash the process, hang, fail unclearly or link wrongly.
-Cases run in a child process (fuzzing.Worker), so a crash in native code
+Cases (benchmarks/stress/fuzz_cases.py) run in a child process (Worker), so a crash in native code
 fails its case, not the run. benchmarks/stress/fuzz.py runs thousands of them."""
 import random
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuzzing import CATEGORIES, Worker, span_text
+from benchmarks.stress.fuzz_cases import CATEGORIES, Worker, span_text
 
 EXAMPLES = {"documents": 40, "spans": 30, "dictionaries": 60, "corpora": 60, "configs": 20, "texts": 30, "outputs": 80}
 

@@ -81,6 +81,15 @@ def test_leaf_modules_import_nothing_of_the_package():
         assert graph[leaf] == set(), leaf
 
 
+def test_the_linking_engine_imports_no_spacy():
+    # It is what training, evaluation and notebooks use without a pipeline.
+    for path in (PACKAGE / "linking").glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+        imported += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and not node.level]
+        assert [name for name in imported if name.split(".")[0] == "spacy"] == [], path.name
+
+
 # Lowest first; a module may import from its own layer and those below it.
 LAYERS = [
     {"spacy_biosyn", "errors", "checks", "names", "parts", "scoring", "storage", "downloads", "ty"},
@@ -89,6 +98,8 @@ LAYERS = [
     # accuracy: which ID is right and Acc@k, for the pipe's score() and evaluation alike;
     # pubtator_form: a text as PubTator carries it, for corpus writers and evaluation alike
     {"kb", "corpus", "accuracy", "pubtator_form"},
+    # the linking engine: mentions to linked parts, with no spaCy type
+    {"linking"},
     {"pipeline"},
     # the NER side: its tokenizer, transformer, training data and the document-level entities before the linker
     {"ner"},

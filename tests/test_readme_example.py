@@ -28,7 +28,7 @@ def test_the_example_pipeline_saves_the_training_mentions_as_names(example, tiny
         nlp.to_disk(tmp_path / str(training_names))
         saved = spacy.load(tmp_path / str(training_names))
         assert saved.config["components"]["biosyn_linker"]["encoder"]["@misc"] == "spacy_biosyn.OnnxEncoder.v1"
-        assert (mention in saved.get_pipe("biosyn_linker").linker.dictionary) == training_names
+        assert (mention in saved.get_pipe("biosyn_linker").engine.vocabulary().dictionary) == training_names
 
 
 def test_the_example_pipeline_leaves_spans_no_concept_fits_unlinked_with_a_threshold_chosen_on_dev(

@@ -58,8 +58,9 @@ TWO_VERSIONS = textwrap.dedent("""
     versions = [(top_k, weight), (1, weight / 2)]
     once = sys.argv[2].startswith("once:")
     for i in [int(sys.argv[2][5:])] if once else range(10**6):
-        pipe.top_k, pipe.routes.sparse_weight = versions[i % 2]
-        nlp.get_pipe_config("biosyn_linker")["top_k"] = pipe.top_k
+        # lambda as a save holds it: the state differs between the versions, not only the config
+        pipe.top_k = versions[i % 2][0]
+        pipe.engine.use_saved_sparse_weight(versions[i % 2][1])
         nlp.to_disk(sys.argv[1])
 """)
 
@@ -120,7 +121,7 @@ def main() -> None:
 
         if "nlp.to_disk" in args.parts:
             given = spacy.load(target).get_pipe("biosyn_linker")
-            as_given = [str(given.top_k), repr(given.routes.sparse_weight)]
+            as_given = [str(given.top_k), repr(given.sparse_weight)]
             versions = {}
             for version in (1, 0):  # ends on version 0, the pipeline as given
                 subprocess.run([sys.executable, "-c", TWO_VERSIONS, str(target), f"once:{version}", *as_given], check=True,

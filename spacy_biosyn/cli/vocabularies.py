@@ -50,5 +50,5 @@ def download(
     linker.initialize(refresh=refresh)
     from ..kb.named import linkers_folder
 
-    names = len(linker.linker.dictionary)
+    names = len(linker.engine.vocabulary().dictionary)
     msg.good(f"{name}: {names:,} names ready in {time.perf_counter() - start:.1f}s, cached in {linkers_folder()}")

@@ -15,7 +15,7 @@ from ..errors import CorpusError
 from ..kb.ids import split_cuis
 from ..kb.namespaces import ConceptKeys
 from ..pubtator_form import pubtator_form
-from ..pipeline.annotate import is_linked
+from ..linking.links import is_linked
 
 
 def end_to_end_scores(

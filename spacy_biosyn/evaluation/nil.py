@@ -10,7 +10,7 @@ from spacy.training import Example
 from ..corpus import PubTatorDocument
 from ..encoders.base import encoder_label
 from ..errors import CorpusError
-from ..pipeline.annotate import link_score
+from ..linking.links import link_score
 from ..pipeline.settings import configure_linker
 from .end_to_end import end_to_end_scores, linked_examples
 
@@ -118,6 +118,6 @@ def choose_nil_threshold(
     drop_nil = nil_spans == "drop" or (nil_spans == "choose" and dropped["ents_f"] > thresholded["ents_f"])
     configure_linker(
         nlp, nil_threshold=threshold, drop_nil=drop_nil,
-        nil_threshold_encoder=None if threshold is None else encoder_label(linker.routes.encoder),
+        nil_threshold_encoder=None if threshold is None else encoder_label(linker.engine.encoder),
     )
     return NilChoice(threshold, drop_nil, unthresholded, thresholded, dropped)

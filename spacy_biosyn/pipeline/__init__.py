@@ -1,2 +1,3 @@
-"""The spaCy side: the biosyn_linker pipe, its routes by label, the
-re-ranker, what spans are given, and what a saved pipe holds."""
+"""The spaCy side of the linker: the biosyn_linker factory and pipe, which
+adapt a linking engine (linking/) to docs and spans, the span and doc
+extensions it sets, and how a built pipe's settings are written."""

@@ -1,227 +1,20 @@
-"""The `biosyn_linker` pipe's settings: declared, defaulted, checked and
-changed here.
+"""How a built pipe's settings are written: `configure_linker`, and an
+assignment such as `pipe.top_k = 10`, which goes through it.
 
-The factory's `default_config` is built from these defaults; the factory,
-`configure_linker` and an assignment such as `pipe.top_k = 10` all check
-through this model (strict: spaCy's config validation lets "5" through as a
-number). The pipe's parts (encoder, index, scorers) are checked against the
-Protocols of ty.py, and the data it indexes is read by `initialize()`.
-`configure_linker` changes a built pipe's settings and swappable parts and
-its block of `nlp.config` together; so does an assignment, in the pipeline
-whose factory built the pipe, so that what is set is what is saved.
+The settings themselves are declared and checked in linking/settings.py and
+held by the pipe's engine alone; what is written here changes the engine and
+the pipe's block of `nlp.config` together, so that what is set is what is
+saved (spacy.load builds the pipe from its config).
 """
 import warnings
 import weakref
-from typing import Any, Dict, List, Literal, Mapping, Optional, Tuple, Union
+from typing import Any, Mapping, Optional, Tuple
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from spacy.language import Language
 from spacy.pipeline import Pipe
-from typing_extensions import Annotated
 
-from ..kb.namespaces import IdNamespaces
+from ..linking.settings import KEEP, SCISPACY_ALIASES, SCISPACY_REFUSALS, SWAPPABLE_PARTS, check_parts
 from ..names import PIPE_NAME
-from ..ty import ConceptScorer, Encoder, Reranker, SearchIndex, Sieve, check_part
-
-AUTO = "auto"
-# The most names or concepts a mention may be given.
-MAX_RANKED = 10_000
-
-
-def _not_blank(label: str) -> str:
-    if not label.strip():
-        raise ValueError("should hold entity labels, not a blank one")
-    return label
-
-
-def _a_type(pattern: str) -> str:
-    if not pattern.strip():
-        raise ValueError("should hold types or their prefixes (\"C\", \"C04\", \"T047\"), not a blank one")
-    return pattern
-
-
-Label = Annotated[str, AfterValidator(_not_blank)]
-TypePattern = Annotated[str, AfterValidator(_a_type)]
-Finite = Annotated[float, Field(allow_inf_nan=False)]
-
-
-def editable(default: Any, **constraints) -> Any:
-    """A setting a saved pipeline's config.cfg may change: it decides how
-    spans are annotated, not the saved names, vectors, tf-idf or lambda."""
-    return Field(default, json_schema_extra={"editable": True}, **constraints)
-
-
-class LinkerSettings(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", validate_assignment=True)
-
-    # Chosen on NCBI and BC5CDR-Disease dev with MiniLM (benchmarks/zero_shot.py):
-    # with cosine scores in [-1, 1], a larger lambda lets tf-idf overrule meaning.
-    sparse_weight: Finite = Field(0.125, ge=0)
-    # Concepts in span._.kb_ents (per part of a composite), and names in
-    # span._.candidates; at most MAX_RANKED (a huge one ranked every name for every mention).
-    top_k: int = editable(5, ge=1, le=MAX_RANKED)
-    # Names ranked to fill kb_ents with distinct concepts (scispaCy's k: MEDIC
-    # lists several names per concept). A re-ranker's candidates or a concept
-    # scorer's pool take its place. At most MAX_RANKED.
-    names_searched: int = editable(30, ge=1, le=MAX_RANKED)
-    split_composites: bool = True
-    # The labels (any case) linked against `dictionary`; null: every label
-    # without a route. ["Disease"] keeps a scispaCy NER's GENE spans unlinked.
-    dictionary_labels: Optional[List[Label]] = None
-    # Below this score span._.cui is None (NIL) and kb_ents is empty; the names
-    # stay in span._.candidates. Scores lie on [0, 1]: S = dense + lambda x
-    # tf-idf over the S of a name written as the mention (which scores 1.0),
-    # yet how far a wrong name falls below 1 differs by encoder, so a
-    # threshold holds for one encoder: tune-nil chooses one. "auto": the one
-    # measured for the encoder (known by its weights) and lambda, else one
-    # derived from the vocabulary at build (kb/nil_default.py); none with a re-ranker.
-    nil_threshold: Union[Finite, Literal["auto"], None] = editable(AUTO)
-    # The encoder (its name's last part) nil_threshold was chosen with;
-    # tune-nil fills it in, and the pipe warns when it encodes with another.
-    nil_threshold_encoder: Optional[str] = editable(None)
-    # Candidate concepts kept: those with a type that starts with one of these
-    # (kb/type_filter.py): MeSH or CTD tree numbers ("C" keeps diseases),
-    # UMLS semantic types from MRSTY or a scispaCy KB ("T047"), OBO namespaces. null: all.
-    types: Optional[List[TypePattern]] = editable(None)
-    # Candidate concepts dropped: those with a type that starts with one of these.
-    exclude_types: List[TypePattern] = editable([])
-    # Entities left without an ID (below nil_threshold, or nothing to link)
-    # are removed from doc.ents: in a text pipeline they are mostly the NER's
-    # false positives. false keeps them with span._.cui None.
-    drop_nil: bool = editable(False)
-    # A name that several concepts share ("dm": diabetes mellitus and myotonic
-    # dystrophy), or readings of a mention that score alike ("breast and
-    # ovarian cancer": a syndrome, or two cancers), mean what the doc's other
-    # mentions name; false: the dictionary's order (preferred_ids_from's
-    # prior) and the likeliest reading decide.
-    resolve_shared_names: bool = editable(True)
-    # Ranked strings remembered per linker across batches and docs (a corpus
-    # repeats its mentions); 0 turns it off.
-    cache_size: int = editable(10000, ge=0)
-    # span.kb_id_ mirrors span._.cui, for displaCy and spaCy's scorers.
-    set_kb_id: bool = editable(True)
-    # Namespace -> the pattern its bare IDs match ({"MESH": "[CD]\\d{6}(\\d{3})?",
-    # "OMIM": "\\d{6}"}): cui, kb_id_, kb_ents and concept_ids then read
-    # MESH:D001943; IDs that have a namespace keep it. null: IDs as the vocabulary writes them.
-    id_namespaces: Optional[Dict[str, str]] = editable(None)
-
-    @field_validator("id_namespaces")
-    @classmethod
-    def _patterns(cls, namespaces: Optional[Dict[str, str]]) -> Optional[Dict[str, str]]:
-        if namespaces is not None:
-            IdNamespaces(namespaces)  # raises, naming what is wrong
-        return namespaces
-
-    @classmethod
-    def checked(cls, name: str, values: Mapping[str, Any]) -> "LinkerSettings":
-        """The settings among `values` (other keys are ignored), or a
-        ValueError that names the pipe, each setting at fault and its value."""
-        try:
-            return cls(**{key: value for key, value in values.items() if key in cls.model_fields})
-        except ValidationError as error:
-            raise ValueError(f"{name}: {readable(error)}") from None
-
-    def updated(self, name: str, changes: Mapping[str, Any]) -> "LinkerSettings":
-        """A copy with `changes` to EDITABLE_SETTINGS, checked as the factory
-        checks them; the others were used to build the saved state."""
-        fixed = sorted(set(changes) - set(EDITABLE_SETTINGS))
-        if fixed:
-            raise ValueError(
-                f"{name}: {', '.join(fixed)} cannot be changed on a built pipe (the saved names, vectors and "
-                f"tf-idf were made with them); these can: {', '.join((*EDITABLE_SETTINGS, *SWAPPABLE_PARTS))}"
-            )
-        return self.checked(name, {**self.model_dump(), **changes})
-
-
-# Settings a built pipe may change: how spans are annotated.
-EDITABLE_SETTINGS = tuple(
-    name for name, field in LinkerSettings.model_fields.items() if (field.json_schema_extra or {}).get("editable")
-)
-
-
-def readable(error: ValidationError) -> str:
-    """pydantic's errors, one clause per setting: `top_k should be greater
-    than or equal to 1, got 0`. The alternatives of a union join with 'or'."""
-    by_setting: Dict[str, List[str]] = {}
-    inputs: Dict[str, Any] = {}
-    for detail in error.errors():
-        setting = str(detail["loc"][0]) if detail["loc"] else "settings"
-        message = detail["msg"].removeprefix("Value error, ").removeprefix("Input ").removeprefix(f"{setting}")
-        messages = by_setting.setdefault(setting, [])
-        messages.append(message.lstrip(": ") if not messages else message.removeprefix("should be "))
-        inputs.setdefault(setting, detail.get("input"))
-    return "; ".join(
-        f"{setting} {' or '.join(dict.fromkeys(messages))}" + ("" if ", got " in messages[0] else f", got {inputs[setting]!r}")
-        for setting, messages in by_setting.items()
-    )
-
-
-# scispaCy's EntityLinker settings that mean one of ours: accepted under
-# their scispaCy name (`k`, `max_entities_per_mention`) or as their effect
-# (`resolve_abbreviations`); `threshold` is refused, naming ours.
-SCISPACY_ALIASES = {"k": "names_searched", "max_entities_per_mention": "top_k"}
-
-
-# scispaCy's names that have no equivalent here, with what to do instead.
-_SCISPACY_REFUSALS = {
-    "threshold": "threshold is scispaCy's setting, for its char-3-gram scores; here it is nil_threshold: scores lie "
-    "on [0, 1] too, but a wrong name scores higher with a transformer encoder (\"auto\" is 0.8 for MiniLM): "
-    "leave it \"auto\" or choose one with python -m spacy_biosyn tune-nil",
-    "filter_for_definitions": "filter_for_definitions is scispaCy's filter of concepts without a definition, which "
-    "this linker does not apply: every concept of the vocabulary is linked (restrict the vocabulary when it is "
-    "built, or keep concepts by type with types and exclude_types)",
-    "resolve_abbreviations": "resolve_abbreviations is read when the pipe is built: "
-    "add_pipe(..., config={\"resolve_abbreviations\": false}), or \"abbreviations\": null",
-}
-
-
-def from_scispacy(name: str, values: Mapping[str, Any]) -> Dict[str, Any]:
-    """`values` with scispaCy's settings given (not None) read as ours:
-    `k` is names_searched and `max_entities_per_mention` top_k;
-    `resolve_abbreviations` false turns `abbreviations` off. `threshold`
-    raises: scispaCy's scores are char-3gram cosines, under which a wrong
-    name scores lower, so its 0.7 would mean something else here; so does
-    `filter_for_definitions`, which has no equivalent."""
-    values = dict(values)
-    refused = {"threshold": values.get("threshold") is not None,
-               # false is what this linker does anyway
-               "filter_for_definitions": values.get("filter_for_definitions") not in (None, False)}
-    for setting, given in refused.items():
-        if given:
-            raise ValueError(f"{name}: {_SCISPACY_REFUSALS[setting]} (got {setting} = {values[setting]!r})")
-    for alias, ours in SCISPACY_ALIASES.items():
-        if values.get(alias) is not None:
-            values[ours] = values[alias]
-    resolve = values.get("resolve_abbreviations")
-    if resolve is not None and not isinstance(resolve, bool):
-        raise ValueError(f"{name}: resolve_abbreviations should be true or false, got {resolve!r}")
-    if resolve is False:
-        values["abbreviations"] = None
-    return values
-
-
-# Each part a config swaps: the Protocol of ty.py it must fulfil, and the
-# registered parts that do, for the error that refuses another.
-PART_CONTRACTS = {
-    "encoder": (Encoder, "spacy_biosyn.TransformerEncoder.v1 or spacy_biosyn.OnnxEncoder.v1"),
-    "index": (SearchIndex, "spacy_biosyn.SizedIndex.v1, spacy_biosyn.ExactIndex.v2 or spacy_biosyn.FaissIndex.v1"),
-    "sieve": (Sieve, "spacy_biosyn.Sieve.v1 or null"),
-    "concept_scorer": (ConceptScorer, "spacy_biosyn.AliasCountReranker.v1, spacy_biosyn.ConceptCentroids.v1 or null"),
-    "reranker": (Reranker, "spacy_biosyn.CrossEncoderReranker.v1 or null"),
-}
-
-
-def check_parts(name: str, parts: Mapping[str, Any]) -> None:
-    """Refuse a part (None passes) that lacks what its Protocol asks for."""
-    for setting, part in parts.items():
-        contract, examples = PART_CONTRACTS[setting]
-        check_part(name, setting, part, contract, examples)
-
-
-# The parts a built pipe may change, each named in the config by its config_block.
-SWAPPABLE_PARTS = ("reranker", "encoder")
-# BiosynLinker.configure's "leave the re-ranker as it is".
-KEEP = object()
 
 
 def configure_linker(nlp: Language, name: str = PIPE_NAME, *, reencode: bool = False, **changes) -> Pipe:
@@ -241,9 +34,9 @@ def configure_linker(nlp: Language, name: str = PIPE_NAME, *, reencode: bool = F
             raise ValueError(f"{name}: the {part} has no config_block to name it in the pipeline's config")
     if "encoder" in parts and parts["encoder"] is None:
         raise ValueError(f"{name}: a linker needs an encoder")
-    pipe.configure(changes, reranker=parts.get("reranker", KEEP))
+    pipe.engine.configure(changes, reranker=parts.get("reranker", KEEP))
     if "encoder" in parts:
-        pipe.set_encoder(parts["encoder"], reencode)
+        pipe.engine.set_encoder(parts["encoder"], reencode)
     blocks = {part: None if value is None else value.config_block for part, value in parts.items()}
     # A scispaCy name for a changed setting would set it back when the pipeline loads.
     aliases = {alias: None for alias, ours in SCISPACY_ALIASES.items() if ours in changes}
@@ -269,6 +62,21 @@ def _pipeline_of(pipe: Pipe) -> Optional[Tuple[Language, str]]:
     return None if name is None else (nlp, name)
 
 
+def record_loaded(pipe: Pipe, changes: Mapping[str, Any]) -> None:
+    """Write into the pipe's block of its pipeline's config what loading its
+    state changed (the saved lambda; a nil_threshold or re-ranker read on
+    the [0, 1] scale), so that the config says what the engine holds and a
+    save keeps it."""
+    located = _pipeline_of(pipe)
+    if located is None or not changes:
+        return
+    nlp, name = located
+    nlp.get_pipe_config(name).update(
+        {key: value.config_block if key in SWAPPABLE_PARTS and value is not None else value
+         for key, value in changes.items()}
+    )
+
+
 def change_setting(pipe: Pipe, setting: str, value: Any) -> None:
     """`pipe.<setting> = value`, checked as the config would be, and kept in
     its pipeline's config so that `to_disk` saves it; a pipe outside the
@@ -278,9 +86,9 @@ def change_setting(pipe: Pipe, setting: str, value: Any) -> None:
         configure_linker(located[0], located[1], **{setting: value})
         return
     if setting == "reranker":
-        pipe.configure({}, reranker=value)
+        pipe.engine.configure({}, reranker=value)
     else:
-        pipe.configure({setting: value})
+        pipe.engine.configure({setting: value})
     warnings.warn(
         f"{pipe.name}: {setting} is changed on a pipe outside the pipeline that built it, whose config keeps the "
         f"old value: a pipeline saved now would not have it; use configure_linker(nlp, {pipe.name!r}, {setting}=...)",
@@ -300,7 +108,7 @@ class Setting:
         self.setting = self.ours or name
 
     def __get__(self, pipe: Optional[Pipe], owner: type):
-        return self if pipe is None else getattr(pipe.settings, self.setting)
+        return self if pipe is None else getattr(pipe.engine.settings, self.setting)
 
     def __set__(self, pipe: Pipe, value) -> None:
         change_setting(pipe, self.setting, value)
@@ -334,9 +142,9 @@ class RefusedName:
     def __get__(self, pipe: Optional[Pipe], owner: type):
         if pipe is None:
             return self
-        raise AttributeError(f"{pipe.name}: {_SCISPACY_REFUSALS[self.name]}")
+        raise AttributeError(f"{pipe.name}: {SCISPACY_REFUSALS[self.name]}")
 
     def __set__(self, pipe: Pipe, value) -> None:
-        raise AttributeError(f"{pipe.name}: {_SCISPACY_REFUSALS[self.name]} (got {self.name} = {value!r})")
+        raise AttributeError(f"{pipe.name}: {SCISPACY_REFUSALS[self.name]} (got {self.name} = {value!r})")
 
 

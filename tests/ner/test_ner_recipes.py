@@ -7,9 +7,11 @@ import pytest
 import spacy
 from spacy.cli.train import train
 
-from helpers import CHARS, SPECIALS, TINY_TRANSFORMER
+from helpers import TINY_TRANSFORMER
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+from spacy_biosyn.encoders.tiny import CHARS, SPECIALS, make_tiny_encoder
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 RECIPES = sorted(CONFIGS.glob("ner*.cfg"))
 
 def test_there_is_a_cnn_and_a_transformer_recipe():
@@ -158,7 +160,6 @@ def test_train_ner_shapes_the_transformer_as_a_bert_base_encoder_with_no_overrid
     from spacy.util import load_config
     from typer.testing import CliRunner
 
-    from helpers import make_tiny_encoder
     from spacy_biosyn.cli import app
 
     encoder = make_tiny_encoder(tmp_path / "bert-base", hidden_size=768, num_hidden_layers=12, num_attention_heads=12,

@@ -21,7 +21,7 @@ from spacy_biosyn.training import marginal_nll
 from spacy_biosyn.training.reranking import train_reranker
 from spacy_biosyn.ty import Candidate
 
-CONFIG = Path(__file__).parent.parent / "configs" / "reranker.cfg"
+CONFIG = Path(__file__).resolve().parents[2] / "configs" / "reranker.cfg"
 TEXT = "Women with breast tumour and men with parkinsons were seen."
 
 
@@ -128,7 +128,7 @@ def test_the_linker_rescores_with_context_and_keeps_top_k(tiny_encoder, disease_
     nlp = _pipeline(tiny_encoder, disease_dictionary)
     nlp.initialize()
     pipe = nlp.get_pipe("biosyn_linker")
-    assert pipe.pool_size == 4
+    assert pipe.engine.pool_size == 4
     doc = nlp.get_pipe("biosyn_linker")(_doc(nlp))
     for span in doc.ents:
         # top_k names, or down to the best name of the third concept
@@ -136,7 +136,7 @@ def test_the_linker_rescores_with_context_and_keeps_top_k(tiny_encoder, disease_
         scores = [c.score for c in span._.candidates]
         assert scores == sorted(scores, reverse=True)
     # Scores are first_stage_weight * S + logit: not the first stage's.
-    first = pipe.linker.rank(["breast tumour"], 4)[0]
+    first = pipe.engine.first_stage(["breast tumour"], 4)[1][0]
     expected = pipe.reranker.rerank([MentionInContext.in_text(TEXT, 11, 24, "breast tumour", 100)], [first])[0]
     expected = expected[: len(doc.ents[0]._.candidates)]
     assert [c.name for c in doc.ents[0]._.candidates] == [c.name for c in expected]
@@ -206,7 +206,7 @@ def test_a_reranker_pool_smaller_than_top_k_is_refused(tiny_encoder, disease_dic
         _pipeline(tiny_encoder, disease_dictionary, candidates=2)
     pipe = _pipeline(tiny_encoder, disease_dictionary).get_pipe("biosyn_linker")
     with pytest.raises(ValueError, match="re-scores 2 candidates but top_k is 3"):
-        pipe.set_reranker(CrossEncoderReranker(tiny_encoder, candidates=2, device="cpu"))
+        pipe.reranker = CrossEncoderReranker(tiny_encoder, candidates=2, device="cpu")
 
 
 def test_a_config_naming_a_reranker_the_save_lacks_is_refused(tiny_encoder, disease_dictionary, tmp_path):
@@ -288,5 +288,5 @@ def test_configure_linker_adds_a_reranker_named_in_the_saved_config(tiny_encoder
     # The re-ranker re-scores 3 names, all that is left to show.
     assert [len(c) for _, c in linked] == [3] * len(before)
     np.testing.assert_array_equal(
-        pipe.linker.index.vectors, nlp.get_pipe("biosyn_linker").linker.index.vectors
+        pipe.engine.vocabulary().index.vectors, nlp.get_pipe("biosyn_linker").engine.vocabulary().index.vectors
     )

@@ -102,7 +102,7 @@ def test_loading_and_linking_need_no_transformers(converted):
     """)
     result = subprocess.run(
         [sys.executable, "-c", script], cwd=str(converted), capture_output=True, text=True, timeout=300,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)},
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "[]"
@@ -159,4 +159,4 @@ def test_the_load_probe_allows_int8s_batch_noise_but_not_in_a_float_encoder(conv
     with pytest.raises(MismatchError, match="cosine 0.98"):
         spacy.load(converted / "onnx")
     as_int8 = {"components": {"biosyn_linker": {"encoder": {"quantize": True}}}}
-    assert spacy.load(converted / "onnx", config=as_int8).get_pipe("biosyn_linker").linker.is_ready
+    assert spacy.load(converted / "onnx", config=as_int8).get_pipe("biosyn_linker").engine.is_ready

@@ -13,12 +13,12 @@ import torch
 from spacy.util import load_config
 from typer.testing import CliRunner
 
-from helpers import make_tiny_encoder
 from spacy_biosyn.cli import app
+from spacy_biosyn.encoders.tiny import make_tiny_encoder
 from spacy_biosyn.errors import BiosynError
 from spacy_biosyn.kb.dictionary import Dictionary
 
-CONFIG = Path(__file__).parent.parent / "configs" / "biosyn.cfg"
+CONFIG = Path(__file__).resolve().parents[2] / "configs" / "biosyn.cfg"
 # Six training mentions: three steps of two.
 TRAIN = """\
 1||0|16||SpecificDisease||breast carcinoma||D001943
@@ -108,7 +108,7 @@ def test_a_biosyn_checkpoint_builds_with_its_lambda_and_its_pickle_unread(tmp_pa
 
     names = list(Dictionary.from_file(disease_dictionary).names)
     biosyn = TfidfVectorizer(analyzer="char", ngram_range=(1, 2)).fit(names)
-    assert nlp.get_pipe("biosyn_linker").linker.sparse.vocabulary == biosyn.vocabulary_
+    assert nlp.get_pipe("biosyn_linker").engine.vocabulary().sparse.vocabulary == biosyn.vocabulary_
 
 
 def test_a_folder_without_biosyns_lambda_is_named(tmp_path, tiny_encoder, disease_dictionary):

@@ -1,5 +1,5 @@
-"""What the biosyn_linker saves and loads, field by field, and the checks
-on what it loads.
+"""What a linking engine (engine.py) saves and loads, field by field, and
+the checks on what it loads.
 
 Fields, in the order they are read back (cfg first: it says what else there
 is; the encoder before the linkers, which check their vectors against it):
@@ -13,7 +13,7 @@ import math
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Optional, Protocol, Union
+from typing import Any, Callable, Dict, Iterable, Optional, Protocol, Union
 
 import srsly
 from thinc.api import Config
@@ -21,11 +21,12 @@ from thinc.api import Config
 from .. import __version__
 from ..checks import is_weight
 from ..errors import MismatchError, SavedStateError
-from ..kb.reranker import CrossEncoderReranker
 from ..preprocess.readings import MentionPreprocessor
 from ..storage import read_consistently, read_saved_json, remove_stale_staging, replaced_atomically
+from ..ty import Reranker
 from .routes import Routes
-from .settings import EDITABLE_SETTINGS, LinkerSettings, change_setting
+from .settings import EDITABLE_SETTINGS, LinkerSettings
+from .sources import DataSources
 
 # The layout of what the component saves; pipelines saved before it was
 # written down (no "format" in cfg) have this layout too.
@@ -35,20 +36,24 @@ SAVE_FORMAT = 1
 SCORE_SCALE = "unit"
 
 
-class SavedPipe(Protocol):
-    """What a save holds of the biosyn_linker component (component.py), so
-    that this module need not import the component."""
+class SavedEngine(Protocol):
+    """What a save holds of a LinkingEngine (engine.py), so that this module
+    need not import the engine."""
 
     name: str
     settings: LinkerSettings
-    linker_name: Optional[str]
+    sources: DataSources
     routes: Routes
     preprocessor: MentionPreprocessor
-    reranker: Optional[CrossEncoderReranker]
+    reranker: Optional[Reranker]
+
+    def configure(self, changes: Dict[str, Any]) -> None: ...
+
+    def use_saved_sparse_weight(self, weight: float) -> None: ...
 
 
-def _writers(pipe: SavedPipe, bound: Optional[dict]) -> Dict[str, Callable[[Path], None]]:
-    routes = pipe.routes
+def _writers(engine: SavedEngine, bound: Optional[dict]) -> Dict[str, Callable[[Path], None]]:
+    routes = engine.routes
     # The settings the state is saved under, where a pipeline's config.cfg says.
     settings = {} if bound is None else {"settings_sha256": _sha256(bound), "bound_settings": bound}
 
@@ -70,33 +75,35 @@ def _writers(pipe: SavedPipe, bound: Optional[dict]) -> Dict[str, Callable[[Path
             "has_dictionary": routes.default.is_ready,
             **settings,
         }),
-        "corrections": lambda path: srsly.write_json(path / "corrections.json", pipe.preprocessor.corrections),
+        "corrections": lambda path: srsly.write_json(path / "corrections.json", engine.preprocessor.corrections),
         "id_usage": lambda path: srsly.write_json(path / "id_usage.json", routes.id_usage),
-        "reranker": lambda path: pipe.reranker.to_disk(path / "reranker") if pipe.reranker is not None else None,
+        "reranker": lambda path: engine.reranker.to_disk(path / "reranker") if engine.reranker is not None else None,
     }
 
 
-def _threshold_to_unit_scale(path: Path, pipe: SavedPipe, sparse_weight: float) -> None:
+def _threshold_to_unit_scale(path: Path, engine: SavedEngine, sparse_weight: float, changes: Dict[str, Any]) -> None:
     """A nil_threshold saved when scores were S, moved to the [0, 1] scale
-    (S / (1 + lambda), exact for cosine scores), in the pipe and its
-    pipeline's config, and said once. A re-ranker's scores stay its own:
+    (S / (1 + lambda), exact for cosine scores), in the engine and
+    `changes`, and said once. A re-ranker's scores stay its own:
     its first_stage_weight grows by 1 + lambda, so that first_stage_weight
     x S + logit, and a threshold on it, are what they were."""
-    if pipe.reranker is not None:
-        weight = pipe.reranker.first_stage_weight
-        pipe.reranker.first_stage_weight = weight * (1 + sparse_weight)
-        change_setting(pipe, "reranker", pipe.reranker)
+    reranker = engine.reranker
+    if reranker is not None:
+        weight = reranker.first_stage_weight
+        reranker.first_stage_weight = weight * (1 + sparse_weight)
+        changes["reranker"] = reranker
         warnings.warn(
             f"{path}: saved when first-stage scores were S; they are now on [0, 1], and its re-ranker's "
-            f"first_stage_weight {weight} is read as {pipe.reranker.first_stage_weight}, which scores as before. "
+            f"first_stage_weight {weight} is read as {reranker.first_stage_weight}, which scores as before. "
             "Save the pipeline to keep it so", UserWarning, stacklevel=2,
         )
         return
-    threshold = pipe.settings.nil_threshold
+    threshold = engine.settings.nil_threshold
     if not isinstance(threshold, (int, float)) or isinstance(threshold, bool):
         return
     converted = round(threshold / (1 + sparse_weight), 6)
-    change_setting(pipe, "nil_threshold", converted)
+    engine.configure({"nil_threshold": converted})
+    changes["nil_threshold"] = converted
     warnings.warn(
         f"{path}: saved when scores were S = dense + lambda x tf-idf; scores are now on [0, 1] (1.0 for a name "
         f"written as the mention), and its nil_threshold {threshold} is read as {converted} (S / (1 + {sparse_weight}); "
@@ -105,14 +112,14 @@ def _threshold_to_unit_scale(path: Path, pipe: SavedPipe, sparse_weight: float) 
     )
 
 
-def _readers(pipe: SavedPipe) -> Dict[str, Callable[[Path], None]]:
-    routes = pipe.routes
+def _readers(engine: SavedEngine, changes: Dict[str, Any]) -> Dict[str, Callable[[Path], None]]:
+    routes = engine.routes
     cfg = {}
 
     def read_cfg(path: Path) -> None:
         cfg.update(_checked_cfg(path / "cfg"))
-        _check_settings(path, pipe.name, cfg.get("settings_sha256"), cfg.get("bound_settings"))
-        _check_loaded_with(path, pipe, cfg.get("bound_settings"))
+        _check_settings(path, engine.name, cfg.get("settings_sha256"), cfg.get("bound_settings"))
+        _check_loaded_with(path, engine, cfg.get("bound_settings"))
         unsaved = [label for label in routes.labels if label not in cfg["routes"]]
         if unsaved:
             raise MismatchError(
@@ -122,9 +129,12 @@ def _readers(pipe: SavedPipe) -> Dict[str, Callable[[Path], None]]:
         # Routes added by add_route() after initialize() are in the saved
         # state only, like the synonyms add_synonyms() adds.
         routes.use_labels(cfg["routes"])
-        routes.sparse_weight = cfg["sparse_weight"]
+        # lambda is what the state was saved with, wherever it is read.
+        if not _same(float(cfg["sparse_weight"]), engine.settings.sparse_weight):
+            changes["sparse_weight"] = float(cfg["sparse_weight"])
+        engine.use_saved_sparse_weight(cfg["sparse_weight"])
         if cfg.get("score_scale") != SCORE_SCALE:
-            _threshold_to_unit_scale(path, pipe, cfg["sparse_weight"])
+            _threshold_to_unit_scale(path, engine, cfg["sparse_weight"], changes)
 
     def read_linker(path: Path) -> None:
         if cfg.get("has_dictionary", True):  # else a pipeline of routes only
@@ -135,20 +145,20 @@ def _readers(pipe: SavedPipe) -> Dict[str, Callable[[Path], None]]:
             routes.linkers[label].from_disk(path / "routes" / str(i), exclude=["encoder"])
 
     def read_corrections(path: Path) -> None:
-        pipe.preprocessor.corrections = _checked_mapping(path / "corrections.json", str)
+        engine.preprocessor.corrections = _checked_mapping(path / "corrections.json", str)
 
     def read_id_usage(path: Path) -> None:
         routes.id_usage = _checked_mapping(path / "id_usage.json", int)
 
     def read_reranker(path: Path) -> None:
-        if pipe.reranker is None:
+        if engine.reranker is None:
             return
         if not (path / "reranker").is_dir():
             raise MismatchError(
                 f"{path} holds no re-ranker, which the config names: load it with the config it "
                 "was saved with, or train one (python -m spacy_biosyn train-reranker)"
             )
-        pipe.reranker.from_disk(path / "reranker")
+        engine.reranker.from_disk(path / "reranker")
 
     return {
         "cfg": read_cfg,
@@ -161,38 +171,42 @@ def _readers(pipe: SavedPipe) -> Dict[str, Callable[[Path], None]]:
     }
 
 
-def write_state(pipe: SavedPipe, path: Union[str, Path], exclude: Iterable[str]) -> None:
+def save_state(engine: SavedEngine, path: Union[str, Path], exclude: Iterable[str]) -> None:
     # nlp.to_disk writes config.cfg before the components: a save killed in
     # between leaves the new settings over the old state. The state records
     # the settings it was saved under, and a load refuses any other.
-    settings = _bound_settings(_component_block(Path(path).parent / "config.cfg", pipe.name))
+    settings = _bound_settings(_component_block(Path(path).parent / "config.cfg", engine.name))
     with replaced_atomically(path) as staging:
-        for field, write in _writers(pipe, settings).items():
+        for field, write in _writers(engine, settings).items():
             if field not in exclude:
                 write(staging)
 
 
-def read_state(pipe: SavedPipe, path: Union[str, Path], exclude: Iterable[str]) -> None:
+def load_state(engine: SavedEngine, path: Union[str, Path], exclude: Iterable[str]) -> Dict[str, Any]:
+    """Read a save into `engine`; returns the settings reading changed."""
     path = Path(path)
     remove_stale_staging(path)
+    changes: Dict[str, Any] = {}
 
     def read() -> None:
-        for field, read_field in _readers(pipe).items():
+        changes.clear()  # read_consistently may read twice
+        for field, read_field in _readers(engine, changes).items():
             if field not in exclude:
                 read_field(path)
 
     read_consistently(path, read)
+    return changes
 
 
-def pack_state(pipe: SavedPipe, exclude: Iterable[str]) -> bytes:
+def pack_state(engine: SavedEngine, exclude: Iterable[str]) -> bytes:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "component"
-        write_state(pipe, folder, exclude)
+        save_state(engine, folder, exclude)
         files = {f.relative_to(folder).as_posix(): f.read_bytes() for f in sorted(folder.rglob("*")) if f.is_file()}
     return srsly.msgpack_dumps(files)
 
 
-def unpack_state(pipe: SavedPipe, data: bytes, exclude: Iterable[str]) -> None:
+def unpack_state(engine: SavedEngine, data: bytes, exclude: Iterable[str]) -> Dict[str, Any]:
     try:
         files = srsly.msgpack_loads(data)
     except Exception as error:  # noqa: BLE001: msgpack raises its own types for every malformation
@@ -200,15 +214,15 @@ def unpack_state(pipe: SavedPipe, data: bytes, exclude: Iterable[str]) -> None:
     else:
         reason = "not a mapping of file names to bytes"
     if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, bytes) for k, v in files.items()):
-        raise SavedStateError(f"{pipe.name}: from_bytes was given {len(data)} bytes that are not a saved {pipe.name} "
+        raise SavedStateError(f"{engine.name}: from_bytes was given {len(data)} bytes that are not a saved {engine.name} "
                               f"({reason}); pass what its to_bytes() returned")
     for name in files:
         relative = Path(name)
         if relative.is_absolute() or ".." in relative.parts:
-            raise SavedStateError(f"{pipe.name}: from_bytes refuses the file name {name!r}, which leaves its folder")
+            raise SavedStateError(f"{engine.name}: from_bytes refuses the file name {name!r}, which leaves its folder")
     if "encoder" not in exclude and not any(name.startswith("encoder/") for name in files):
         raise SavedStateError(
-            f"{pipe.name}: these bytes hold no encoder (made with to_bytes(exclude=['encoder'])): pass the "
+            f"{engine.name}: these bytes hold no encoder (made with to_bytes(exclude=['encoder'])): pass the "
             "same exclude to from_bytes, into a pipe whose encoder is loaded"
         )
     with tempfile.TemporaryDirectory() as tmp:
@@ -217,7 +231,7 @@ def unpack_state(pipe: SavedPipe, data: bytes, exclude: Iterable[str]) -> None:
             relative = Path(name)
             (folder / relative).parent.mkdir(parents=True, exist_ok=True)
             (folder / relative).write_bytes(content)
-        read_state(pipe, folder, exclude)
+        return load_state(engine, folder, exclude)
 
 
 def _checked_cfg(path: Path) -> dict:
@@ -269,7 +283,7 @@ def _sha256(block: dict) -> str:
     return hashlib.sha256(srsly.json_dumps(block, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-def _check_loaded_with(path: Path, pipe: SavedPipe, saved_bound: Optional[dict]) -> None:
+def _check_loaded_with(path: Path, engine: SavedEngine, saved_bound: Optional[dict]) -> None:
     """Refuse a pipe built with other state-bound settings than the state
     was saved under, however they came (config.cfg, `spacy.load(path,
     config=...)`'s overrides, `spacy assemble`): the pipe would report one
@@ -277,12 +291,12 @@ def _check_loaded_with(path: Path, pipe: SavedPipe, saved_bound: Optional[dict])
     the factory like any setting."""
     if saved_bound is None:
         return
-    now = {**pipe.settings.model_dump(), "linker_name": pipe.linker_name}
+    now = {**engine.settings.model_dump(), "linker_name": engine.sources.linker_name}
     changed = sorted(key for key in now if key not in EDITABLE_SETTINGS and key in saved_bound
                      and not _same(saved_bound[key], now[key]))
     if changed:
         raise MismatchError(
-            f"{pipe.name}: {', '.join(f'{k} = {now[k]!r}' for k in changed)} given on load, but {path} was built with "
+            f"{engine.name}: {', '.join(f'{k} = {now[k]!r}' for k in changed)} given on load, but {path} was built with "
             f"{', '.join(f'{k} = {saved_bound[k]!r}' for k in changed)}: the saved names, vectors, tf-idf and lambda "
             "were made with it. Load it as saved, or rebuild it (python -m spacy_biosyn build, or index); "
             f"{', '.join(EDITABLE_SETTINGS)} may change on load"

@@ -1,0 +1,387 @@
+"""The linking engine: mentions in, linked parts out, with no spaCy type.
+
+It holds the one LinkerSettings of a linker, its routes (one kb.Linker per
+vocabulary, routes.py), the mention preprocessor, the re-ranker and the
+abbreviation detector, and does every step between a mention and what its
+span will say:
+
+    route by label -> readings (preprocess/readings.py) -> ranked names per
+    route, in one call each -> readings that tie (choice.py) -> re-ranked in
+    context (kb/reranker.py) -> the document's choice -> SpanLinks (links.py)
+
+The biosyn_linker pipe adapts it to spaCy (doc.ents in, span attributes
+out); training, evaluation, the CLI and notebooks use it through the pipe's
+`engine`, or alone: `rank(texts)` and `link(texts)` take mention strings.
+Its state is saved and loaded by state.py.
+"""
+import sys
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from ..corpus import read_id_usage, read_synonyms
+from ..kb.dictionary import Dictionary, NameRows
+from ..kb.knowledge_base import KnowledgeBase
+from ..kb.linker import Linker
+from ..kb.named import fill_named_linker
+from ..kb.namespaces import IdNamespaces
+from ..kb.reranker import MentionInContext
+from ..kb.sparse import SparseEncoder
+from ..kb.type_filter import TypeFilter
+from ..kb.vocabularies import read_vocabulary
+from ..preprocess.readings import MentionPreprocessor, long_forms_by_short_form
+from ..preprocess.text import read_corrections
+from ..ty import AbbreviationDetector, Candidate, ConceptScorer, Encoder, Reranker, SearchIndex, Sieve
+from .choice import chosen_in_document, tied_readings
+from .links import SpanLinks, span_links
+from .mentions import Mention, MentionBatch
+from .routes import DEFAULT, Routes, VocabularyView
+from .settings import KEEP, LinkerSettings, check_parts
+from .sources import DataSources, VocabularySource
+from .state import load_state, pack_state, save_state, unpack_state
+
+
+def _to_stderr(text: str) -> None:
+    # stdout is the program's own (link --json): what building says goes to stderr.
+    print(f"ℹ {text}", file=sys.stderr, flush=True)
+
+
+class LinkingEngine:
+    def __init__(
+        self,
+        name: str,
+        settings: LinkerSettings,
+        *,
+        encoder: Encoder,
+        index: SearchIndex,
+        abbreviations: Optional[AbbreviationDetector] = None,
+        sieve: Optional[Sieve] = None,
+        concept_scorer: Optional[ConceptScorer] = None,
+        reranker: Optional[Reranker] = None,
+        sources: DataSources = DataSources(),
+    ):
+        """`name` (the pipe's) leads every error. `settings` are checked by
+        their model, each part against its Protocol (ty.py); `sources` are
+        what initialize() reads unless it is given others, and what the
+        engine reads on first use if nobody called it."""
+        check_parts(name, {"encoder": encoder, "index": index, "sieve": sieve, "concept_scorer": concept_scorer,
+                           "reranker": reranker})
+        self.name = name
+        self.sources = sources
+        self.abbreviation_detector = abbreviations
+        default = Linker(encoder, index, settings.sparse_weight, concept_scorer=concept_scorer, sieve=sieve,
+                         cache_size=settings.cache_size)
+        # The engine's own: outside code asks the methods below.
+        self.routes = Routes(default, labels=sources.routes, dictionary_labels=settings.dictionary_labels)
+        self.preprocessor = MentionPreprocessor(settings.split_composites)
+        self._settings = settings
+        self._reranker: Optional[Reranker] = None
+        self.configure({}, reranker=reranker)  # sets what the settings derive: namespaces, type filter, caches
+
+    # -- settings: one holder (`settings`), one writer (`configure`) --
+
+    @property
+    def settings(self) -> LinkerSettings:
+        return self._settings
+
+    @property
+    def reranker(self) -> Optional[Reranker]:
+        return self._reranker
+
+    def configure(self, changes: Dict[str, Any], *, reranker: Optional[Reranker] = KEEP) -> None:
+        """Change EDITABLE_SETTINGS (and the re-ranker, unless KEEP), checked
+        as the factory checks them; nothing changes unless all are valid.
+        On a pipe, use `configure_linker`, which keeps nlp.config in agreement."""
+        settings = self._settings.updated(self.name, changes)
+        reranker = self._reranker if reranker is KEEP else reranker
+        if reranker is not None and reranker.candidates < settings.top_k:
+            raise ValueError(
+                f"{self.name}: the re-ranker re-scores {reranker.candidates} candidates but top_k is "
+                f"{settings.top_k}: set reranker.candidates >= top_k"
+            )
+        self._settings = settings
+        self._reranker = reranker
+        self._namespaced = None if settings.id_namespaces is None else IdNamespaces(settings.id_namespaces)
+        self._type_filter = TypeFilter(settings.types, settings.exclude_types)
+        self.routes.set_cache_size(settings.cache_size)
+
+    def use_saved_sparse_weight(self, weight: float) -> None:
+        """lambda as a saved state holds it (trained with its encoder): the
+        settings and every route's scores use it from now on."""
+        self._settings = self._settings.model_copy(update={"sparse_weight": float(weight)})
+        self.routes.sparse_weight = float(weight)
+
+    def nil_threshold(self, label: Optional[str] = None) -> Optional[float]:
+        """The threshold the nil_threshold setting means for spans of
+        `label` (None: the dictionary's): "auto" is their vocabulary's NIL
+        default (kb/nil_default.py), none before it has names."""
+        return self._nil_threshold_of(self.routes.key_for(label) if label is not None else DEFAULT)
+
+    def _nil_threshold_of(self, route: str) -> Optional[float]:
+        linker = self.routes.linkers.get(route)
+        if linker is None or not linker.is_ready:
+            return None if self._settings.nil_threshold == "auto" else self._settings.nil_threshold
+        return self._settings.nil_threshold_meant(lambda: linker.nil_default, self._reranker is not None)
+
+    # -- parts and data --
+
+    @property
+    def encoder(self) -> Encoder:
+        return self.routes.encoder
+
+    def set_encoder(self, encoder: Encoder, reencode: bool) -> None:
+        """Every route ranks with `encoder`; `reencode` encodes their names
+        with it, else the stored vectors stay (the same model in another runtime)."""
+        self.routes.set_encoder(encoder, reencode)
+
+    def initialize(self, *, refresh: bool = False, announce: Callable[[str], None] = _to_stderr, **sources) -> None:
+        """Load the encoder (and re-ranker) and index the dictionary, or the
+        named vocabulary from its cache, and each route's vocabulary:
+        `sources` (DataSources' fields) replace the engine's own. `refresh`
+        fetches a named vocabulary's files again; `announce` is told what
+        fetching and indexing a named vocabulary does."""
+        given = self.sources.overridden(self.name, **sources)
+        if given.is_empty:
+            raise ValueError(
+                f"{self.name}: no dictionary to index. Set it in the component's config "
+                "(add_pipe(..., config={'linker_name': NAME}) or {'dictionary': PATH}) or in "
+                f"[initialize.components.{self.name}] dictionary = PATH"
+            )
+        if not self.encoder.is_loaded:
+            self.encoder.load()
+        if self._reranker is not None and not self._reranker.is_loaded:
+            self._reranker.load()
+        self.learn_preferred_ids(given.preferred_ids_from)
+        if given.dictionary is not None:
+            self.routes.build(None, read_vocabulary(given.dictionary))
+        elif given.linker_name is not None:
+            fill_named_linker(self.routes.default, given.linker_name, refresh=refresh, announce=announce)
+        if given.dictionary is not None or given.linker_name is not None:
+            for source in given.synonyms:
+                self.add_synonyms(source)
+        # Routes the config named but initialize() replaced would stay empty.
+        self.routes.use_labels(label for label in self.routes.labels if self.routes.linkers[label].is_ready)
+        for label, route_source in given.routes.items():
+            self.add_route(label, route_source)
+        if given.corrections is not None:
+            self.preprocessor.corrections = read_corrections(given.corrections)
+
+    @property
+    def is_ready(self) -> bool:
+        """Whether any vocabulary is indexed."""
+        return self.routes.is_ready
+
+    def ensure_ready(self) -> None:
+        """Read the configured data now if initialize() has not."""
+        if self.routes.is_ready:
+            return
+        if self.sources.is_empty:
+            raise RuntimeError(
+                f"{self.name} has no dictionary: give linker_name or dictionary in its config, or call "
+                f"nlp.get_pipe({self.name!r}).initialize(dictionary=...)"
+            )
+        self.initialize()
+
+    def set_dictionary(
+        self,
+        dictionary: Union[Dictionary, VocabularySource, Path],
+        *,
+        sparse: Optional[SparseEncoder] = None,
+        vectors: Optional[np.ndarray] = None,
+        refit_sparse: bool = False,
+    ) -> None:
+        """Re-index against another dictionary, keeping encoder and tf-idf:
+        BioSyn scores dev against dev_dictionary.txt with the trained model
+        (`refit_sparse` fits a tf-idf on these names instead). A trainer
+        gives its own fitted tf-idf (`sparse`) and the names' `vectors` it
+        has just encoded with this encoder."""
+        if not isinstance(dictionary, Dictionary):
+            dictionary = read_vocabulary(dictionary)
+        self.routes.build(None, dictionary, refit_sparse=refit_sparse, sparse=sparse, vectors=vectors)
+
+    def add_route(self, label: str, vocabulary: Union[Dictionary, VocabularySource, Path]) -> None:
+        """Link spans of `label` (any case) against their own vocabulary from
+        now on: a Dictionary, a vocabulary reader, a `CUI||name` file or a
+        folder of `.concept` files whose mentions become the names (BC5CDR's
+        training chemicals, where no chemical vocabulary is at hand). The
+        encoder is shared; the route is saved with the engine."""
+        if not isinstance(label, str) or not label.strip():
+            raise ValueError(f"{self.name}: a route needs an entity label, got {label!r}")
+        if callable(vocabulary):
+            vocabulary = vocabulary()
+        elif not isinstance(vocabulary, Dictionary):
+            vocabulary = read_synonyms(vocabulary)
+        if not len(vocabulary):
+            raise ValueError(f"{self.name}: the vocabulary for the route {label!r} has no names")
+        self.routes.build(label, vocabulary)
+
+    def add_synonyms(self, synonyms: Union[Dictionary, str, Path], label: Optional[str] = None) -> None:
+        """Teach more names without retraining: a Dictionary, a `CUI||name`
+        file or a folder of training `.concept` files, for the dictionary or
+        the route of `label`. They are saved, and searched first when the
+        sieve is on."""
+        try:
+            self.routes.key_for(label)  # before reading the file
+        except ValueError as e:
+            raise ValueError(f"{self.name}: {e}") from None
+        if not isinstance(synonyms, Dictionary):
+            synonyms = read_synonyms(synonyms)
+        self.routes.add_synonyms(label, synonyms)
+
+    def learn_preferred_ids(self, corpora: Iterable[Union[str, Path]]) -> None:
+        """Count the gold IDs of annotated corpora (folders of .concept
+        files, PubTator files): vocabularies indexed from now on report each
+        concept's most used ID first. No corpora: the vocabulary's order stands."""
+        usage: Dict[str, int] = {}
+        for corpus in corpora:
+            for cui, count in read_id_usage(corpus).items():
+                usage[cui] = usage.get(cui, 0) + count
+        self.routes.id_usage = usage
+
+    def vocabulary(self, label: Optional[str] = None) -> VocabularyView:
+        """What spans of `label` (None: the dictionary's) are linked against, read-only."""
+        key = self.routes.route_of(label)
+        if key is None:
+            raise ValueError(f"{self.name}: no linker serves the label {label!r}" if label is not None
+                             else f"{self.name} has no dictionary: its routes serve {self.routes.labels}")
+        return VocabularyView(self.routes.linkers[key])
+
+    def kb(self, label: Optional[str] = None) -> KnowledgeBase:
+        """What the IDs of `label`'s vocabulary (None: the dictionary) mean,
+        as scispaCy's `linker.kb`."""
+        if label is None:
+            self.ensure_ready()
+        return self.vocabulary(label).kb
+
+    def clear_caches(self) -> None:
+        """Forget the ranked strings every route remembers, and their hit counts."""
+        self.routes.clear_caches()
+
+    # -- ranking mention strings --
+
+    @property
+    def pool_size(self) -> int:
+        """How many names the first stage ranks: the re-ranker's candidates;
+        top_k where a concept scorer already gives one name per concept;
+        else enough names (names_searched) to fill kb_ents with top_k concepts."""
+        if self._reranker is not None:
+            return self._reranker.candidates
+        if self.routes.default.concept_scorer is not None:
+            return self._settings.top_k
+        return max(self._settings.top_k, self._settings.names_searched)
+
+    def first_stage(self, texts: Sequence[str], k: Optional[int] = None) -> Tuple[List[str], List[List[Candidate]]]:
+        """Mention strings normalized and spell-corrected as a span's parts
+        are (no abbreviations or splitting: those need a document), and the
+        `k` best names of each by S (default: the pool the re-ranker
+        re-scores, else top_k), before any re-ranking."""
+        self.ensure_ready()
+        cleaned = [self.preprocessor.clean(t) for t in texts]
+        return cleaned, self._ranked_by(DEFAULT, cleaned, self.pool_size if k is None else k)
+
+    def rank(self, texts: Sequence[str], contexts: Optional[Sequence[MentionInContext]] = None) -> List[List[Candidate]]:
+        """The top_k names for mention strings (`first_stage`). With a
+        re-ranker, `contexts` (one per text) are what it reads; without them
+        it reads the mention alone."""
+        cleaned, ranked = self.first_stage(texts)
+        if self._reranker is not None:
+            if contexts is None:
+                contexts = [MentionInContext(t) for t in cleaned]
+            elif len(contexts) != len(texts):
+                raise ValueError(f"{self.name}: {len(texts)} texts but {len(contexts)} contexts")
+            ranked = self._reranker.rerank([c._replace(mention=t) for c, t in zip(contexts, cleaned)], ranked)
+        return [candidates[: self._settings.top_k] for candidates in ranked]
+
+    def _ranked_by(self, route: str, texts: List[str], k: int, rows: Optional[NameRows] = None) -> List[List[Candidate]]:
+        """The k best names of each text by the route's linker, without the
+        concepts the type filter drops."""
+        linker = self.routes.linkers[route]
+        where = self.name if route == DEFAULT else f"{self.name}, the route for {route!r}"
+        return self._type_filter(linker.rank(texts, k, rows), linker.dictionary, where)
+
+    # -- linking mentions --
+
+    def link(self, texts: Sequence[str], label: Optional[str] = None) -> List[Optional[SpanLinks]]:
+        """Mention strings linked as spans of `label` (None: the
+        dictionary's) would be, each alone: read, split and ranked, under
+        the NIL threshold; None where no linker serves the label."""
+        return [self.span_links(m) for m in self.link_batch(MentionBatch.of_strings(texts, label)).mentions]
+
+    def link_batch(self, batch: MentionBatch) -> MentionBatch:
+        """Fill in each mention's route, readings and chosen parts. The
+        strings of all readings of all documents are ranked in one call per
+        route (the dictionary's, or that of the mention's label)."""
+        self.ensure_ready()
+        # Per route, each string's row among the names, looked up once for
+        # preprocessing's question (is it a name?) and the ranking alike.
+        name_rows = {key: NameRows(linker.dictionary) for key, linker in self.routes.linkers.items() if linker.is_ready}
+        long_forms = [long_forms_by_short_form(pairs) for pairs in batch.abbreviations]
+        wanted: Dict[str, Dict[str, None]] = {}
+        for mention in batch.mentions:
+            mention.route = self.routes.route_of(mention.label)
+            if mention.is_routed:
+                mention.readings = self.preprocessor.readings(
+                    mention.text, long_forms[mention.document], name_rows[mention.route].is_name
+                )
+                wanted.setdefault(mention.route, {}).update(dict.fromkeys(p for r in mention.readings for p in r))
+        ranked = {
+            route: dict(zip(texts, self._ranked_by(route, list(texts), self.pool_size, name_rows[route])))
+            for route, texts in wanted.items()
+        }
+        for mention in batch.routed:
+            mention.tied = tied_readings(mention.readings, ranked[mention.route])
+        if self._reranker is not None:
+            self._rerank_in_context(batch)
+        for _, mentions in batch.by_document():
+            chosen = chosen_in_document([m.tied if m.is_routed else None for m in mentions],
+                                        self._settings.resolve_shared_names)
+            for mention, parts in zip(mentions, chosen):
+                mention.parts = parts
+        return batch
+
+    def _rerank_in_context(self, batch: MentionBatch) -> None:
+        """The candidates of every part of every tied reading re-scored by
+        the re-ranker with its mention's context, the whole batch in one call."""
+        reranker = self._reranker
+        parts = [(mention, part) for mention in batch.routed for reading in mention.tied for part in reading]
+        contexts = [
+            MentionInContext.in_text(batch.texts[m.document], m.start_char, m.end_char, part.text, reranker.context_chars)
+            for m, part in parts
+        ]
+        reranked = iter(reranker.rerank(contexts, [part.candidates for _, part in parts]))
+        # The walk `parts` took, so each part takes its own candidates back.
+        for mention in batch.routed:
+            mention.tied = [[part._replace(candidates=next(reranked)) for part in reading] for reading in mention.tied]
+
+    def span_links(self, mention: Mention) -> Optional[SpanLinks]:
+        """What the mention's span says, or None where no linker served it."""
+        if mention.parts is None:
+            return None
+        return span_links(mention.parts, self._settings.top_k, self._nil_threshold_of(mention.route), self._namespaced)
+
+    # -- state --
+
+    def save(self, path: Union[str, Path], exclude: Iterable[str] = ()) -> None:
+        """Save all but the `exclude`d fields (state.FIELDS) into `path`, replaced whole."""
+        self._ready_to_save()
+        save_state(self, path, exclude)
+
+    def load(self, path: Union[str, Path], exclude: Iterable[str] = ()) -> Dict[str, Any]:
+        """Read what `save` wrote; returns the settings loading changed
+        (the saved lambda, or a threshold of an older scale), which a pipe
+        writes into its config."""
+        return load_state(self, path, exclude)
+
+    def to_bytes(self, exclude: Iterable[str] = ()) -> bytes:
+        self._ready_to_save()
+        return pack_state(self, exclude)
+
+    def from_bytes(self, data: bytes, exclude: Iterable[str] = ()) -> Dict[str, Any]:
+        return unpack_state(self, data, exclude)
+
+    def _ready_to_save(self) -> None:
+        # A named vocabulary not yet used is read first: the save holds its
+        # index, and loading it needs neither the cache nor the network.
+        if self.sources.linker_name is not None:
+            self.ensure_ready()

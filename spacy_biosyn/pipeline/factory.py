@@ -1,0 +1,158 @@
+"""The `biosyn_linker` factory: a config block in, a BiosynLinker out.
+
+Its `default_config` is what `nlp.add_pipe("biosyn_linker")` builds: the
+parts (encoder, index, abbreviation detector, scorers) as registered
+functions, the data sources initialize() reads, and every setting of
+linking/settings.py with its default. Nothing heavy happens here: the
+encoder loads and the vocabulary is indexed by initialize() or on first
+use, so `spacy.load` of a packaged pipeline needs no dictionary or hub.
+"""
+import warnings
+from pathlib import Path
+from typing import Dict, List, Optional, Union
+
+from spacy.language import Language
+
+from ..checks import takes_arguments
+from ..encoders.base import DEFAULT_ENCODER_NAME, encoder_label
+from ..linking.engine import LinkingEngine
+from ..linking.settings import LinkerSettings, from_scispacy
+from ..linking.sources import DataSources, VocabularySource
+from ..names import PIPE_NAME
+from ..parts import AB3P, SIZED_INDEX, TRANSFORMER_ENCODER
+from ..ty import AbbreviationDetector, ConceptScorer, Encoder, Reranker, SearchIndex, Sieve
+from .component import BiosynLinker
+from .settings import remember_pipeline
+
+
+@Language.factory(
+    PIPE_NAME,
+    default_config={
+        # A vocabulary of the catalogue (kb/catalogue.py: umls, mesh, rxnorm,
+        # go, hpo as scispaCy's linker_name; medic, ctd-chemicals, mondo,
+        # mesh-current from their publishers): fetched, encoded and indexed on
+        # first use and cached, so the pipe links with no initialize().
+        "linker_name": None,
+        # A BioSyn `CUI||name` path or a vocabulary reader block
+        # ({"@readers": "spacy_biosyn.MedicVocabulary.v1", "path": ...}).
+        "dictionary": None,
+        # Entity label (any case) -> vocabulary for spans of that label (Chemical
+        # spans against a chemical one): a path or reader block as for `dictionary`,
+        # or a folder of .concept files whose mentions are the names. Other
+        # labels use `dictionary`.
+        "routes": {},
+        # `CUI||name` files or folders of training .concept files whose names
+        # initialize() adds to the dictionary (saved with the pipeline).
+        "synonyms": [],
+        # Annotated corpora (.concept folders, PubTator files) whose gold IDs
+        # decide which of a concept's IDs span._.cui reports: the one its
+        # annotators used most (read by initialize(), saved with the pipeline).
+        "preferred_ids_from": [],
+        # A `misspelling||correction` file such as BioSyn's ncbi-spell-check.txt,
+        # read by initialize() and saved with the pipeline.
+        "corrections": None,
+        "encoder": {"@misc": TRANSFORMER_ENCODER, "name": DEFAULT_ENCODER_NAME},
+        # Exact search, or faiss's from a million names on (kb/sized_index.py).
+        "index": {"@misc": SIZED_INDEX},
+        # null turns abbreviation expansion off
+        "abbreviations": {"@misc": AB3P},
+        # Synonyms first (spacy_biosyn.Sieve.v1); null searches all names alike.
+        "sieve": None,
+        # Concepts ranked from their names' scores (spacy_biosyn.AliasCountReranker.v1
+        # or spacy_biosyn.ConceptCentroids.v1); null ranks names.
+        "concept_scorer": None,
+        # A cross-encoder that re-scores the first stage's best names with the
+        # mention's context (spacy_biosyn.CrossEncoderReranker.v1, trained by
+        # `spacy_biosyn train-reranker`); null keeps the first stage's ranking.
+        "reranker": None,
+        # The settings: their defaults and meaning are in settings.py.
+        **LinkerSettings().model_dump(),
+    },
+    requires=["doc.ents"],
+    assigns=[
+        "token.ent_kb_id",
+        "doc._.biosyn_abbreviations",
+        "span._.cui",
+        "span._.concept_ids",
+        "span._.kb_ents",
+        "span._.candidates",
+        "span._.parts",
+    ],
+    default_score_weights={"link_cui_acc": 1.0, "link_acc_1": 0.0, "link_acc_5": 0.0, "nel_micro_f": 0.0},
+)
+def make_biosyn_linker(
+    nlp: Language,
+    name: str,
+    linker_name: Optional[str],
+    dictionary: Optional[VocabularySource],
+    routes: Dict[str, VocabularySource],
+    synonyms: List[str],
+    preferred_ids_from: List[str],
+    corrections: Optional[str],
+    encoder: Union[str, Encoder],
+    index: SearchIndex,
+    abbreviations: Optional[AbbreviationDetector],
+    sieve: Optional[Sieve],
+    concept_scorer: Optional[ConceptScorer],
+    reranker: Optional[Reranker],
+    # LinkerSettings' fields, typed loosely here: the model checks them strictly.
+    sparse_weight: float,
+    top_k: int,
+    names_searched: int,
+    split_composites: bool,
+    dictionary_labels: Optional[List[str]],
+    nil_threshold: Optional[Union[float, str]],
+    nil_threshold_encoder: Optional[str],
+    types: Optional[Union[List[str], str]],
+    exclude_types: Union[List[str], str, None],
+    drop_nil: bool,
+    resolve_shared_names: bool,
+    cache_size: int,
+    set_kb_id: bool,
+    id_namespaces: Optional[Dict[str, str]],
+    # scispaCy's names for settings (settings.from_scispacy); null unless given.
+    resolve_abbreviations: Optional[bool] = None,
+    k: Optional[int] = None,
+    max_entities_per_mention: Optional[int] = None,
+    threshold: Optional[float] = None,
+    filter_for_definitions: Optional[bool] = None,
+) -> "BiosynLinker":
+    given = from_scispacy(name, locals())
+    settings = LinkerSettings.checked(name, given)
+    abbreviations = given["abbreviations"]
+    if isinstance(encoder, str):
+        from ..encoders.transformer import TransformerEncoder
+
+        encoder = TransformerEncoder(encoder)
+    # A class's instances all have __call__ on their type: the detector is checked by its signature.
+    if abbreviations is not None and not takes_arguments(abbreviations, 1):
+        raise ValueError(
+            f"{name}: abbreviations must be a detector called on a doc's text, such as spacy_biosyn.Ab3P.v1 "
+            "or spacy_biosyn.SchwartzHearst.v1, spacy_biosyn.ScispacyAbbreviations.v1 (the pairs of scispaCy's "
+            f"abbreviation_detector), or null; got {type(abbreviations).__name__}"
+        )
+    sources = DataSources.checked(
+        name, linker_name=linker_name, dictionary=dictionary, routes=routes, synonyms=synonyms,
+        preferred_ids_from=preferred_ids_from, corrections=corrections,
+    )
+    engine = LinkingEngine(name, settings, encoder=encoder, index=index, abbreviations=abbreviations, sieve=sieve,
+                           concept_scorer=concept_scorer, reranker=reranker, sources=sources)
+    _warn_if_threshold_of_another_encoder(name, engine.nil_threshold(), nil_threshold_encoder, encoder)
+    pipe = BiosynLinker(nlp.vocab, name, engine)
+    remember_pipeline(pipe, nlp)
+    return pipe
+
+
+def _warn_if_threshold_of_another_encoder(
+    name: str, threshold: Optional[float], chosen_with: Optional[str], encoder: Encoder
+) -> None:
+    if threshold is None or chosen_with is None or Path(str(chosen_with)).name == encoder_label(encoder):
+        return
+    warnings.warn(
+        f"{name}: nil_threshold {threshold} was chosen with the encoder {chosen_with!r}, but this pipe encodes with "
+        f"{encoder_label(encoder)!r}, whose scores lie on another scale: spans would be left without an ID, or "
+        "given one, by a threshold that means nothing here. Choose one on dev abstracts for this encoder "
+        "(python -m spacy_biosyn tune-nil), or set nil_threshold and nil_threshold_encoder to null",
+        UserWarning,
+        stacklevel=2,
+    )
