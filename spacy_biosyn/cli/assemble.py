@@ -4,7 +4,6 @@ from pathlib import Path
 import typer
 from wasabi import msg
 
-from ..names import PIPE_NAME
 from .common import _check_output_dir, _load_pipeline, app
 
 
@@ -22,17 +21,13 @@ def assemble(
     """One pipeline from raw text to IDs: the NER pipeline's components
     (its tokenizer included), biosyn_document_entities, then the linker."""
 
+    from ..pipeline.building import assemble_pipeline
     from ..storage import save_pipeline
 
     _check_output_dir(output_dir)
-    nlp, linker = _load_pipeline(ner_pipeline), _load_pipeline(linker_pipeline)
-    if PIPE_NAME not in linker.pipe_names:
-        msg.fail(f"{linker_pipeline}: no {PIPE_NAME} in it (its pipes: {', '.join(linker.pipe_names) or 'none'})", exits=1)
-    taken = [name for name in (PIPE_NAME, "biosyn_document_entities" if document_entities else None) if name in nlp.pipe_names]
-    if taken:
-        msg.fail(f"{ner_pipeline} already holds {', '.join(taken)}: give the pipeline whose components find entities", exits=1)
-    if document_entities:
-        nlp.add_pipe("biosyn_document_entities")
-    nlp.add_pipe(PIPE_NAME, source=linker)
+    try:
+        nlp = assemble_pipeline(_load_pipeline(ner_pipeline), _load_pipeline(linker_pipeline), document_entities)
+    except ValueError as error:
+        msg.fail(f"{ner_pipeline} and {linker_pipeline}: {error}", exits=1)
     save_pipeline(nlp, output_dir)
     msg.good(f"{' -> '.join(nlp.pipe_names)} saved to {output_dir}")

@@ -1,7 +1,6 @@
 """`build` and `index`: a vocabulary indexed into a pipeline, new or saved."""
-import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 import typer
 from wasabi import msg
@@ -19,9 +18,6 @@ from .common import (
     _named_config,
     app,
 )
-
-if TYPE_CHECKING:
-    from spacy.language import Language
 
 INDEXES = {"sized": SIZED_INDEX, "exact": EXACT_INDEX, "faiss": FAISS_INDEX}
 
@@ -76,9 +72,8 @@ def build(
     """Build a pipeline whose linker indexes DICTIONARY (or the named
     vocabulary LINKER_NAME) with ENCODER, or with the encoder and lambda of a
     BioSyn checkpoint (no training)."""
-    import spacy
-
     from ..kb.vocabularies import read_vocabulary_file
+    from ..pipeline.building import build_pipeline
 
     if (dictionary is None) == (linker_name is None):
         raise typer.BadParameter("give --dictionary or --linker-name (one of them)", param_hint="--dictionary")
@@ -93,9 +88,8 @@ def build(
                                      param_hint="--linker-name")
         config = _named_config(linker_name, encoder, device)
         config["encoder"].update(_given({"pooling": pooling, "similarity": similarity, "batch_size": batch_size}))
-        nlp = spacy.blank(lang)
-        linker = nlp.add_pipe(PIPE_NAME, config={**config, **settings})
-        return _index_and_save(nlp, linker.initialize, output_dir)
+        _check_output_dir(output_dir)
+        return _report(build_pipeline({**config, **settings}, output_dir, lang=lang), output_dir)
     if encoder is not None and from_biosyn is not None:
         raise typer.BadParameter("give --encoder or --from-biosyn, not both", param_hint="--encoder")
     encoder = encoder or DEFAULT_ENCODER_NAME
@@ -113,7 +107,6 @@ def build(
         msg.info(f"{from_biosyn}: BioSyn's [CLS] vectors and inner product, lambda {checkpoint.sparse_weight:.4f}")
         if checkpoint.skipped_pickle:
             msg.info(f"{PICKLED_TFIDF_FILE} is not read (unpickling runs code): the tf-idf is fitted on the dictionary, as BioSyn fits it")
-    nlp = spacy.blank(lang)
     # Options left unset keep the component's and encoder's own defaults.
     encoder_block.update(_given({"pooling": pooling, "similarity": similarity, "device": device, "batch_size": batch_size}))
     config = dict(settings)
@@ -122,12 +115,10 @@ def build(
         index={"@misc": INDEXES[index]},
         dictionary_labels=dictionary_labels.split(",") if dictionary_labels else None,
     )
-    linker = nlp.add_pipe(PIPE_NAME, config=config)
-    # The data reach the pipe through initialize() alone: the saved pipeline
-    # holds their content, and its config.cfg no path of this machine.
-    _index_and_save(nlp, lambda: linker.initialize(
-        nlp=nlp, dictionary=vocabulary, routes=routes, synonyms=synonyms, preferred_ids_from=preferred_ids_from,
-    ), output_dir)
+    _check_output_dir(output_dir)
+    report = build_pipeline(config, output_dir, lang=lang, dictionary=vocabulary, routes=routes, synonyms=synonyms,
+                            preferred_ids_from=preferred_ids_from)
+    _report(report, output_dir)
 
 
 @app.command()
@@ -152,56 +143,26 @@ def index(
     tf-idf: one model serves dictionaries larger than the one it was trained on."""
 
     from ..kb.vocabularies import read_vocabulary_file
-    from ..pipeline.settings import configure_linker
+    from ..pipeline.building import reindex_pipeline
 
     namespaces = _id_namespaces(id_namespaces)
     vocabulary, _ = _vocabulary(dictionary, format, read_vocabulary_file)
     routes = _routes(route)
     if routes_dir is not None:
         routes.update((entry.stem, entry) for entry in sorted(routes_dir.iterdir()) if not entry.name.startswith("."))
-    nlp = _load_pipeline(pipeline_dir)
-    linker = nlp.get_pipe(PIPE_NAME)
-    if namespaces is not None:
-        configure_linker(nlp, id_namespaces=namespaces)
-    _place_encoder(linker.linker.encoder, device, batch_size)
-    if preferred_ids_from:
-        linker.learn_preferred_ids(preferred_ids_from)
-
-    def index_all() -> None:
-        linker.set_dictionary(vocabulary)
-        for label, path in routes.items():
-            linker.add_route(label, path)
-
-    _index_and_save(nlp, index_all, output_dir)
-
-
-def _index_and_save(nlp: "Language", index: Callable[[], None], output_dir: Path) -> None:
-    """Run the indexing step, timed, then save the pipeline in one piece:
-    a pipeline already at `output_dir` is replaced only once the new one is
-    whole. A folder holding anything else is left alone."""
-    from ..storage import save_pipeline
-
     _check_output_dir(output_dir)
-    start = time.perf_counter()
-    index()
-    seconds = time.perf_counter() - start
-    _portable_encoder(nlp)
-    save_pipeline(nlp, output_dir)
-    pipe = nlp.get_pipe(PIPE_NAME)
-    names = len(pipe.linker.dictionary)
-    msg.good(f"Indexed {names} names in {seconds:.1f}s ({names / seconds:.0f} names/s); pipeline saved to {output_dir}")
-    if pipe.settings.nil_threshold == "auto" and pipe.reranker is None:
-        found = pipe.linker.nil_default
-        msg.info(f"nil_threshold \"auto\" is {found.threshold} here: {found.source}")
+    nlp = _load_pipeline(pipeline_dir)
+    _place_encoder(nlp.get_pipe(PIPE_NAME).engine.encoder, device, batch_size)
+    report = reindex_pipeline(nlp, output_dir, vocabulary, routes=routes, preferred_ids_from=preferred_ids_from,
+                              id_namespaces=namespaces)
+    _report(report, output_dir)
 
 
-def _portable_encoder(nlp: "Language") -> None:
-    """The saved config.cfg names the encoder as its config_block does: by
-    its name (a local folder's last part) and on no device of this machine,
-    so that the pipeline loads anywhere and says what it was built from."""
-    from ..pipeline.settings import configure_linker
-
-    configure_linker(nlp, encoder=nlp.get_pipe(PIPE_NAME).linker.encoder)
+def _report(report, output_dir: Path) -> None:
+    msg.good(f"Indexed {report.names} names in {report.seconds:.1f}s ({report.names / report.seconds:.0f} names/s); "
+             f"pipeline saved to {output_dir}")
+    if report.nil_default is not None:
+        msg.info(f"nil_threshold \"auto\" is {report.nil_default.threshold} here: {report.nil_default.source}")
 
 
 def _place_encoder(encoder, device: Optional[str], batch_size: Optional[int]) -> None:
@@ -211,12 +172,9 @@ def _place_encoder(encoder, device: Optional[str], batch_size: Optional[int]) ->
             raise typer.BadParameter(f"{batch_size}: must be at least 1", param_hint="--batch-size")
         encoder.batch_size = batch_size
     if device is not None:
-        if not hasattr(encoder, "device"):
+        if not hasattr(encoder, "move_to"):
             raise typer.BadParameter(f"the {type(encoder).__name__} runs on the CPU only", param_hint="--device")
-        import torch
-
-        encoder.device = torch.device(device)
-        encoder.model.to(encoder.device)
+        encoder.move_to(device)
 
 
 def _vocabulary(source: str, format: Optional[str], read: Callable):

@@ -40,34 +40,31 @@ def convert(
     from collections import Counter
 
     import spacy
-
     from spacy.tokens import DocBin
 
-    from ..corpus import read_pubtator
-    from ..kb.vocabularies import read_vocabulary_file
-    from ..ner.corpus import pooled_docs, with_vocabulary
-    from ..ner.tokenizer import add_biomedical_rules
+    from ..ner.corpus import ner_training_docs
 
-    renames = _label_map(label_map)
     if (replace_copies or name_examples) and not names:
         raise typer.BadParameter("--replace-copies and --name-examples need --names LABEL=VOCABULARY", param_hint="--names")
-    pooled = [file for path in pool for file in (sorted(path.glob("*.txt")) if path.is_dir() else [path])]
-    corpora = [read_pubtator(path) for path in [pubtator, *pooled]]
-    nlp = add_biomedical_rules(spacy.blank(lang)) if biomedical_tokenizer else spacy.blank(lang)
-    docs = pooled_docs(nlp, corpora, renames)
     vocabularies = {}
-    labels = {span.label_ for doc in docs for span in doc.ents}
     for pair in names:
         label, sep, path = pair.partition("=")
         if not (sep and label and path):
             raise typer.BadParameter(f"expected LABEL=VOCABULARY, got {pair!r}", param_hint="--names")
-        if label not in labels or label in vocabularies:
-            said = "given twice" if label in vocabularies else f"no entity has it (labels: {', '.join(sorted(labels))})"
-            raise typer.BadParameter(f"{pair!r}: the label {label!r} is {said}", param_hint="--names")
+        if label in vocabularies:
+            raise typer.BadParameter(f"{pair!r}: the label {label!r} is given twice", param_hint="--names")
         if "://" not in path and not Path(path).exists():
             raise typer.BadParameter(f"{pair!r}: no such file", param_hint="--names")
-        vocabularies[label] = list(read_vocabulary_file(path)[0].names)
-    docbin = DocBin(docs=with_vocabulary(nlp, docs, vocabularies, replace_copies, name_examples, seed))
+        vocabularies[label] = path
+    pooled = [file for path in pool for file in (sorted(path.glob("*.txt")) if path.is_dir() else [path])]
+    try:
+        docs = ner_training_docs(
+            [pubtator, *pooled], label_map=_label_map(label_map), names=vocabularies, replace_copies=replace_copies,
+            name_examples=name_examples, seed=seed, lang=lang, biomedical_tokenizer=biomedical_tokenizer,
+        )
+    except ValueError as error:  # a label of --names no entity has
+        raise typer.BadParameter(str(error), param_hint="--names") from None
+    docbin = DocBin(docs=docs)
     output.parent.mkdir(parents=True, exist_ok=True)
     docbin.to_disk(output)
     docs = list(docbin.get_docs(spacy.blank(lang).vocab))

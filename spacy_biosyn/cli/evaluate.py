@@ -5,11 +5,10 @@ from typing import Dict, Optional
 import typer
 from wasabi import msg
 
+from ..errors import CorpusError
 from ..names import PIPE_NAME
 from .common import ID_NAMESPACES_OPTION, LABEL_MAP_OPTION, _id_namespaces, _label_map, _load_pipeline, app
 
-
-MAX_K = 5
 
 
 @app.command()
@@ -45,11 +44,7 @@ def evaluate(
     cui_acc adds the share whose span._.cui (the ID users read) is gold.
     With --end-to-end the pipeline finds the entities itself: strict NER,
     strict linking and document-level ID precision, recall and F."""
-    import srsly
-
-    from ..corpus import pubtator_to_examples, read_concept_queries, read_pubtator
-    from ..evaluation.queries import evaluate as evaluate_queries
-    from ..evaluation.queries import evaluate_examples
+    from ..evaluation.pipelines import MAX_K, evaluate_linker
     from ..pipeline.settings import configure_linker
 
     namespaces = _id_namespaces(id_namespaces)
@@ -58,38 +53,19 @@ def evaluate(
     if label_map is not None:  # gold spans keep their corpus types, which routes match
         raise typer.BadParameter("goes with --end-to-end, where gold types meet the NER's labels", param_hint="--label-map")
     nlp = _load_pipeline(pipeline_dir)
-    linker = nlp.get_pipe(PIPE_NAME)
-    linker.top_k = max(linker.top_k, MAX_K)
     if namespaces is not None:
         configure_linker(nlp, id_namespaces=namespaces)
-    namespaces = linker.settings.id_namespaces
-    if dictionary is not None:
-        linker.set_dictionary(dictionary)
-    if _is_pubtator(queries):
-        wanted = set(labels.split(",")) if labels else None
-        examples = pubtator_to_examples(nlp, read_pubtator(queries), wanted)
-        metrics = evaluate_examples(linker.pipe, examples, max_k=MAX_K, id_namespaces=namespaces)
-        if not metrics["n"]:
-            msg.fail(f"{queries}: no mention with a gold ID to score", exits=1)
-    else:
-        concept_queries = read_concept_queries(queries)
-        contexts = None
-        if linker.reranker is not None:
-            if texts is None:
-                msg.warn("The pipeline re-ranks with context: give --texts ABSTRACTS.PubTator, or it reads each mention alone")
-            else:
-                from ..training.reranking import query_contexts
-
-                contexts = query_contexts(concept_queries, read_pubtator(texts), linker.reranker.context_chars)
-        metrics = evaluate_queries(linker.rank, concept_queries, max_k=MAX_K, contexts=contexts, id_namespaces=namespaces)
+    try:
+        metrics = evaluate_linker(nlp, queries, labels=labels.split(",") if labels else None, texts=texts,
+                                  dictionary=dictionary, max_k=MAX_K)
+    except CorpusError as error:  # nothing to score: said as the command's outcome
+        msg.fail(str(error), exits=1)
     msg.table(
         [(name, f"{100 * value:.2f}") for name, value in metrics.items() if name.startswith("link_")],
         header=("metric", "%"),
     )
     msg.info(f"{metrics['n']} mentions scored, {metrics.get('unscored', 0)} CUI-less skipped")
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        srsly.write_json(output, metrics)
+    _write(metrics, output)
 
 
 def _evaluate_end_to_end(
@@ -100,14 +76,14 @@ def _evaluate_end_to_end(
     as PubTator (a file, or a link-corpus folder of PubTator shards); IDs
     compare through `namespaces`, by default a pipeline's own."""
     import spacy
-    import srsly
 
-    from ..corpus import iter_pubtator, read_pubtator
-    from ..evaluation.end_to_end import END_TO_END_TASKS, end_to_end_scores, linked_examples, predicted_examples
+    from ..corpus import read_pubtator
     from ..corpus_linking.worker import check_pipeline
+    from ..evaluation.end_to_end import END_TO_END_TASKS, end_to_end_scores, linked_examples, predicted_examples
+    from ..evaluation.pipelines import is_pubtator, saved_predictions
     from ..pipeline.settings import configure_linker
 
-    if not _is_pubtator(pubtator):
+    if not is_pubtator(pubtator):
         msg.fail(f"{pubtator}: --end-to-end takes a PubTator file", exits=1)
     documents = read_pubtator(pubtator)
     if (pipeline_dir / "config.cfg").exists():
@@ -119,10 +95,10 @@ def _evaluate_end_to_end(
         namespaces = nlp.get_pipe(PIPE_NAME).settings.id_namespaces
         examples = linked_examples(nlp, documents, label_map)
     else:
-        files = sorted(pipeline_dir.glob("shard-*.pubtator")) if pipeline_dir.is_dir() else [pipeline_dir]
-        if not files:
-            msg.fail(f"{pipeline_dir}: neither a pipeline nor predictions (PubTator, or link-corpus PubTator shards)", exits=1)
-        predictions = (document for path in files for document in iter_pubtator(path))
+        try:
+            predictions = saved_predictions(pipeline_dir)
+        except CorpusError as error:
+            msg.fail(str(error), exits=1)
         examples = predicted_examples(spacy.blank("en"), predictions, documents, label_map)
         if namespaces is None and _prefixed_against_bare(examples):
             msg.warn("The predictions' IDs have namespaces (MESH:D001943) and the gold IDs have none: they never "
@@ -132,6 +108,12 @@ def _evaluate_end_to_end(
     keys = [f"{task}_{m}" for task in END_TO_END_TASKS for m in "prf"]
     msg.table([(label, *(f"{100 * scores[k]:.2f}" for k in keys)) for label, scores in rows], header=("label", *keys))
     msg.info(f"{metrics['n_docs']} documents")
+    _write(metrics, output)
+
+
+def _write(metrics: dict, output: Optional[Path]) -> None:
+    import srsly
+
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         srsly.write_json(output, metrics)
@@ -142,8 +124,3 @@ def _prefixed_against_bare(examples) -> bool:
     predicted = [span.kb_id_ for eg in examples for span in eg.predicted.ents if span._.cui]
     gold = [span.kb_id_ for eg in examples for span in eg.reference.ents]
     return bool(predicted) and all(":" in cui for cui in predicted) and not any(":" in cui for cui in gold)
-
-
-def _is_pubtator(path: Path) -> bool:
-    """A single file that is not a `.concept` file is read as PubTator."""
-    return path.is_file() and path.suffix != ".concept"

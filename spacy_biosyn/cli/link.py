@@ -1,16 +1,13 @@
 """`link`: a text's entities, or mention strings, linked and printed."""
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional
+from typing import List, Optional
 
 import typer
 from wasabi import msg
 
-from ..names import PIPE_NAME
 from .common import _cell, _load_pipeline, app
 
-if TYPE_CHECKING:
-    from spacy.language import Language
 
 @app.command()
 def link(
@@ -29,14 +26,17 @@ def link(
     entity, as BioSyn's inference.py --mention does."""
     import json
 
-    from ..corpus_linking.output import document_rows
+    from ..corpus_linking.output import document_rows, mention_rows
     from ..corpus_linking.sources import Document
     from ..corpus_linking.worker import check_pipeline
     from ..preprocess.text import without_lone_surrogates
 
     if mentions:
         given = texts or [line for line in sys.stdin.read().splitlines() if line.strip()]
-        rows = _mention_rows(_load_pipeline(pipeline_dir), [without_lone_surrogates(t) for t in given])
+        try:
+            rows = mention_rows(_load_pipeline(pipeline_dir), [without_lone_surrogates(t) for t in given])
+        except ValueError as error:
+            msg.fail(str(error), exits=1)
     else:
         if texts and len(texts) > 1:
             raise typer.BadParameter(f"{len(texts)} texts: give one (quoted), or mention strings with --mentions",
@@ -56,25 +56,3 @@ def link(
         for row in rows
     ]
     msg.table(table, header=("start", "end", "mention", "label", "ID", "score", "best name"), divider=True)
-
-
-def _mention_rows(nlp: "Language", mentions: List[str]) -> List[dict]:
-    """A row for each mention string, linked as one entity of a label the
-    linker serves, by the pipeline's linker alone (its NER is not run)."""
-    from spacy.tokens import Span
-
-    from ..corpus_linking.output import document_rows
-    from ..corpus_linking.sources import Document
-
-    if PIPE_NAME not in nlp.pipe_names:
-        msg.fail(f"the pipeline has no {PIPE_NAME} (its pipes: {', '.join(nlp.pipe_names) or 'none'})", exits=1)
-    linker = nlp.get_pipe(PIPE_NAME)
-    linker.configure({"drop_nil": False})  # a row for every mention, NIL ones too
-    label = (linker.settings.dictionary_labels or ["ENTITY"])[0]
-    docs = []
-    for mention in mentions:
-        doc = nlp.make_doc(mention)
-        doc.ents = [Span(doc, 0, len(doc), label=label)] if len(doc) else []
-        docs.append(doc)
-    return [row for mention, doc in zip(mentions, linker.pipe(docs))
-            for row in document_rows(Document("mention", mention, None), doc, None)]

@@ -5,7 +5,6 @@ from pathlib import Path
 import typer
 from wasabi import msg
 
-from ..names import PIPE_NAME
 from .common import _check_output_dir, _load_pipeline, app
 
 
@@ -21,20 +20,16 @@ def onnx(
     to ONNX, so that loading the pipeline skips transformers' model classes.
     The pipeline then links but does not train."""
 
-    from ..encoders.onnx import OnnxEncoder
-    from ..encoders.transformer import TransformerEncoder
-    from ..pipeline.settings import configure_linker
+    from ..pipeline.building import with_onnx_encoder
     from ..storage import save_pipeline
 
     _check_output_dir(output_dir)
     nlp = _load_pipeline(pipeline_dir)
-    pipe = nlp.get_pipe(PIPE_NAME)
-    source = pipe.linker.encoder
-    if not isinstance(source, TransformerEncoder):
-        msg.fail(f"{pipeline_dir}: its encoder is not a PyTorch one ({type(source).__name__}); convert the pipeline it came from", exits=1)
-    encoder = OnnxEncoder(**source.settings, quantize=quantize).export(source)
     start = time.perf_counter()
-    configure_linker(nlp, encoder=encoder, reencode=quantize)
+    try:
+        with_onnx_encoder(nlp, quantize)
+    except ValueError as error:
+        msg.fail(f"{pipeline_dir}: {error}", exits=1)
     save_pipeline(nlp, output_dir)
     reencoded = f"; names re-encoded in {time.perf_counter() - start:.1f}s" if quantize else ""
     msg.good(f"ONNX encoder{' (int8)' if quantize else ''} saved with the pipeline to {output_dir}{reencoded}")

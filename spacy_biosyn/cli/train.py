@@ -47,17 +47,11 @@ def train_ner(
     SapBERT or PubMedBERT folder needs no other override; any config value
     can be overridden, e.g. --paths.train FILE --training.max_steps 2000."""
     from spacy.cli._util import parse_config_overrides
-    from spacy.cli.train import train as spacy_train
 
-    from ..ner.precision import with_encoder_shape
+    from ..ner.precision import train_ner as run_training
 
     config, gpu_id = _training_config(ctx, config_path, gpu_id)
-    config, filled = with_encoder_shape(config, keep=parse_config_overrides(ctx.args))
-    for name, shape in filled.items():
-        msg.info(f"{name}: the encoder's shape, " + ", ".join(f"{key} {value}" for key, value in shape.items()))
-    output.mkdir(parents=True, exist_ok=True)
-    config.to_disk(output / "train.cfg")  # what was trained, overrides and shape included
-    spacy_train(output / "train.cfg", output, use_gpu=gpu_id)
+    run_training(config, output, gpu_id, keep=parse_config_overrides(ctx.args), announce=msg.info)
 
 
 @app.command("pretrain-encoder", context_settings=TRAINING_COMMAND)

@@ -15,10 +15,13 @@ import uuid
 from pathlib import Path
 from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence
 
+from spacy.language import Language
 from spacy.tokens import Doc, Span
 
 from ..errors import CorpusError
-from ..pipeline.annotate import link_score
+from ..linking.links import link_score
+from ..names import PIPE_NAME
+from ..pipeline.settings import configure_linker
 from .sources import Document
 from .writers import SUFFIXES, write_rows
 # Named as pyarrow and pandas skip it, so the folder reads as one dataset:
@@ -55,6 +58,23 @@ def document_rows(document: Document, doc: Doc, gold: Optional[Sequence[GoldSpan
     dropped = [g for g in gold or () if (g.start, g.end) in gold_ids]
     rows.extend(_row(document, g.start, g.end, g.text, g.label, None, None, g.id, []) for g in dropped)
     return sorted(rows, key=lambda row: (row["start"], row["end"]))
+
+
+def mention_rows(nlp: Language, mentions: Sequence[str]) -> List[dict]:
+    """A row for each mention string, linked as one entity of a label the
+    linker serves by the pipeline's linker alone (its NER is not run), NIL
+    ones too, as BioSyn's inference.py --mention links them."""
+    if PIPE_NAME not in nlp.pipe_names:
+        raise ValueError(f"the pipeline has no {PIPE_NAME} (its pipes: {', '.join(nlp.pipe_names) or 'none'})")
+    linker = configure_linker(nlp, drop_nil=False)  # a row for every mention
+    label = (linker.settings.dictionary_labels or ["ENTITY"])[0]
+    docs = []
+    for mention in mentions:
+        doc = nlp.make_doc(mention)
+        doc.ents = [Span(doc, 0, len(doc), label=label)] if len(doc) else []
+        docs.append(doc)
+    return [row for mention, doc in zip(mentions, linker.pipe(docs))
+            for row in document_rows(Document("mention", mention, None), doc, None)]
 
 
 def _row(document: Document, start, end, text, label, cui, score, gold_id, candidates) -> dict:

@@ -60,6 +60,13 @@ class TransformerEncoder(EncoderBase):
         )
         return self
 
+    def move_to(self, device: str) -> None:
+        """Encode on `device` from now on (auto, cpu, cuda, cuda:1); a saved
+        config keeps its own."""
+        self.device = choose_device(device)
+        if self.model is not None:
+            self.model.to(self.device)
+
     @property
     def weights_digest(self) -> str:
         """sha256 of the weights as they are now (every parameter, in the

@@ -8,14 +8,15 @@ with a label this one lacks are marked missing (spaCy's `missing` entity
 state: no loss either way), and every other token stays outside."""
 import random
 from collections import defaultdict
-from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Set
+from pathlib import Path
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Set, Union
 
 from spacy.language import Language
 from spacy.matcher import PhraseMatcher
 from spacy.tokens import Doc
 from spacy.util import filter_spans
 
-from ..corpus import PubTatorDocument, pubtator_to_doc
+from ..corpus import PubTatorDocument, pubtator_to_doc, read_pubtator
 
 
 def pooled_docs(
@@ -113,3 +114,37 @@ def _replaced(nlp: Language, doc: Doc, names: Mapping[str, Sequence[str]], rng: 
         tags.extend(["B-" + span.label_] + ["I-" + span.label_] * (len(pieces) - 1))
         i = span.end
     return Doc(nlp.vocab, words=words, spaces=spaces, ents=tags)
+
+
+def ner_training_docs(
+    pubtator_files: Sequence[Union[str, Path]],
+    *,
+    label_map: Optional[Mapping[str, str]] = None,
+    names: Optional[Mapping[str, Union[str, Path]]] = None,
+    replace_copies: int = 0,
+    name_examples: int = 0,
+    seed: int = 0,
+    lang: str = "en",
+    biomedical_tokenizer: bool = True,
+) -> List[Doc]:
+    """`convert`'s documents: the gold entities of PubTator files, pooled
+    (pooled_docs), each with its gold ID as kb_id, split by the biomedical
+    tokenizer rules the NER recipes train with; then, per label of `names`
+    (label -> a vocabulary file in any format `build` reads), copies with
+    the entities swapped for its names and one-name examples (with_vocabulary)."""
+    import spacy
+
+    from ..kb.vocabularies import read_vocabulary_file
+    from .tokenizer import add_biomedical_rules
+
+    names = dict(names or {})
+    if (replace_copies or name_examples) and not names:
+        raise ValueError("copies with replaced names and name examples need the names of a label")
+    nlp = add_biomedical_rules(spacy.blank(lang)) if biomedical_tokenizer else spacy.blank(lang)
+    docs = pooled_docs(nlp, [read_pubtator(path) for path in pubtator_files], label_map)
+    labels = {span.label_ for doc in docs for span in doc.ents}
+    unknown = sorted(set(names) - labels)
+    if unknown:
+        raise ValueError(f"the label {unknown[0]!r}: no entity has it (labels: {', '.join(sorted(labels))})")
+    vocabularies = {label: list(read_vocabulary_file(path)[0].names) for label, path in names.items()}
+    return list(with_vocabulary(nlp, docs, vocabularies, replace_copies, name_examples, seed))

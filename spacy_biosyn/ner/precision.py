@@ -16,7 +16,7 @@ autocast, as PyTorch asks.
 Its shape (width, heads, layers, vocabulary, positions) is the encoder's:
 `with_encoder_shape` reads it from the encoder folder's config.json, so the
 NER recipe switches to SapBERT or PubMedBERT with paths.encoder alone
-(`python -m spacy_biosyn train-ner`).
+(`python -m spacy_biosyn train-ner`, or `train_ner` here).
 """
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Literal, Optional, Tuple, Union
@@ -156,3 +156,21 @@ def with_encoder_shape(config: Config, keep: Iterable[str] = ()) -> Tuple[Config
         model.update(shape)
         filled[name] = shape
     return config, filled
+
+
+def train_ner(
+    config: Config, output_dir: Path, gpu_id: int = -1, keep: Iterable[str] = (),
+    announce: Callable[[str], None] = print,
+) -> None:
+    """Train an NER recipe with spaCy's trainer into `output_dir`, shaped as
+    its encoder (`with_encoder_shape`, but for the `keep` keys the user
+    set), which `announce` is told; the config trained, shape included, is
+    saved beside the model as train.cfg."""
+    from spacy.cli.train import train as spacy_train
+
+    config, filled = with_encoder_shape(config, keep=keep)
+    for name, shape in filled.items():
+        announce(f"{name}: the encoder's shape, " + ", ".join(f"{key} {value}" for key, value in shape.items()))
+    output_dir.mkdir(parents=True, exist_ok=True)
+    config.to_disk(output_dir / "train.cfg")
+    spacy_train(output_dir / "train.cfg", output_dir, use_gpu=gpu_id)

@@ -18,7 +18,7 @@ import copy
 import math
 import time
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 import spacy
@@ -29,13 +29,13 @@ from thinc.api import Config
 from tqdm import tqdm
 from wasabi import msg
 
-from ..corpus import PubTatorDocument, Query, read_concept_queries, read_pubtator
+from ..corpus import Query, read_concept_queries, read_pubtator
 from ..evaluation.queries import evaluate
 from ..kb.dictionary import Dictionary
 from ..kb.ids import bare_id, split_cuis
+from ..kb.reranker import CrossEncoderReranker, MentionInContext, combined_scores, query_contexts
 from ..names import PIPE_NAME
 from ..pipeline.settings import configure_linker
-from ..kb.reranker import CrossEncoderReranker, MentionInContext, combined_scores
 from ..storage import save_pipeline
 from ..ty import Candidate
 from .common import RunLog, required_path, start_output
@@ -140,18 +140,6 @@ def train_reranker(config: Config, output_dir: Path) -> Dict[str, Any]:
     return {**log.best, "train_seconds": round(seconds, 1)}
 
 
-def query_contexts(queries: Sequence[Query], documents: Iterable[PubTatorDocument], window: int) -> List[MentionInContext]:
-    """Each `.concept` query in its abstract (matched by PMID, at the query's
-    offsets); a query whose abstract is not given is read alone."""
-    texts: Dict[str, str] = {doc.doc_id: doc.text for doc in documents}
-    return [
-        MentionInContext.in_text(texts[q.doc_id], q.start, q.end, q.mention, window)
-        if q.doc_id in texts and 0 <= q.start < q.end <= len(texts[q.doc_id])
-        else MentionInContext(q.mention)
-        for q in queries
-    ]
-
-
 class _TrainingSet:
     """Training mentions in context, their candidates, scores S and gold marks."""
 
@@ -162,7 +150,7 @@ class _TrainingSet:
             if len(split_cuis(q.cui)) == 1 and q.cui != "-1" and "|" not in q.mention and "+" not in q.mention
         ]
         contexts = query_contexts(queries, read_pubtator(paths["train_text"]), reranker.context_chars)
-        texts, ranked = pipe.first_stage([q.mention for q in queries], reranker.candidates + 1)
+        texts, ranked = pipe.engine.first_stage([q.mention for q in queries], reranker.candidates + 1)
         base_ids = dict(zip(base.names, base.cuis))
         kept = []
         for query, context, text, candidates in zip(queries, contexts, texts, ranked):
@@ -231,7 +219,7 @@ class _DevSet:
         def rank(texts: List[str], contexts: List[MentionInContext]) -> List[List[Candidate]]:
             key = tuple(texts)
             if key not in self._first_stage:
-                self._first_stage[key] = self.pipe.first_stage(texts, self.reranker.candidates)
+                self._first_stage[key] = self.pipe.engine.first_stage(texts, self.reranker.candidates)
             cleaned, ranked = self._first_stage[key]
             if rerank:
                 mentions = [c._replace(mention=t) for c, t in zip(contexts, cleaned)]

@@ -1,0 +1,73 @@
+"""A saved pipeline scored as `evaluate` scores it: its linker's Acc@k on
+BioSyn's `.concept` queries or on a PubTator file's gold spans, and the
+predictions a link-corpus run saved, read back for end-to-end scores."""
+import warnings
+from pathlib import Path
+from typing import Dict, Iterator, Optional, Sequence, Union
+
+from spacy.language import Language
+
+from ..corpus import PubTatorDocument, iter_pubtator, pubtator_to_examples, read_concept_queries, read_pubtator
+from ..errors import CorpusError
+from ..kb.dictionary import Dictionary
+from ..kb.reranker import query_contexts
+from ..names import PIPE_NAME
+from ..pipeline.settings import configure_linker
+from .queries import evaluate, evaluate_examples
+
+MAX_K = 5
+
+
+def is_pubtator(path: Path) -> bool:
+    """A single file that is not a `.concept` file is read as PubTator."""
+    return path.is_file() and path.suffix != ".concept"
+
+
+def evaluate_linker(
+    nlp: Language,
+    queries: Union[str, Path],
+    *,
+    labels: Optional[Sequence[str]] = None,
+    texts: Optional[Union[str, Path]] = None,
+    dictionary: Optional[Union[Dictionary, str, Path]] = None,
+    max_k: int = MAX_K,
+) -> Dict[str, float]:
+    """Acc@1..Acc@max_k of the pipeline's linker on `queries`: a folder of
+    `.concept` files, ranked as BioSyn preprocessed them, or a PubTator
+    file whose gold spans (of `labels`, default all) are linked in their
+    raw abstracts, which adds link_cui_acc. `texts` are the PubTator
+    abstracts `.concept` queries come from, which a re-ranker reads as
+    context; `dictionary` is indexed first. IDs compare through the
+    linker's id_namespaces."""
+    queries = Path(queries)
+    linker = nlp.get_pipe(PIPE_NAME)
+    if linker.top_k < max_k:
+        configure_linker(nlp, top_k=max_k)
+    namespaces = linker.settings.id_namespaces
+    if dictionary is not None:
+        linker.engine.set_dictionary(dictionary)
+    if is_pubtator(queries):
+        examples = pubtator_to_examples(nlp, read_pubtator(queries), set(labels) if labels else None)
+        metrics = evaluate_examples(linker.pipe, examples, max_k=max_k, id_namespaces=namespaces)
+        if not metrics["n"]:
+            raise CorpusError(f"{queries}: no mention with a gold ID to score")
+        return metrics
+    concept_queries = read_concept_queries(queries)
+    contexts = None
+    if linker.reranker is not None:
+        if texts is None:
+            warnings.warn("The pipeline re-ranks with context: give the abstracts the queries come from "
+                          "(--texts ABSTRACTS.PubTator), or it reads each mention alone", UserWarning, stacklevel=2)
+        else:
+            contexts = query_contexts(concept_queries, read_pubtator(texts), linker.reranker.context_chars)
+    return evaluate(linker.rank, concept_queries, max_k=max_k, contexts=contexts, id_namespaces=namespaces)
+
+
+def saved_predictions(path: Union[str, Path]) -> Iterator[PubTatorDocument]:
+    """The documents of a PubTator file of predictions, or of a link-corpus
+    folder's PubTator shards, in shard order."""
+    path = Path(path)
+    files = sorted(path.glob("shard-*.pubtator")) if path.is_dir() else [path]
+    if not files:
+        raise CorpusError(f"{path}: neither a pipeline nor predictions (PubTator, or link-corpus PubTator shards)")
+    return (document for file in files for document in iter_pubtator(file))
