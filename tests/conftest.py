@@ -2,8 +2,10 @@
 from pathlib import Path
 
 import pytest
+from helpers import DISEASES, NER_ABSTRACTS, TINY_TRANSFORMER, make_nlp
 
-from helpers import DISEASES, NER_ABSTRACTS, TINY_TRANSFORMER, make_nlp, make_tiny_encoder
+from spacy_biosyn.encoders.tiny import make_tiny_encoder
+
 
 @pytest.fixture(scope="session")
 def tiny_encoder(tmp_path_factory) -> str:

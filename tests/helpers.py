@@ -1,32 +1,9 @@
-"""What the tests share besides fixtures (conftest.py): tiny encoders built
-here (tests never touch a hub), a small disease vocabulary and annotated
+"""What the tests share besides fixtures (conftest.py): tiny encoders
+(spacy_biosyn.encoders.tiny: tests never touch a hub), a small disease vocabulary and annotated
 abstracts in their real formats, and the linker pipeline most tests link with."""
-import string
-
 import spacy
-import torch
-from transformers import BertConfig, BertModel, BertTokenizer
 
-SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-CHARS = string.ascii_lowercase + string.digits
-
-
-def make_tiny_encoder(folder, seed: int = 0, **shape) -> str:
-    """A 2-layer, 32-wide BERT with a character vocabulary, saved to `folder`;
-    `shape` (BertConfig's arguments) makes it another: a BERT-base's layout."""
-    folder.mkdir(parents=True, exist_ok=True)
-    vocab = folder / "vocab.txt"
-    vocab.write_text("\n".join(SPECIALS + list(CHARS) + ["##" + c for c in CHARS]) + "\n")
-    tokenizer = BertTokenizer(str(vocab))  # positional: the keyword differs across versions
-    torch.manual_seed(seed)
-    config = BertConfig(**{
-        "vocab_size": len(SPECIALS) + 2 * len(CHARS), "hidden_size": 32, "num_hidden_layers": 2,
-        "num_attention_heads": 2, "intermediate_size": 64, "max_position_embeddings": 64, **shape,
-    })
-    BertModel(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
-
+from spacy_biosyn.encoders.tiny import CHARS, SPECIALS
 
 DISEASES = """\
 D001943||breast cancer

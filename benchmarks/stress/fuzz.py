@@ -1,4 +1,4 @@
-"""The fuzz suite's benchmark mode: thousands of random cases (tests/fuzzing.py)
+"""The fuzz suite's benchmark mode: thousands of random cases (fuzz_cases.py)
 in a watched worker process, counted by outcome.
 
     python -m benchmarks.stress.fuzz [--cases 10000] [--checkout DIR] [--timeout 120]
@@ -21,8 +21,8 @@ from collections import Counter
 from pathlib import Path
 
 from benchmarks.common import print_table
-from tests.fuzzing import CATEGORIES, Context, Worker, run_case
-from tests.helpers import make_tiny_encoder
+from benchmarks.stress.fuzz_cases import CATEGORIES, Context, Worker, run_case
+from spacy_biosyn.encoders.tiny import make_tiny_encoder
 
 SHARES = {"documents": 0.3, "spans": 0.2, "dictionaries": 0.2, "corpora": 0.2, "configs": 0.1, "texts": 0.0, "outputs": 0.0}
 OUTCOMES = ("crash", "hang", "unclear error", "wrong result")
