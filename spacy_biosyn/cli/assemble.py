@@ -26,8 +26,9 @@ def assemble(
 
     _check_output_dir(output_dir)
     try:
-        nlp = assemble_pipeline(_load_pipeline(ner_pipeline), _load_pipeline(linker_pipeline), document_entities)
+        nlp = assemble_pipeline(_load_pipeline(ner_pipeline), _load_pipeline(linker_pipeline), document_entities,
+                                names=(str(ner_pipeline), str(linker_pipeline)))
     except ValueError as error:
-        msg.fail(f"{ner_pipeline} and {linker_pipeline}: {error}", exits=1)
+        msg.fail(str(error), exits=1)
     save_pipeline(nlp, output_dir)
     msg.good(f"{' -> '.join(nlp.pipe_names)} saved to {output_dir}")

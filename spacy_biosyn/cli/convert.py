@@ -42,7 +42,7 @@ def convert(
     import spacy
     from spacy.tokens import DocBin
 
-    from ..ner.corpus import ner_training_docs
+    from ..ner.corpus import LabelError, ner_training_docs
 
     if (replace_copies or name_examples) and not names:
         raise typer.BadParameter("--replace-copies and --name-examples need --names LABEL=VOCABULARY", param_hint="--names")
@@ -62,7 +62,7 @@ def convert(
             [pubtator, *pooled], label_map=_label_map(label_map), names=vocabularies, replace_copies=replace_copies,
             name_examples=name_examples, seed=seed, lang=lang, biomedical_tokenizer=biomedical_tokenizer,
         )
-    except ValueError as error:  # a label of --names no entity has
+    except LabelError as error:
         raise typer.BadParameter(str(error), param_hint="--names") from None
     docbin = DocBin(docs=docs)
     output.parent.mkdir(parents=True, exist_ok=True)

@@ -66,15 +66,20 @@ def mention_rows(nlp: Language, mentions: Sequence[str]) -> List[dict]:
     ones too, as BioSyn's inference.py --mention links them."""
     if PIPE_NAME not in nlp.pipe_names:
         raise ValueError(f"the pipeline has no {PIPE_NAME} (its pipes: {', '.join(nlp.pipe_names) or 'none'})")
-    linker = configure_linker(nlp, drop_nil=False)  # a row for every mention
+    linker = nlp.get_pipe(PIPE_NAME)
     label = (linker.settings.dictionary_labels or ["ENTITY"])[0]
     docs = []
     for mention in mentions:
         doc = nlp.make_doc(mention)
         doc.ents = [Span(doc, 0, len(doc), label=label)] if len(doc) else []
         docs.append(doc)
-    return [row for mention, doc in zip(mentions, linker.pipe(docs))
-            for row in document_rows(Document("mention", mention, None), doc, None)]
+    drop_nil = linker.drop_nil
+    configure_linker(nlp, drop_nil=False)  # a row for every mention; the pipeline's own setting is put back
+    try:
+        return [row for mention, doc in zip(mentions, linker.pipe(docs))
+                for row in document_rows(Document("mention", mention, None), doc, None)]
+    finally:
+        configure_linker(nlp, drop_nil=drop_nil)
 
 
 def _row(document: Document, start, end, text, label, cui, score, gold_id, candidates) -> dict:

@@ -37,8 +37,9 @@ def evaluate_linker(
     file whose gold spans (of `labels`, default all) are linked in their
     raw abstracts, which adds link_cui_acc. `texts` are the PubTator
     abstracts `.concept` queries come from, which a re-ranker reads as
-    context; `dictionary` is indexed first. IDs compare through the
-    linker's id_namespaces."""
+    context. IDs compare through the linker's id_namespaces. The pipeline
+    is changed as scoring needs: its linker keeps at least max_k concepts
+    (top_k), and indexes `dictionary` in place of its own if given."""
     queries = Path(queries)
     linker = nlp.get_pipe(PIPE_NAME)
     if linker.top_k < max_k:

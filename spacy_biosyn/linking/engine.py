@@ -48,6 +48,9 @@ def _to_stderr(text: str) -> None:
 
 
 class LinkingEngine:
+    """One linker: its settings, vocabularies by label, preprocessing,
+    scorers and saved state, and the steps from mentions to SpanLinks."""
+
     def __init__(
         self,
         name: str,
@@ -83,10 +86,12 @@ class LinkingEngine:
 
     @property
     def settings(self) -> LinkerSettings:
+        """Every setting, checked; changed by `configure` alone."""
         return self._settings
 
     @property
     def reranker(self) -> Optional[Reranker]:
+        """The cross-encoder that re-scores the first stage (None: none); changed by `configure`."""
         return self._reranker
 
     def configure(self, changes: Dict[str, Any], *, reranker: Optional[Reranker] = KEEP) -> None:
@@ -116,7 +121,10 @@ class LinkingEngine:
         """The threshold the nil_threshold setting means for spans of
         `label` (None: the dictionary's): "auto" is their vocabulary's NIL
         default (kb/nil_default.py), none before it has names."""
-        return self._nil_threshold_of(self.routes.key_for(label) if label is not None else DEFAULT)
+        route = DEFAULT if label is None else self.routes.route_of(label)
+        if route is None:
+            raise ValueError(f"{self.name}: no linker serves the label {label!r}")
+        return self._nil_threshold_of(route)
 
     def _nil_threshold_of(self, route: str) -> Optional[float]:
         linker = self.routes.linkers.get(route)
@@ -128,6 +136,7 @@ class LinkingEngine:
 
     @property
     def encoder(self) -> Encoder:
+        """The encoder every route shares; changed by `set_encoder`."""
         return self.routes.encoder
 
     def set_encoder(self, encoder: Encoder, reencode: bool) -> None:
@@ -374,10 +383,12 @@ class LinkingEngine:
         return load_state(self, path, exclude)
 
     def to_bytes(self, exclude: Iterable[str] = ()) -> bytes:
+        """The files `save` writes, packed with msgpack (no pickle)."""
         self._ready_to_save()
         return pack_state(self, exclude)
 
     def from_bytes(self, data: bytes, exclude: Iterable[str] = ()) -> Dict[str, Any]:
+        """Read what `to_bytes` packed; returns the settings it changed, as `load` does."""
         return unpack_state(self, data, exclude)
 
     def _ready_to_save(self) -> None:

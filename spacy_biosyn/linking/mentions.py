@@ -34,6 +34,7 @@ class Mention:
 
     @property
     def is_routed(self) -> bool:
+        """Whether a linker serves its label."""
         return self.route is not None
 
 
@@ -62,4 +63,5 @@ class MentionBatch:
 
     @property
     def routed(self) -> List[Mention]:
+        """The mentions a linker serves, in batch order."""
         return [mention for mention in self.mentions if mention.is_routed]

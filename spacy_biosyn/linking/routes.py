@@ -25,7 +25,10 @@ from ..ty import Encoder, SearchIndex
 # The key of the `dictionary`'s linker; an entity label is never empty.
 DEFAULT = ""
 
+
 class Routes:
+    """The linkers of a pipe by key: DEFAULT, and each routed label."""
+
     def __init__(
         self, default: Linker, *, labels: Iterable[str] = (), dictionary_labels: Optional[Iterable[str]] = None
     ):
@@ -156,7 +159,6 @@ class VocabularyView:
     @property
     def dictionary(self) -> Dictionary:
         """Its names and their concepts, synonyms included."""
-        self._linker._require_dictionary()
         return self._linker.dictionary
 
     @property
@@ -166,10 +168,12 @@ class VocabularyView:
 
     @property
     def kb(self) -> KnowledgeBase:
+        """What its IDs mean, as scispaCy's `linker.kb`."""
         return self._linker.kb
 
     @property
     def index(self) -> SearchIndex:
+        """The search over its names' vectors and tf-idf rows."""
         return self._linker.index
 
     @property
@@ -179,10 +183,12 @@ class VocabularyView:
 
     @property
     def sparse_weight(self) -> float:
+        """The lambda its scores use."""
         return self._linker.sparse_weight
 
     @property
     def encoder(self) -> Encoder:
+        """The encoder of its name vectors (every route's)."""
         return self._linker.encoder
 
     @property
@@ -191,10 +197,11 @@ class VocabularyView:
         return self._linker.nil_default
 
     @property
-    def cache(self) -> "RankCache":
+    def cache(self) -> RankCache:
         """The ranked strings it remembers, with its lookup and hit counts."""
         return self._linker.cache
 
     def score_names(self, texts, k: int):
-        """Name-level S of mention strings as written (Linker.score_names)."""
+        """Name-level S of mention strings as written (Linker.score_names),
+        which a NIL default is derived from (kb/nil_default.py)."""
         return self._linker.score_names(texts, k)

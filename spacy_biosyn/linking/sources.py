@@ -26,6 +26,9 @@ def casefolded_routes(name: str, routes: Dict[str, Source]) -> Dict[str, Source]
 
 @dataclass(frozen=True)
 class DataSources:
+    """What an engine indexes: a named vocabulary, or a dictionary and
+    routes, with the synonyms, corpora and corrections read with them."""
+
     # A vocabulary of the catalogue (kb/catalogue.py), fetched and cached.
     linker_name: Optional[str] = None
     dictionary: Optional[Union[VocabularySource, Path]] = None
@@ -54,7 +57,9 @@ class DataSources:
     def overridden(self, name: str, **given) -> "DataSources":
         """These sources with those `given` (not None) in their place, as
         initialize() is given them."""
-        given = {key: value for key, value in given.items() if value is not None}
+        # An empty dictionary or corrections path is not given, as an unset one.
+        given = {key: value for key, value in given.items()
+                 if value is not None and (value or key not in ("dictionary", "corrections"))}
         if "routes" in given:
             given["routes"] = casefolded_routes(name, given["routes"])
         return replace(self, **given)

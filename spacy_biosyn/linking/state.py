@@ -13,7 +13,7 @@ import math
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Optional, Protocol, Union
+from typing import Any, Callable, Dict, Iterable, NamedTuple, Optional, Protocol, Union
 
 import srsly
 from thinc.api import Config
@@ -81,7 +81,17 @@ def _writers(engine: SavedEngine, bound: Optional[dict]) -> Dict[str, Callable[[
     }
 
 
-def _threshold_to_unit_scale(path: Path, engine: SavedEngine, sparse_weight: float, changes: Dict[str, Any]) -> None:
+class _AsGiven(NamedTuple):
+    """The engine as the config made it, before a load: a read that
+    read_consistently repeats starts from it again, not from the first read."""
+
+    settings: LinkerSettings
+    first_stage_weight: Optional[float]
+
+
+def _threshold_to_unit_scale(
+    path: Path, engine: SavedEngine, given: _AsGiven, sparse_weight: float, changes: Dict[str, Any]
+) -> None:
     """A nil_threshold saved when scores were S, moved to the [0, 1] scale
     (S / (1 + lambda), exact for cosine scores), in the engine and
     `changes`, and said once. A re-ranker's scores stay its own:
@@ -89,7 +99,7 @@ def _threshold_to_unit_scale(path: Path, engine: SavedEngine, sparse_weight: flo
     x S + logit, and a threshold on it, are what they were."""
     reranker = engine.reranker
     if reranker is not None:
-        weight = reranker.first_stage_weight
+        weight = given.first_stage_weight
         reranker.first_stage_weight = weight * (1 + sparse_weight)
         changes["reranker"] = reranker
         warnings.warn(
@@ -98,7 +108,7 @@ def _threshold_to_unit_scale(path: Path, engine: SavedEngine, sparse_weight: flo
             "Save the pipeline to keep it so", UserWarning, stacklevel=2,
         )
         return
-    threshold = engine.settings.nil_threshold
+    threshold = given.settings.nil_threshold
     if not isinstance(threshold, (int, float)) or isinstance(threshold, bool):
         return
     converted = round(threshold / (1 + sparse_weight), 6)
@@ -112,7 +122,7 @@ def _threshold_to_unit_scale(path: Path, engine: SavedEngine, sparse_weight: flo
     )
 
 
-def _readers(engine: SavedEngine, changes: Dict[str, Any]) -> Dict[str, Callable[[Path], None]]:
+def _readers(engine: SavedEngine, given: _AsGiven, changes: Dict[str, Any]) -> Dict[str, Callable[[Path], None]]:
     routes = engine.routes
     cfg = {}
 
@@ -130,11 +140,11 @@ def _readers(engine: SavedEngine, changes: Dict[str, Any]) -> Dict[str, Callable
         # state only, like the synonyms add_synonyms() adds.
         routes.use_labels(cfg["routes"])
         # lambda is what the state was saved with, wherever it is read.
-        if not _same(float(cfg["sparse_weight"]), engine.settings.sparse_weight):
+        if not _same(float(cfg["sparse_weight"]), given.settings.sparse_weight):
             changes["sparse_weight"] = float(cfg["sparse_weight"])
         engine.use_saved_sparse_weight(cfg["sparse_weight"])
         if cfg.get("score_scale") != SCORE_SCALE:
-            _threshold_to_unit_scale(path, engine, cfg["sparse_weight"], changes)
+            _threshold_to_unit_scale(path, engine, given, cfg["sparse_weight"], changes)
 
     def read_linker(path: Path) -> None:
         if cfg.get("has_dictionary", True):  # else a pipeline of routes only
@@ -187,10 +197,11 @@ def load_state(engine: SavedEngine, path: Union[str, Path], exclude: Iterable[st
     path = Path(path)
     remove_stale_staging(path)
     changes: Dict[str, Any] = {}
+    given = _AsGiven(engine.settings, None if engine.reranker is None else engine.reranker.first_stage_weight)
 
     def read() -> None:
         changes.clear()  # read_consistently may read twice
-        for field, read_field in _readers(engine, changes).items():
+        for field, read_field in _readers(engine, given, changes).items():
             if field not in exclude:
                 read_field(path)
 

@@ -116,6 +116,10 @@ def _replaced(nlp: Language, doc: Doc, names: Mapping[str, Sequence[str]], rng: 
     return Doc(nlp.vocab, words=words, spaces=spaces, ents=tags)
 
 
+class LabelError(ValueError):
+    """A label given names for that no entity of the corpora has."""
+
+
 def ner_training_docs(
     pubtator_files: Sequence[Union[str, Path]],
     *,
@@ -145,6 +149,7 @@ def ner_training_docs(
     labels = {span.label_ for doc in docs for span in doc.ents}
     unknown = sorted(set(names) - labels)
     if unknown:
-        raise ValueError(f"the label {unknown[0]!r}: no entity has it (labels: {', '.join(sorted(labels))})")
+        label = unknown[0]
+        raise LabelError(f"{label}={names[label]}: the label {label!r}: no entity has it (labels: {', '.join(sorted(labels))})")
     vocabularies = {label: list(read_vocabulary_file(path)[0].names) for label, path in names.items()}
     return list(with_vocabulary(nlp, docs, vocabularies, replace_copies, name_examples, seed))

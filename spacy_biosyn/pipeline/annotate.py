@@ -11,6 +11,7 @@ from ..names import NIL
 
 
 def annotate_span(span: Span, links: SpanLinks) -> None:
+    """The span's linking attributes, as the engine says them."""
     span._.parts = links.parts
     span._.candidates = links.candidates
     span._.kb_ents = links.kb_ents

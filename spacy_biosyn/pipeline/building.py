@@ -3,7 +3,7 @@ saved one re-indexed against other vocabularies. What `build` and `index`
 run, for notebooks and tests as for the command line."""
 import time
 from pathlib import Path
-from typing import Callable, Dict, Iterable, NamedTuple, Optional, Union
+from typing import Callable, Dict, Iterable, NamedTuple, Optional, Tuple, Union
 
 from spacy.language import Language
 
@@ -16,6 +16,8 @@ from .settings import configure_linker
 
 
 class IndexReport(NamedTuple):
+    """What indexing did: the names indexed, in how many seconds."""
+
     names: int
     seconds: float
     # What nil_threshold "auto" became, and why; None where it is not "auto".
@@ -99,14 +101,18 @@ def with_onnx_encoder(nlp: Language, quantize: bool = False) -> None:
     configure_linker(nlp, encoder=OnnxEncoder(**source.settings, quantize=quantize).export(source), reencode=quantize)
 
 
-def assemble_pipeline(ner: Language, linker: Language, document_entities: bool = True) -> Language:
+def assemble_pipeline(
+    ner: Language, linker: Language, document_entities: bool = True, *,
+    names: Tuple[str, str] = ("the NER's pipeline", "the linker's pipeline"),
+) -> Language:
     """One pipeline from raw text to IDs: `ner`'s components (its tokenizer
-    included), biosyn_document_entities if asked, then `linker`'s linker."""
+    included), biosyn_document_entities if asked, then `linker`'s linker.
+    `names` say which pipeline an error is about (their folders, say)."""
     if PIPE_NAME not in linker.pipe_names:
-        raise ValueError(f"the linker's pipeline has no {PIPE_NAME} in it (its pipes: {', '.join(linker.pipe_names) or 'none'})")
+        raise ValueError(f"{names[1]}: no {PIPE_NAME} in it (its pipes: {', '.join(linker.pipe_names) or 'none'})")
     taken = [name for name in (PIPE_NAME, "biosyn_document_entities" if document_entities else None) if name in ner.pipe_names]
     if taken:
-        raise ValueError(f"the NER's pipeline already holds {', '.join(taken)}: give the pipeline whose components find entities")
+        raise ValueError(f"{names[0]} already holds {', '.join(taken)}: give the pipeline whose components find entities")
     if document_entities:
         ner.add_pipe("biosyn_document_entities")
     ner.add_pipe(PIPE_NAME, source=linker)

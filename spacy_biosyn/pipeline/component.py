@@ -83,8 +83,12 @@ class BiosynLinker(Pipe):
 
     def __setattr__(self, attribute: str, value) -> None:
         # A typo (`pipe.topk = 3`) or a part's name must not pass silently
-        # as a new attribute that links nothing differently.
-        if attribute in ("vocab", "name", "engine") or attribute in _SETTABLE:
+        # as a new attribute that links nothing differently. What spaCy
+        # sets (name, error_handler), private names and what a subclass
+        # declares pass.
+        if attribute == "name" and "engine" in self.__dict__:
+            self.engine.name = value  # renamed in its pipeline: saves and errors use the new name
+        if attribute in _OWN or attribute.startswith("_") or hasattr(type(self), attribute):
             super().__setattr__(attribute, value)
             return
         close = get_close_matches(attribute, _SETTABLE, n=1)
@@ -110,12 +114,13 @@ class BiosynLinker(Pipe):
 
     @property
     def reranker(self) -> Optional[Reranker]:
+        """The cross-encoder that re-scores the first stage's candidates
+        (None: the first stage's ranking stands); assigned, it is swapped as
+        configure_linker swaps it, in the pipe and nlp.config."""
         return self.engine.reranker
 
     @reranker.setter
     def reranker(self, reranker: Optional[Reranker]) -> None:
-        """Re-score the first stage's candidates with `reranker` from now on
-        (None: the first stage's ranking stands)."""
         change_setting(self, "reranker", reranker)
 
     @property
@@ -172,6 +177,7 @@ class BiosynLinker(Pipe):
 
     def predict(self, docs: Sequence[Doc]) -> List[DocLinks]:
         """Abbreviation pairs and every entity's linked mention, per doc."""
+        self.engine.ensure_ready()  # before Ab3P runs on a batch that cannot be linked
         detector = self.engine.abbreviation_detector
         texts, abbreviations, spans, mentions = [], [], [], []
         for i, doc in enumerate(docs):
@@ -223,6 +229,8 @@ class BiosynLinker(Pipe):
         return self
 
 
+# What the pipe holds itself, and what spaCy sets on any pipe.
+_OWN = ("vocab", "name", "engine", "error_handler")
 # The attributes an assignment may name: the settings (editable, or refused
 # with what to do instead), nil_threshold and the re-ranker.
 _SETTABLE = tuple(

@@ -50,6 +50,7 @@ _PIPELINES: "weakref.WeakKeyDictionary[Pipe, weakref.ref]" = weakref.WeakKeyDict
 
 
 def remember_pipeline(pipe: Pipe, nlp: Language) -> None:
+    """Keep `nlp` as the pipeline an attribute set on `pipe` is written into."""
     _PIPELINES[pipe] = weakref.ref(nlp)
 
 

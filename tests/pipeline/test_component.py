@@ -647,6 +647,7 @@ def test_every_setting_set_as_an_attribute_is_saved_and_loaded(tiny_encoder, mul
     nlp = make_nlp(tiny_encoder, multi_id_dictionary)
     nlp.rename_pipe("biosyn_linker", "linker")  # found by identity, whatever its name now
     pipe = nlp.get_pipe("linker")
+    assert pipe.engine.name == "linker"  # its save is checked against [components.linker]
     for setting, value in EDITED.items():
         setattr(pipe, setting, value)
     nlp.to_disk(tmp_path / "p")
@@ -671,6 +672,11 @@ def test_every_setting_set_as_an_attribute_is_saved_and_loaded(tiny_encoder, mul
 def test_a_setting_bound_to_the_saved_state_or_without_equivalent_is_refused(nlp, name, value, message):
     with pytest.raises(AttributeError, match=message):
         setattr(nlp.get_pipe("biosyn_linker"), name, value)
+
+
+def test_what_spacy_sets_on_a_pipe_is_not_refused(nlp):
+    nlp.set_error_handler(lambda name, pipe, docs, error: None)
+    assert nlp.get_pipe("biosyn_linker").error_handler is not None
 
 
 def test_scispacys_filter_for_definitions_false_is_what_the_linker_does_and_true_is_refused(tiny_encoder, multi_id_dictionary):
