@@ -12,9 +12,6 @@ from helpers import TEXT, doc_with_ents, make_nlp
 from spacy.tokens import Doc, Span
 
 from spacy_biosyn import Candidate, Dictionary, MismatchError
-from spacy_biosyn.encoders.transformer import TransformerEncoder
-from spacy_biosyn.kb.index import ExactIndex
-from spacy_biosyn.kb.linker import Linker
 
 
 def linked(nlp, doc):
@@ -458,30 +455,6 @@ Chemical = "{tmp_path / 'chemicals.txt'}"
     doc = doc_with_ents(nlp, text, "St. Vitus' dance", "tooth agenesis selective 6")
     doc.ents = list(doc.ents) + [doc.char_span(text.index("cisplatin"), len(text), label="CHEMICAL")]
     assert [e._.cui for e in nlp(doc).ents] == ["D006816", "613097", "D002945"]
-
-
-def test_a_mention_that_is_a_name_takes_its_stored_vectors_and_ranks_as_if_encoded(tiny_encoder, disease_dictionary, monkeypatch):
-    # The kb layer's Linker, as the pipe's engine builds one for its dictionary.
-    linker = Linker(TransformerEncoder(tiny_encoder).load(), ExactIndex(), 0.125)
-    linker.build(Dictionary.from_file(disease_dictionary))
-    texts = ["breast cancer", "ovarian tumour", "type 2 diabetes", "breast cancer"]
-    encoded, transformed = [], []
-    encode, transform = linker.encoder.encode, linker.sparse.transform
-    monkeypatch.setattr(linker.encoder, "encode", lambda batch: encoded.append(list(batch)) or encode(batch))
-    monkeypatch.setattr(linker.sparse, "transform", lambda batch: transformed.append(list(batch)) or transform(batch))
-    distinct = list(dict.fromkeys(texts))
-    _, sparse_rows = linker._queries(distinct)
-    assert transformed == [["ovarian tumour"]]
-    assert (sparse_rows != transform(distinct)).nnz == 0  # the stored tf-idf rows, in the texts' order
-    encoded.clear()
-    reused = linker.rank(texts, 5)
-    assert encoded == [["ovarian tumour"]]
-    monkeypatch.setattr(type(linker.index), "holds_exact_vectors", property(lambda self: False))
-    every_text_encoded = linker.rank(texts, 5)
-    assert encoded[-1] == ["breast cancer", "ovarian tumour", "type 2 diabetes"]
-    for a, b in zip(reused, every_text_encoded):
-        assert [c.name for c in a] == [c.name for c in b]
-        assert [c.score for c in a] == pytest.approx([c.score for c in b], abs=1e-5)
 
 
 def test_the_cache_ranks_a_repeated_mention_once_and_forgets_when_the_names_change(tiny_encoder, disease_dictionary, monkeypatch):
