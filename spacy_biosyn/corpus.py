@@ -4,7 +4,7 @@ import hashlib
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from pathlib import Path
-from typing import Collection, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import Collection, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin, Span
@@ -14,6 +14,7 @@ from spacy.util import filter_spans
 from .errors import CorpusError
 from .kb.dictionary import Dictionary
 from .kb.ids import IdPreference, bare_id, split_cuis
+from .kb.reranker import MentionInContext
 from .preprocess.text import numbered_lines, text_lines
 
 
@@ -247,3 +248,15 @@ def unlinked_copy(reference: Doc) -> Doc:
     predicted = reference.copy()
     predicted.ents = [Span(predicted, e.start, e.end, label=e.label) for e in reference.ents]
     return predicted
+
+
+def query_contexts(queries: Sequence[Query], documents: Iterable[PubTatorDocument], window: int) -> List[MentionInContext]:
+    """Each `.concept` query in its abstract (matched by PMID, at the query's
+    offsets); a query whose abstract is not given is read alone."""
+    texts: Dict[str, str] = {doc.doc_id: doc.text for doc in documents}
+    return [
+        MentionInContext.in_text(texts[q.doc_id], q.start, q.end, q.mention, window)
+        if q.doc_id in texts and 0 <= q.start < q.end <= len(texts[q.doc_id])
+        else MentionInContext(q.mention)
+        for q in queries
+    ]

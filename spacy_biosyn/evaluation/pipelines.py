@@ -7,10 +7,11 @@ from typing import Dict, Iterator, Optional, Sequence, Union
 
 from spacy.language import Language
 
-from ..corpus import PubTatorDocument, iter_pubtator, pubtator_to_examples, read_concept_queries, read_pubtator
+from ..corpus import (
+    PubTatorDocument, iter_pubtator, pubtator_to_examples, query_contexts, read_concept_queries, read_pubtator,
+)
 from ..errors import CorpusError
 from ..kb.dictionary import Dictionary
-from ..kb.reranker import query_contexts
 from ..names import PIPE_NAME
 from ..pipeline.settings import configure_linker
 from .queries import evaluate, evaluate_examples

@@ -20,13 +20,12 @@ whose best name is its own text keeps the first stage's order
 (`keep_exact_matches`): training never offers a mention its own text.
 """
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, Iterable, List, NamedTuple, Optional, Sequence, Union
+from typing import TYPE_CHECKING, List, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 from spacy.util import registry
 
 from ..checks import is_number, is_whole_number
-from ..corpus import PubTatorDocument, Query
 from ..encoders.base import DEFAULT_ENCODER_NAME
 from ..encoders.hub import choose_device, load_pretrained, save_pretrained
 from ..parts import CROSS_ENCODER_RERANKER
@@ -69,18 +68,6 @@ class MentionInContext(NamedTuple):
         if not self.span:
             return self.mention
         return f"{self.mention} ; {self.left} {_OPEN} {self.span} {_CLOSE} {self.right}".strip()
-
-
-def query_contexts(queries: Sequence[Query], documents: Iterable[PubTatorDocument], window: int) -> List[MentionInContext]:
-    """Each `.concept` query in its abstract (matched by PMID, at the query's
-    offsets); a query whose abstract is not given is read alone."""
-    texts: Dict[str, str] = {doc.doc_id: doc.text for doc in documents}
-    return [
-        MentionInContext.in_text(texts[q.doc_id], q.start, q.end, q.mention, window)
-        if q.doc_id in texts and 0 <= q.start < q.end <= len(texts[q.doc_id])
-        else MentionInContext(q.mention)
-        for q in queries
-    ]
 
 
 def is_exact_match(mention: MentionInContext, candidates: Sequence[Candidate]) -> bool:

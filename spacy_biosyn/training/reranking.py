@@ -29,11 +29,11 @@ from thinc.api import Config
 from tqdm import tqdm
 from wasabi import msg
 
-from ..corpus import Query, read_concept_queries, read_pubtator
+from ..corpus import Query, query_contexts, read_concept_queries, read_pubtator
 from ..evaluation.queries import evaluate
 from ..kb.dictionary import Dictionary
 from ..kb.ids import bare_id, split_cuis
-from ..kb.reranker import CrossEncoderReranker, MentionInContext, combined_scores, query_contexts
+from ..kb.reranker import CrossEncoderReranker, MentionInContext, combined_scores
 from ..names import PIPE_NAME
 from ..pipeline.settings import configure_linker
 from ..storage import save_pipeline
