@@ -115,7 +115,7 @@ class LinkingEngine:
         """lambda as a saved state holds it (trained with its encoder): the
         settings and every route's scores use it from now on."""
         self._settings = self._settings.model_copy(update={"sparse_weight": float(weight)})
-        self.routes.sparse_weight = float(weight)
+        self.routes.set_sparse_weight(float(weight))
 
     def nil_threshold(self, label: Optional[str] = None) -> Optional[float]:
         """The threshold the nil_threshold setting means for spans of
@@ -128,9 +128,9 @@ class LinkingEngine:
 
     def _nil_threshold_of(self, route: str) -> Optional[float]:
         linker = self.routes.linkers.get(route)
-        if linker is None or not linker.is_ready:
-            return None if self._settings.nil_threshold == "auto" else self._settings.nil_threshold
-        return self._settings.nil_threshold_meant(lambda: linker.nil_default, self._reranker is not None)
+        return self._settings.nil_threshold_meant(
+            lambda: linker.nil_default if linker is not None and linker.is_ready else None, self._reranker is not None
+        )
 
     # -- parts and data --
 
@@ -338,10 +338,11 @@ class LinkingEngine:
             route: dict(zip(texts, self._ranked_by(route, list(texts), self.pool_size, name_rows[route])))
             for route, texts in wanted.items()
         }
-        for mention in batch.routed:
+        routed = batch.routed
+        for mention in routed:
             mention.tied = tied_readings(mention.readings, ranked[mention.route])
         if self._reranker is not None:
-            self._rerank_in_context(batch)
+            self._rerank_in_context(batch.texts, routed)
         for _, mentions in batch.by_document():
             chosen = chosen_in_document([m.tied if m.is_routed else None for m in mentions],
                                         self._settings.resolve_shared_names)
@@ -349,18 +350,19 @@ class LinkingEngine:
                 mention.parts = parts
         return batch
 
-    def _rerank_in_context(self, batch: MentionBatch) -> None:
+    def _rerank_in_context(self, texts: List[str], routed: List[Mention]) -> None:
         """The candidates of every part of every tied reading re-scored by
-        the re-ranker with its mention's context, the whole batch in one call."""
+        the re-ranker with its mention's context in its document's text,
+        the whole batch in one call."""
         reranker = self._reranker
-        parts = [(mention, part) for mention in batch.routed for reading in mention.tied for part in reading]
+        parts = [(mention, part) for mention in routed for reading in mention.tied for part in reading]
         contexts = [
-            MentionInContext.in_text(batch.texts[m.document], m.start_char, m.end_char, part.text, reranker.context_chars)
+            MentionInContext.in_text(texts[m.document], m.start_char, m.end_char, part.text, reranker.context_chars)
             for m, part in parts
         ]
         reranked = iter(reranker.rerank(contexts, [part.candidates for _, part in parts]))
         # The walk `parts` took, so each part takes its own candidates back.
-        for mention in batch.routed:
+        for mention in routed:
             mention.tied = [[part._replace(candidates=next(reranked)) for part in reading] for reading in mention.tied]
 
     def span_links(self, mention: Mention) -> Optional[SpanLinks]:
@@ -372,7 +374,8 @@ class LinkingEngine:
     # -- state --
 
     def save(self, path: Union[str, Path], exclude: Iterable[str] = ()) -> None:
-        """Save all but the `exclude`d fields (state.FIELDS) into `path`, replaced whole."""
+        """Save all but the `exclude`d fields (state.py: cfg, encoder, linker,
+        routes, corrections, id_usage, reranker) into `path`, replaced whole."""
         self._ready_to_save()
         save_state(self, path, exclude)
 

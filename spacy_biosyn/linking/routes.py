@@ -123,12 +123,8 @@ class Routes:
         """Whether any linker has names to rank."""
         return any(linker.is_ready for linker in self.linkers.values())
 
-    @property
-    def sparse_weight(self) -> float:
-        return self.default.sparse_weight
-
-    @sparse_weight.setter
-    def sparse_weight(self, weight: float) -> None:
+    def set_sparse_weight(self, weight: float) -> None:
+        """Every linker scores with lambda `weight` from now on (the engine's settings hold it)."""
         for linker in self.linkers.values():
             linker.sparse_weight = weight
 

@@ -108,13 +108,15 @@ class LinkerSettings(BaseModel):
             IdNamespaces(namespaces)  # raises, naming what is wrong
         return namespaces
 
-    def nil_threshold_meant(self, nil_default: Callable[[], NilDefault], reranked: bool) -> Optional[float]:
+    def nil_threshold_meant(self, nil_default: Callable[[], Optional[NilDefault]], reranked: bool) -> Optional[float]:
         """The threshold nil_threshold means: a number as given; "auto" the
-        searched vocabulary's NIL default (`nil_default()`, asked only
-        then), or none where a re-ranker scores on its own scale (20 S + a logit)."""
+        searched vocabulary's NIL default (`nil_default()`, asked only then:
+        None before the vocabulary has names), or none where a re-ranker
+        scores on its own scale (20 S + a logit)."""
         if self.nil_threshold != AUTO:
             return self.nil_threshold
-        return None if reranked else nil_default().threshold
+        found = None if reranked else nil_default()
+        return None if found is None else found.threshold
 
     @classmethod
     def checked(cls, name: str, values: Mapping[str, Any]) -> "LinkerSettings":

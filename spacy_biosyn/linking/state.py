@@ -70,7 +70,7 @@ def _writers(engine: SavedEngine, bound: Optional[dict]) -> Dict[str, Callable[[
             "format": SAVE_FORMAT,
             "score_scale": SCORE_SCALE,
             "saved_by": f"spacy-biosyn {__version__}",
-            "sparse_weight": routes.sparse_weight,
+            "sparse_weight": engine.settings.sparse_weight,
             "routes": routes.labels,
             "has_dictionary": routes.default.is_ready,
             **settings,

@@ -8,7 +8,7 @@ saved (spacy.load builds the pipe from its config).
 """
 import warnings
 import weakref
-from typing import Any, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 from spacy.language import Language
 from spacy.pipeline import Pipe
@@ -37,11 +37,16 @@ def configure_linker(nlp: Language, name: str = PIPE_NAME, *, reencode: bool = F
     pipe.engine.configure(changes, reranker=parts.get("reranker", KEEP))
     if "encoder" in parts:
         pipe.engine.set_encoder(parts["encoder"], reencode)
-    blocks = {part: None if value is None else value.config_block for part, value in parts.items()}
     # A scispaCy name for a changed setting would set it back when the pipeline loads.
     aliases = {alias: None for alias, ours in SCISPACY_ALIASES.items() if ours in changes}
-    nlp.get_pipe_config(name).update({**changes, **blocks, **aliases})
+    nlp.get_pipe_config(name).update({**_as_config({**changes, **parts}), **aliases})
     return pipe
+
+
+def _as_config(values: Mapping[str, Any]) -> Dict[str, Any]:
+    """Settings as a config block writes them: a part by its config_block."""
+    return {key: value.config_block if key in SWAPPABLE_PARTS and value is not None else value
+            for key, value in values.items()}
 
 
 # Each built pipe's pipeline (the nlp its factory was given), weakly held:
@@ -72,10 +77,7 @@ def record_loaded(pipe: Pipe, changes: Mapping[str, Any]) -> None:
     if located is None or not changes:
         return
     nlp, name = located
-    nlp.get_pipe_config(name).update(
-        {key: value.config_block if key in SWAPPABLE_PARTS and value is not None else value
-         for key, value in changes.items()}
-    )
+    nlp.get_pipe_config(name).update(_as_config(changes))
 
 
 def change_setting(pipe: Pipe, setting: str, value: Any) -> None:
