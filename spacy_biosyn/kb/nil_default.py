@@ -14,6 +14,10 @@ threshold of best F over these and as many mentions whose concept is
 absent assumes half of all spans are NIL, and drops a quarter of the right
 links: docs/record.md.) Scores are the linker's own on [0, 1], by name,
 without the concept scorer or sieve, which would see the held-out name.
+The source reports, at the threshold, the share of right links kept and
+of held-out names whose concept is absent rejected: spans no concept of
+the vocabulary fits. Everyday English never reaches the threshold
+(preprocess/everyday_words.py).
 """
 from collections import Counter
 from typing import Dict, List, NamedTuple, Optional, Tuple
@@ -33,6 +37,8 @@ SAMPLED_CONCEPTS = 1000
 KEPT_RIGHT_LINKS = 0.99
 # Fewer right links than this say too little to derive a threshold from.
 MIN_SAMPLED_CONCEPTS = 20
+# Names searched past a held-out name for the best name of another concept.
+MAX_SEARCH_DEPTH = 64
 _SEED = 0
 
 
@@ -60,22 +66,64 @@ class NilDefault(NamedTuple):
 
 def nil_default(linker) -> NilDefault:
     """The measured threshold for the linker's encoder and lambda, else the
-    one its vocabulary gives; `linker` is a built kb.linker.Linker."""
+    one its vocabulary gives; `linker` is a built kb.linker.Linker. Either
+    way its source says the share of the held-out names it links right and
+    of those whose concept is absent it rejects."""
     digest = getattr(linker.encoder, "weights_digest", None)
     measured = MEASURED_NIL_THRESHOLDS.get((digest, linker.sparse_weight))
-    if measured is not None:
-        return NilDefault(measured, f"measured for the encoder with weights sha256 {digest[:12]}")
-    return derived_nil_default(linker)
+    held_out = held_out_scores(linker)
+    if measured is None:
+        return derived_nil_default(linker, held_out)
+    found = f"measured for the encoder with weights sha256 {digest[:12]}"
+    return NilDefault(measured, f"{found}; {held_out.report(measured)}" if held_out.right else found)
 
 
-def derived_nil_default(linker, sampled_concepts: int = SAMPLED_CONCEPTS) -> NilDefault:
+def derived_nil_default(linker, held_out: Optional["HeldOut"] = None) -> NilDefault:
+    """The threshold that keeps KEPT_RIGHT_LINKS of the right links of the
+    vocabulary's held-out names (`held_out`, found when not given)."""
+    held_out = held_out_scores(linker) if held_out is None else held_out
+    if held_out.eligible < MIN_SAMPLED_CONCEPTS:
+        return NilDefault(None, f"none: the vocabulary has {held_out.eligible} concepts with two names or more, "
+                                f"fewer than the {MIN_SAMPLED_CONCEPTS} a threshold is derived from")
+    if len(held_out.right) < MIN_SAMPLED_CONCEPTS:
+        return NilDefault(None, f"none: {len(held_out.right)} of {held_out.sampled} held-out names of the vocabulary "
+                                f"found their own concept, fewer than the {MIN_SAMPLED_CONCEPTS} a threshold is "
+                                "derived from")
+    lowest_kept = np.quantile(np.array(held_out.right), 1 - KEPT_RIGHT_LINKS, method="lower")
+    threshold = float(np.floor(lowest_kept * 100) / 100)
+    return NilDefault(threshold, f"derived from {held_out.sampled} held-out names of the vocabulary "
+                                 f"({len(held_out.right)} linked right; the threshold keeps {KEPT_RIGHT_LINKS:.0%} of "
+                                 f"those); {held_out.report(threshold)}")
+
+
+class HeldOut(NamedTuple):
+    """Scores of held-out names: the best other name's where it is of the
+    name's own concept (a right link), and the best name of another concept
+    (what the name would link to if its concept were absent: a span that
+    must not link)."""
+
+    eligible: int  # the vocabulary's concepts with two names or more
+    sampled: int
+    right: List[float]
+    absent: List[float]
+
+    def report(self, threshold: float) -> str:
+        kept = np.mean(np.array(self.right) >= threshold) if self.right else 0.0
+        rejected = np.mean(np.array(self.absent) < threshold) if self.absent else 0.0
+        return (f"at {threshold} it links {kept:.1%} of {len(self.right)} right links and rejects {rejected:.1%} "
+                f"of {len(self.absent)} names whose concept is absent")
+
+
+def held_out_scores(linker, sampled_concepts: int = SAMPLED_CONCEPTS) -> HeldOut:
+    """HeldOut of up to `sampled_concepts` concepts with two names or more,
+    one name each (chosen with a fixed seed); none sampled where fewer than
+    MIN_SAMPLED_CONCEPTS concepts have two names."""
     dictionary = linker.dictionary
     # Counted here, not through Dictionary.rows_by_cui, which UMLS would keep in memory.
     sizes = Counter(cui for cuis in dictionary.cuis for cui in cuis)
     eligible = sorted(cui for cui, size in sizes.items() if size >= 2)
     if len(eligible) < MIN_SAMPLED_CONCEPTS:
-        return NilDefault(None, f"none: the vocabulary has {len(eligible)} concepts with two names or more, "
-                                f"fewer than the {MIN_SAMPLED_CONCEPTS} a threshold is derived from")
+        return HeldOut(len(eligible), 0, [], [])
     rng = np.random.default_rng(_SEED)
     chosen = rng.choice(len(eligible), size=min(sampled_concepts, len(eligible)), replace=False)
     rows: Dict[str, List[int]] = {eligible[i]: [] for i in sorted(chosen)}
@@ -85,15 +133,14 @@ def derived_nil_default(linker, sampled_concepts: int = SAMPLED_CONCEPTS) -> Nil
                 rows[cui].append(row)
     cuis = list(rows)
     mentions = [dictionary.names[int(rng.choice(rows[cui]))] for cui in cuis]
-    right = []
-    for cui, mention, candidates in zip(cuis, mentions, linker.score_names(mentions, 2)):
-        best = next((c for c in candidates if c.name != mention), None)
-        if best is not None and cui in best.cuis:
-            right.append(best.score)
-    if len(right) < MIN_SAMPLED_CONCEPTS:
-        return NilDefault(None, f"none: {len(right)} of {len(cuis)} held-out names of the vocabulary found their "
-                                f"own concept, fewer than the {MIN_SAMPLED_CONCEPTS} a threshold is derived from")
-    lowest_kept = np.quantile(np.array(right), 1 - KEPT_RIGHT_LINKS, method="lower")
-    threshold = float(np.floor(lowest_kept * 100) / 100)
-    return NilDefault(threshold, f"derived from {len(cuis)} held-out names of the vocabulary "
-                                 f"({len(right)} linked right; the threshold keeps {KEPT_RIGHT_LINKS:.0%} of those)")
+    # Enough names to pass every other name of the concept, up to a bound.
+    depth = min(max(len(r) for r in rows.values()) + 1, MAX_SEARCH_DEPTH)
+    right, absent = [], []
+    for cui, mention, candidates in zip(cuis, mentions, linker.score_names(mentions, depth)):
+        others = [c for c in candidates if c.name != mention]
+        if others and cui in others[0].cuis:
+            right.append(others[0].score)
+        elsewhere = next((c for c in others if cui not in c.cuis), None)
+        if elsewhere is not None:
+            absent.append(elsewhere.score)
+    return HeldOut(len(eligible), len(cuis), right, absent)

@@ -13,6 +13,7 @@ from typing import Callable, Dict, Iterable, List, Optional
 
 from ..ty import Abbreviation, Reading
 from .composites import is_only_coordinators, split_composite
+from .everyday_words import is_everyday_english
 from .text import correct, normalize
 
 _MAX_EXPANSIONS = 4  # a mention using several ambiguous short forms stays cheap
@@ -41,8 +42,11 @@ class MentionPreprocessor:
         self, text: str, long_forms: Dict[str, List[str]], is_name: Callable[[str], bool]
     ) -> List[Reading]:
         """The ways to read a mention, most likely first; a mention of only
-        punctuation has the single empty reading (nothing to link).
-        `is_name` says whether a normalized string is a dictionary name."""
+        punctuation, or of everyday English (everyday_words.py), has the
+        single empty reading (nothing to link). `is_name` says whether a
+        normalized string is a dictionary name."""
+        if is_everyday_english(text, is_name):
+            return [()]
         readings: List[Reading] = []
         for expanded in self._expansions(text, long_forms, is_name):
             ways = [[expanded]]

@@ -1,0 +1,48 @@
+"""Mentions that are everyday English, not concepts: "a", "the", "protein",
+"of the". An NER's false positives and an entity ruler's loose patterns
+give such spans, and a transformer scores them close to some short name
+("a" 0.93 against a MEDIC name with all-MiniLM-L6-v2, above most right
+links), so no score threshold can tell them apart without dropping right
+links; their words can.
+
+A mention is everyday English when every word of it is frequent in
+English (at least `FREQUENT` on wordfreq's Zipf scale, the log10 of uses
+per billion words: about the 4,000 most frequent words), and either all of
+them are function words (spaCy's English stop words: "the", "is", "as",
+"all"), or one is not and the mention is not a name of the vocabulary
+("pain" and "death" are MEDIC names and link; "protein" and "sleep" are
+not). A mention written in capitals is an acronym ("AS", "ALL", "CAN"
+name diseases) and is never everyday English; one without a letter
+("1", "2.5") is, since a number names no concept. Both lists are well kept and
+installed with their packages: nothing is downloaded.
+"""
+from functools import lru_cache
+from typing import Callable
+
+from spacy.lang.en.stop_words import STOP_WORDS
+from wordfreq import tokenize, zipf_frequency
+
+from .text import normalize
+
+FREQUENT = 4.5
+
+
+@lru_cache(maxsize=100_000)
+def _is_frequent(word: str) -> bool:
+    return zipf_frequency(word, "en") >= FREQUENT
+
+
+def is_everyday_english(text: str, is_name: Callable[[str], bool]) -> bool:
+    """Whether a mention as written is everyday English, not a concept;
+    `is_name` says whether a normalized string is a name of the vocabulary."""
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return any(c.isdigit() for c in text)  # punctuation alone is read as nothing to link anyway
+    if all(c.isupper() for c in letters):
+        return False
+    # wordfreq's own words ("wasn't" is one), as its frequencies count them
+    words = tokenize(text, "en")
+    if not words or not all(map(_is_frequent, words)):
+        return False
+    content_words = sum(word not in STOP_WORDS for word in words)
+    return content_words == 0 or (content_words == 1 and not is_name(normalize(text)))
