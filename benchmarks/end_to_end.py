@@ -42,7 +42,7 @@ def main() -> None:
         docs = list(nlp.pipe(document.text for document in documents))
         rate = len(docs) / (time.perf_counter() - start)
         examples = [Example(doc, pubtator_to_doc(nlp, d, label_map=NCBI_LABELS)) for doc, d in zip(docs, documents)]
-        namespaces = nlp.get_pipe(PIPE_NAME).settings.id_namespaces
+        namespaces = nlp.get_pipe(PIPE_NAME).engine.score_namespaces()
         keys = ConceptKeys(namespaces)
         for label in args.label or [None]:
             scores = end_to_end_scores(examples, None if label is None else [label], id_namespaces=namespaces)

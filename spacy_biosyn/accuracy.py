@@ -6,20 +6,26 @@ only when every part has, among its k best names, a name sharing an ID with
 the gold field. As in BioSyn's evaluation, the gold field's IDs form one set
 that each part is matched against. IDs compare with their namespaces
 (kb.namespaces.ConceptKeys): a bare ID meets a prefixed one only through the
-pipe's `id_namespaces`, so that the raw NCBI corpus's OMIM:217000 is the
-dictionaries' 217000 when MEDIC's namespaces are declared, and MONDO:0001250
-is never HP:0001250. Every score is a fraction; only tables print percent.
+pipe's namespaces (its `id_namespaces`, else the ID systems its
+vocabulary's IDs show: LinkingEngine.score_namespaces), so that the raw
+NCBI corpus's OMIM:217000 is the dictionaries' 217000, and MONDO:0001250
+is never HP:0001250. Where no predicted ID meets a gold one and the two are
+written in different forms, scoring stops, naming both (`check_ids_meet`):
+a 0.00 that only says the forms differ is never reported. Every score is a
+fraction; only tables print percent.
 
 This module sits below `pipeline/`, so the pipe's `score()` uses it; the
 evaluation package above reads corpora and runs pipelines with it.
 """
 from typing import Collection, Dict, Iterable, List, Mapping, Optional, Sequence
 
+from spacy.tokens import Doc, Span
 from spacy.training import Example
 
+from .errors import MismatchError
 from .kb.ids import split_cuis
+from .kb.namespaces import ConceptKeys, id_form
 from .names import NIL
-from .kb.namespaces import ConceptKeys
 from .ty import Candidate
 
 # Gold CUI fields of mentions that cannot be scored (CUI-less), as BioSyn
@@ -58,6 +64,8 @@ def link_scores(
     metrics = accuracy(parts, golds, max_k, id_namespaces)
     keys = ConceptKeys(id_namespaces)
     hits = sum(cui_is_gold(cui, gold, keys) for cui, gold in zip(cuis, golds))
+    if not hits:
+        check_ids_meet(golds, [part for cui in cuis if cui for part in cui.split("|")], keys)
     metrics.update(link_cui_acc=hits / len(golds), unscored=unscored)
     return metrics
 
@@ -93,9 +101,47 @@ def accuracy(
         rank = hit_rank(parts, gold_field, keys)
         for k in range(1, max_k + 1):
             hits[k - 1] += rank is not None and rank < k
+    if not hits[-1]:
+        check_ids_meet(golds, [cui for parts in predictions for ranked in parts for c in ranked[:max_k] for cui in c.cuis], keys)
     metrics: Dict[str, float] = {acc_key(k): hits[k - 1] / len(predictions) for k in range(1, max_k + 1)}
     metrics["n"] = len(predictions)
     return metrics
+
+
+def check_ids_meet(gold_fields: Iterable[str], predicted: Iterable[str], keys: ConceptKeys) -> None:
+    """Raise MismatchError where no predicted ID is a gold one and the gold
+    and predicted IDs are written in different forms (bare against
+    `MESH:`, or two namespaces): they may name the same concepts, and the
+    score would read 0 for the form alone. Forms that meet give a true 0."""
+    gold = {keys(cui) for field in gold_fields for cui in split_cuis(field)} - {keys(c) for c in UNSCORED_CUIS if c}
+    found = {keys(cui) for cui in predicted}
+    if not gold or not found or gold & found:
+        return
+    gold_forms, found_forms = {id_form(c) for c in gold}, {id_form(c) for c in found}
+    if gold_forms & found_forms:
+        return
+    raise MismatchError(
+        f"no predicted ID is a gold ID: the gold IDs are written {', '.join(sorted(gold_forms))} "
+        f"({min(gold)}), the predicted ones {', '.join(sorted(found_forms))} ({min(found)}). Say which namespace "
+        "a bare ID is in: the pipe's id_namespaces, or evaluate --id-namespaces (medic for MeSH and OMIM)"
+    )
+
+
+def with_keyed_ids(example: Example, keys: ConceptKeys) -> Example:
+    """The example with each entity's kb_id written as `keys` compare IDs
+    (a composite's parts in order), for spaCy's Scorer.score_links, which
+    compares kb_id strings: `MESH:D001943` then meets a gold `D001943`."""
+    return Example(_keyed(example.predicted, keys), _keyed(example.reference, keys))
+
+
+def _keyed(doc: Doc, keys: ConceptKeys) -> Doc:
+    copy = doc.copy()
+    copy.ents = [
+        Span(copy, e.start, e.end, label=e.label,
+             kb_id=e.kb_id_ if e.kb_id_ in UNSCORED_CUIS else "|".join(sorted({keys(c) for c in split_cuis(e.kb_id_)})))
+        for e in doc.ents
+    ]
+    return copy
 
 
 def acc_key(k: int) -> str:

@@ -81,6 +81,7 @@ def _evaluate_end_to_end(
     from ..corpus_linking.worker import check_pipeline
     from ..evaluation.end_to_end import END_TO_END_TASKS, end_to_end_scores, linked_examples, predicted_examples
     from ..evaluation.pipelines import is_pubtator, saved_predictions
+    from ..kb.namespaces import recognized_namespaces
     from ..pipeline.settings import configure_linker
 
     if not is_pubtator(pubtator):
@@ -92,7 +93,7 @@ def _evaluate_end_to_end(
         nlp = _load_pipeline(pipeline_dir)
         if namespaces is not None:
             configure_linker(nlp, id_namespaces=namespaces)
-        namespaces = nlp.get_pipe(PIPE_NAME).settings.id_namespaces
+        namespaces = nlp.get_pipe(PIPE_NAME).engine.score_namespaces()
         examples = linked_examples(nlp, documents, label_map)
     else:
         try:
@@ -100,9 +101,10 @@ def _evaluate_end_to_end(
         except CorpusError as error:
             msg.fail(str(error), exits=1)
         examples = predicted_examples(spacy.blank("en"), predictions, documents, label_map)
-        if namespaces is None and _prefixed_against_bare(examples):
-            msg.warn("The predictions' IDs have namespaces (MESH:D001943) and the gold IDs have none: they never "
-                     "match unless --id-namespaces says which namespace a bare ID is in (medic for NCBI and BC5CDR)")
+        if namespaces is None:  # the predictions' ID systems stand for their vocabulary's
+            namespaces = recognized_namespaces(
+                part for eg in examples for span in eg.predicted.ents if span._.cui for part in span._.cui.split("|")
+            )
     metrics = end_to_end_scores(examples, labels.split(",") if labels else None, id_namespaces=namespaces)
     rows = [("all", metrics), *metrics["per_type"].items()]
     keys = [f"{task}_{m}" for task in END_TO_END_TASKS for m in "prf"]
@@ -118,9 +120,3 @@ def _write(metrics: dict, output: Optional[Path]) -> None:
         output.parent.mkdir(parents=True, exist_ok=True)
         srsly.write_json(output, metrics)
 
-
-def _prefixed_against_bare(examples) -> bool:
-    """Whether every predicted ID has a namespace and no gold ID has one."""
-    predicted = [span.kb_id_ for eg in examples for span in eg.predicted.ents if span._.cui]
-    gold = [span.kb_id_ for eg in examples for span in eg.reference.ents]
-    return bool(predicted) and all(":" in cui for cui in predicted) and not any(":" in cui for cui in gold)

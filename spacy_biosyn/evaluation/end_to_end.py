@@ -9,7 +9,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from tqdm import tqdm
 
-from ..accuracy import UNSCORED_CUIS, all_gold
+from ..accuracy import UNSCORED_CUIS, all_gold, check_ids_meet
 from ..corpus import PubTatorDocument, pubtator_to_doc
 from ..errors import CorpusError
 from ..kb.ids import split_cuis
@@ -40,16 +40,20 @@ def end_to_end_scores(
     Labels compare case-insensitively: scispaCy's NER says DISEASE.
     `drop_below` scores the predictions as `drop_nil` would leave them:
     linked entities whose link score is under it are not predicted.
-    IDs compare through `id_namespaces`, as the scores of `accuracy` do.
+    IDs compare through `id_namespaces`, as the scores of `accuracy` do;
+    where none meets and their forms differ, MismatchError says so.
     """
     keys = ConceptKeys(id_namespaces)
     wanted = None if labels is None else {label.casefold() for label in labels}
     counts: Dict[str, Counter] = {}
     n_docs = 0
+    gold_ids, predicted_ids = [], []
     for example in examples:
         n_docs += 1
         gold = _entities(example.reference, wanted, gold=True)
         predicted = _entities(example.predicted, wanted, gold=False, drop_below=drop_below)
+        gold_ids.extend(cui for ids in gold.values() for cui in ids)
+        predicted_ids.extend(part for cui in predicted.values() if cui for part in cui.split("|"))
         for label in {key[2] for key in gold} | {key[2] for key in predicted} | {"all"}:
             g = {k: v for k, v in gold.items() if label in ("all", k[2])}
             p = {k: v for k, v in predicted.items() if label in ("all", k[2])}
@@ -73,6 +77,8 @@ def end_to_end_scores(
             c["doc_tp"] += len(doc_gold & doc_predicted)
             c["doc_pred"] += len(doc_predicted)
             c["doc_gold"] += len(doc_gold)
+    if not counts.get("all", Counter())["doc_tp"]:
+        check_ids_meet(gold_ids, predicted_ids, keys)
     scores = _prf(counts.get("all", Counter()))
     scores["n_docs"] = n_docs
     scores["per_type"] = {label: _prf(c) for label, c in sorted(counts.items()) if label != "all"}

@@ -111,7 +111,7 @@ def choose_nil_threshold(
     _check_enough_to_choose_on(documents, labels, label_map)
     linker = configure_linker(nlp, nil_threshold=None)
     examples = linked_examples(nlp, documents, label_map)
-    namespaces = linker.settings.id_namespaces
+    namespaces = linker.engine.score_namespaces()
     results = nil_threshold_sweep(examples, labels, metric, id_namespaces=namespaces)
     (threshold, thresholded), unthresholded = results[0], next(scores for t, scores in results if t is None)
     dropped = end_to_end_scores(examples, labels, drop_below=threshold, id_namespaces=namespaces)

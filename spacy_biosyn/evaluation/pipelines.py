@@ -38,16 +38,16 @@ def evaluate_linker(
     file whose gold spans (of `labels`, default all) are linked in their
     raw abstracts, which adds link_cui_acc. `texts` are the PubTator
     abstracts `.concept` queries come from, which a re-ranker reads as
-    context. IDs compare through the linker's id_namespaces. The pipeline
+    context. IDs compare through the linker's score_namespaces. The pipeline
     is changed as scoring needs: its linker keeps at least max_k concepts
     (top_k), and indexes `dictionary` in place of its own if given."""
     queries = Path(queries)
     linker = nlp.get_pipe(PIPE_NAME)
     if linker.top_k < max_k:
         configure_linker(nlp, top_k=max_k)
-    namespaces = linker.settings.id_namespaces
     if dictionary is not None:
         linker.engine.set_dictionary(dictionary)
+    namespaces = linker.engine.score_namespaces()
     if is_pubtator(queries):
         examples = pubtator_to_examples(nlp, read_pubtator(queries), set(labels) if labels else None)
         metrics = evaluate_examples(linker.pipe, examples, max_k=max_k, id_namespaces=namespaces)

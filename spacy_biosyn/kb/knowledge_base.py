@@ -12,11 +12,13 @@ already); else the first of its names that no other concept shares (MEDIC
 lists "HPP" under two diseases before one of them is named), else its
 first. Types and definition are the vocabulary's where it has them.
 """
+from functools import cached_property
 from typing import Dict, Iterator, List, Mapping, NamedTuple, Optional, Set, Tuple
 
+from ..preprocess.text import normalize
 from ..ty import Concept
 from .dictionary import Dictionary
-from .ids import bare_id
+from .ids import bare_id, split_cuis
 
 
 class Entity(NamedTuple):
@@ -26,20 +28,33 @@ class Entity(NamedTuple):
     canonical_name: str  # as the vocabulary writes it
     aliases: Tuple[str, ...]  # its other names (normalized, as searched), in dictionary order
     types: Tuple[str, ...]  # semantic types, tree numbers or namespace, where the vocabulary has them
-    definition: str  # "" where the vocabulary has none
+    definition: Optional[str]  # None where the vocabulary has none, as scispaCy's
     ids: Concept  # the IDs its canonical name has, preferred first
 
 
 class ConceptLookup(Mapping[str, Entity]):
-    """Any ID of a concept -> its Entity; iterates over preferred IDs."""
+    """Any ID of a concept, in any form a user holds (bare or namespaced,
+    any case, or a multi-ID field of one concept joined by '|') -> its
+    Entity; iterates over preferred IDs."""
 
     def __init__(self, dictionary: Dictionary):
         self.dictionary = dictionary
 
     def __getitem__(self, cui: str) -> Entity:
-        preferred = self._preferred_id(cui)
-        if preferred is None:
+        concepts = self.preferred_ids(cui) if isinstance(cui, str) else []
+        if len(concepts) > 1:
+            raise KeyError(f"{cui!r} joins the IDs of {len(concepts)} concepts ({', '.join(concepts)}), as a "
+                           "composite mention's cui does: look each up, or use kb.entities(cui)")
+        if not concepts or None in concepts:
             raise KeyError(cui)
+        return self._entity(concepts[0])
+
+    def preferred_ids(self, field: str) -> List[Optional[str]]:
+        """The preferred ID of each distinct concept the IDs of `field`
+        (joined by '|') name, in order; None for an ID no concept has."""
+        return list(dict.fromkeys(self._preferred_id(cui) for cui in split_cuis(field)))
+
+    def _entity(self, preferred: str) -> Entity:
         # (name, its concepts led by `preferred`, whether no other concept has the name)
         rows = []
         for row in self.dictionary.rows_by_cui[preferred].tolist():
@@ -56,20 +71,30 @@ class ConceptLookup(Mapping[str, Entity]):
         )
         details = next((self.dictionary.details[i] for i in ids if i in self.dictionary.details), None)
         if details is None:
-            return Entity(preferred, canonical[0], aliases, (), "", ids)
-        return Entity(preferred, details.name, aliases, details.types, details.definition, ids)
+            return Entity(preferred, canonical[0], aliases, (), None, ids)
+        return Entity(preferred, details.name, aliases, details.types, details.definition or None, ids)
 
     def _preferred_id(self, cui: str) -> Optional[str]:
-        """The preferred ID of the concept that `cui` (or, if not found, its
-        namespace-free form) belongs to; the first such concept in the
-        dictionary when an ID is shared."""
+        """The preferred ID of the concept `cui` belongs to, the ID as
+        written first, else in any case or namespace (`d001943` and
+        `MESH:D001943` find MEDIC's `D001943`, `D001943` finds CTD's
+        `MESH:D001943`); the first such concept in the dictionary when an
+        ID is shared."""
         rows_by_cui = self.dictionary.rows_by_cui
-        for key in dict.fromkeys((cui, bare_id(cui))):
+        for key in dict.fromkeys((cui, *self._id_forms.get(_form_key(cui), ()))):
             for row in rows_by_cui.get(key, ()):
                 for concept in self.dictionary.concepts[int(row)]:
                     if key in concept:
                         return concept[0]
         return None
+
+    @cached_property
+    def _id_forms(self) -> Dict[str, Tuple[str, ...]]:
+        """An ID's key without namespace or case -> the dictionary's IDs of that key, in order."""
+        forms: Dict[str, Dict[str, None]] = {}
+        for cui in self.dictionary.rows_by_cui:
+            forms.setdefault(_form_key(cui), {})[cui] = None
+        return {key: tuple(ids) for key, ids in forms.items()}
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._preferred_ids)
@@ -85,14 +110,20 @@ class ConceptLookup(Mapping[str, Entity]):
         return list(seen)
 
 
+def _form_key(cui: str) -> str:
+    return bare_id(cui.strip()).upper()
+
+
 class AliasLookup(Mapping[str, Set[str]]):
-    """A name, normalized as the linker searches -> its concepts' preferred IDs."""
+    """A name, as written or as the linker normalizes it ("Breast Cancer",
+    "breast-cancer") -> its concepts' preferred IDs; iterates over the
+    normalized names."""
 
     def __init__(self, dictionary: Dictionary):
         self.dictionary = dictionary
 
     def __getitem__(self, name: str) -> Set[str]:
-        row = self.dictionary.row(name)
+        row = self.dictionary.row(normalize(name)) if isinstance(name, str) else None
         if row is None:
             raise KeyError(name)
         return {concept[0] for concept in self.dictionary.concepts[row]}
@@ -110,3 +141,13 @@ class KnowledgeBase:
     def __init__(self, dictionary: Dictionary):
         self.cui_to_entity = ConceptLookup(dictionary)
         self.alias_to_cuis = AliasLookup(dictionary)
+
+    def entities(self, cui: str) -> List[Entity]:
+        """The Entity of each concept an ID field names: one for an ID or a
+        multi-ID field of one concept, one per part for a composite's
+        `span._.cui` ("OMIM:114480|OMIM:167000"); KeyError naming any ID no
+        concept has."""
+        concepts = self.cui_to_entity.preferred_ids(cui)
+        if not concepts or None in concepts:
+            raise KeyError(cui)
+        return [self.cui_to_entity[preferred] for preferred in concepts]

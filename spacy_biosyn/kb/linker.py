@@ -262,7 +262,7 @@ class Linker:
             if self.sieve is not None and self.synonyms is not None:
                 nearest = self._search(self._synonym_index, self.synonyms, dense_q, sparse_q, 1)
                 found = [self.sieve(t, n[0], c) for t, n, c in zip(unique, nearest, found)]
-            found = [self._on_unit_scale(candidates, query) for candidates, query in zip(found, dense_q)]
+            found = [self._on_unit_scale(c, query, text) for c, query, text in zip(found, dense_q, unique)]
             ranked.update(zip(unique, found))
             for text, candidates in zip(unique, found):
                 self.cache.put((text, k), candidates)
@@ -274,7 +274,7 @@ class Linker:
         self._require_dictionary()
         dense_q, sparse_q = self._queries(list(texts))
         found = self._search(self.index, self.dictionary, dense_q, sparse_q, k)
-        return [self._on_unit_scale(candidates, query) for candidates, query in zip(found, dense_q)]
+        return [self._on_unit_scale(c, query, text) for c, query, text in zip(found, dense_q, texts)]
 
     def _queries(self, texts: List[str], rows: Optional[NameRows] = None) -> Tuple[np.ndarray, csr_matrix]:
         """The dense vectors and tf-idf rows of normalized texts. A text that
@@ -303,15 +303,16 @@ class Linker:
         order = np.argsort(np.array(known + new, dtype=np.int64), kind="stable")
         return dense, vstack(pieces, format="csr", dtype=np.float32)[order]
 
-    def _on_unit_scale(self, candidates: List[Candidate], query: np.ndarray) -> List[Candidate]:
+    def _on_unit_scale(self, candidates: List[Candidate], query: np.ndarray, text: str) -> List[Candidate]:
         """Scores as users read and threshold them, on [0, 1] as scispaCy's
         and spaCy's are: S over the S of a name written as the mention
-        (|m|^2 + lambda; 1 + lambda with cosine), so that name scores 1.0;
-        the order is S's. (The sieve and concept scorers work on S itself.)"""
+        (|m|^2 + lambda; 1 + lambda with cosine), so that name scores 1.0
+        exactly (float32 sums put it 1e-6 off); the order is S's. (The sieve
+        and concept scorers work on S itself.) `text` is the normalized mention."""
         perfect = float(query @ query) + self.sparse_weight
         if perfect <= 0:  # a zero vector and no tf-idf: nothing scores
             return [c._replace(score=0.0) for c in candidates]
-        return [c._replace(score=min(1.0, max(0.0, c.score / perfect))) for c in candidates]
+        return [c._replace(score=1.0 if c.name == text else min(1.0, max(0.0, c.score / perfect))) for c in candidates]
 
     def _search(self, index: SearchIndex, dictionary: Dictionary, dense_q, sparse_q, k: int):
         scores, ids = index.search(dense_q, sparse_q, self.sparse_weight, k)

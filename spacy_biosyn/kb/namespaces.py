@@ -7,11 +7,17 @@ declared patterns (the pipe's `id_namespaces`): the pipe then reports every
 ID with one, and scores compare a bare ID with a prefixed one through them.
 """
 import re
-from typing import Mapping, Optional
+from itertools import islice
+from typing import Dict, Iterable, Mapping, Optional
 
 # The namespaces of MEDIC's IDs: MeSH descriptors (D + 6 digits) and
 # supplementary concepts (C + 6 or 9 digits), OMIM entries (6 digits).
 MEDIC_NAMESPACES = {"MESH": r"[CD]\d{6}(\d{3})?", "OMIM": r"\d{6}"}
+# The ID systems a vocabulary's IDs are recognized as, with or without their
+# namespace, for scores: MEDIC's, then UMLS CUIs (C + 7 digits, which no MeSH ID is).
+KNOWN_NAMESPACES = {**MEDIC_NAMESPACES, "UMLS": r"C\d{7}"}
+# IDs looked at to recognize a vocabulary's ID systems: enough to meet each system it uses.
+_IDS_LOOKED_AT = 200_000
 
 
 class IdNamespaces:
@@ -59,3 +65,22 @@ class ConceptKeys:
             cui = self._qualify(cui)
         prefix, colon, local = cui.partition(":")
         return f"{prefix.upper()}:{local}" if colon else cui
+
+
+def recognized_namespaces(ids: Iterable[str]) -> Optional[Dict[str, str]]:
+    """The KNOWN_NAMESPACES a vocabulary's IDs show, by their namespace or,
+    bare, by their pattern (MEDIC's `D001943|114480` and CTD's
+    `MESH:D001943|OMIM:114480` both show MESH and OMIM), or None: what
+    scores compare IDs through when the pipe declares no id_namespaces, so
+    that a MEDIC pipeline scored against bare gold IDs, or a bare one
+    against the raw NCBI corpus's OMIM:114480, gets its true score."""
+    qualify = IdNamespaces(KNOWN_NAMESPACES).one
+    found = {qualify(cui).partition(":")[0].upper() for cui in islice(ids, _IDS_LOOKED_AT) if cui}
+    known = {prefix: pattern for prefix, pattern in KNOWN_NAMESPACES.items() if prefix in found}
+    return known or None
+
+
+def id_form(cui: str) -> str:
+    """How an ID is written, for an error that says why none matched: its namespace, or "bare"."""
+    prefix, colon, _ = cui.strip().partition(":")
+    return f"{prefix.upper()}:" if colon else "bare"

@@ -25,7 +25,7 @@ from ..kb.dictionary import Dictionary, NameRows
 from ..kb.knowledge_base import KnowledgeBase
 from ..kb.linker import Linker
 from ..kb.named import fill_named_linker
-from ..kb.namespaces import IdNamespaces
+from ..kb.namespaces import IdNamespaces, recognized_namespaces
 from ..kb.reranker import MentionInContext
 from ..kb.sparse import SparseEncoder
 from ..kb.type_filter import TypeFilter
@@ -105,17 +105,41 @@ class LinkingEngine:
                 f"{self.name}: the re-ranker re-scores {reranker.candidates} candidates but top_k is "
                 f"{settings.top_k}: set reranker.candidates >= top_k"
             )
+        type_filter = TypeFilter(settings.types, settings.exclude_types)
+        self._check_type_filter(type_filter)
         self._settings = settings
         self._reranker = reranker
         self._namespaced = None if settings.id_namespaces is None else IdNamespaces(settings.id_namespaces)
-        self._type_filter = TypeFilter(settings.types, settings.exclude_types)
+        self._type_filter = type_filter
         self.routes.set_cache_size(settings.cache_size)
+
+    def _check_type_filter(self, type_filter: Optional[TypeFilter] = None) -> None:
+        """Refuse a type filter that every indexed vocabulary would let do
+        nothing or empty every span (kb/type_filter.py); a vocabulary not
+        yet read is checked once it is."""
+        type_filter = self._type_filter if type_filter is None else type_filter
+        for route, linker in self.routes.linkers.items():
+            if linker.is_ready:
+                type_filter.check(linker.dictionary, self._where(route))
+
+    def _where(self, route: str) -> str:
+        """The pipe, or its route, as errors name it."""
+        return self.name if route == DEFAULT else f"{self.name}, the route for {route!r}"
 
     def use_saved_sparse_weight(self, weight: float) -> None:
         """lambda as a saved state holds it (trained with its encoder): the
         settings and every route's scores use it from now on."""
         self._settings = self._settings.model_copy(update={"sparse_weight": float(weight)})
         self.routes.set_sparse_weight(float(weight))
+
+    def score_namespaces(self) -> Optional[Dict[str, str]]:
+        """The namespaces scores compare gold and predicted IDs through: the
+        id_namespaces setting, else the ID systems the indexed vocabularies'
+        IDs show (kb/namespaces.py recognized_namespaces: MEDIC's MESH and OMIM)."""
+        if self._settings.id_namespaces is not None:
+            return self._settings.id_namespaces
+        ready = [linker.dictionary for linker in self.routes.linkers.values() if linker.is_ready]
+        return recognized_namespaces(cui for dictionary in ready for cuis in dictionary.cuis for cui in cuis)
 
     def nil_threshold(self, label: Optional[str] = None) -> Optional[float]:
         """The threshold the nil_threshold setting means for spans of
@@ -175,6 +199,7 @@ class LinkingEngine:
             self.add_route(label, route_source)
         if given.corrections is not None:
             self.preprocessor.corrections = read_corrections(given.corrections)
+        self._check_type_filter()
 
     @property
     def is_ready(self) -> bool:
@@ -208,6 +233,7 @@ class LinkingEngine:
         if not isinstance(dictionary, Dictionary):
             dictionary = read_vocabulary(dictionary)
         self.routes.build(None, dictionary, refit_sparse=refit_sparse, sparse=sparse, vectors=vectors)
+        self._check_type_filter()
 
     def add_route(self, label: str, vocabulary: Union[Dictionary, VocabularySource, Path]) -> None:
         """Link spans of `label` (any case) against their own vocabulary from
@@ -224,6 +250,7 @@ class LinkingEngine:
         if not len(vocabulary):
             raise ValueError(f"{self.name}: the vocabulary for the route {label!r} has no names")
         self.routes.build(label, vocabulary)
+        self._check_type_filter()
 
     def add_synonyms(self, synonyms: Union[Dictionary, str, Path], label: Optional[str] = None) -> None:
         """Teach more names without retraining: a Dictionary, a `CUI||name`
@@ -285,6 +312,7 @@ class LinkingEngine:
         are (no abbreviations or splitting: those need a document), and the
         `k` best names of each by S (default: the pool the re-ranker
         re-scores, else top_k), before any re-ranking."""
+        texts = self._mention_strings(texts, "first_stage")
         self.ensure_ready()
         cleaned = [self.preprocessor.clean(t) for t in texts]
         return cleaned, self._ranked_by(DEFAULT, cleaned, self.pool_size if k is None else k)
@@ -293,6 +321,7 @@ class LinkingEngine:
         """The top_k names for mention strings (`first_stage`). With a
         re-ranker, `contexts` (one per text) are what it reads; without them
         it reads the mention alone."""
+        texts = self._mention_strings(texts, "rank")
         cleaned, ranked = self.first_stage(texts)
         if self._reranker is not None:
             if contexts is None:
@@ -302,12 +331,21 @@ class LinkingEngine:
             ranked = self._reranker.rerank([c._replace(mention=t) for c, t in zip(contexts, cleaned)], ranked)
         return [candidates[: self._settings.top_k] for candidates in ranked]
 
+    def _mention_strings(self, texts: Sequence[str], method: str) -> List[str]:
+        """`texts` as a list, refused where it is not strings: a str is a
+        sequence too, whose characters would each be linked as a mention."""
+        strings = [] if isinstance(texts, str) else list(texts)
+        if isinstance(texts, str) or not all(isinstance(text, str) for text in strings):
+            got = f"the str {texts!r:.60}" if isinstance(texts, str) else f"{type(texts).__name__} {texts!r:.60}"
+            raise TypeError(f"{self.name}: {method}() takes a list of mention strings, got {got}: "
+                            f"write {method}([...]) with one string per mention")
+        return strings
+
     def _ranked_by(self, route: str, texts: List[str], k: int, rows: Optional[NameRows] = None) -> List[List[Candidate]]:
         """The k best names of each text by the route's linker, without the
         concepts the type filter drops."""
         linker = self.routes.linkers[route]
-        where = self.name if route == DEFAULT else f"{self.name}, the route for {route!r}"
-        return self._type_filter(linker.rank(texts, k, rows), linker.dictionary, where)
+        return self._type_filter(linker.rank(texts, k, rows), linker.dictionary, self._where(route))
 
     # -- linking mentions --
 
@@ -315,6 +353,7 @@ class LinkingEngine:
         """Mention strings linked as spans of `label` (None: the
         dictionary's) would be, each alone: read, split and ranked, under
         the NIL threshold; None where no linker serves the label."""
+        texts = self._mention_strings(texts, "link")
         return [self.span_links(m) for m in self.link_batch(MentionBatch.of_strings(texts, label)).mentions]
 
     def link_batch(self, batch: MentionBatch) -> MentionBatch:
@@ -383,7 +422,9 @@ class LinkingEngine:
         """Read what `save` wrote; returns the settings loading changed
         (the saved lambda, or a threshold of an older scale), which a pipe
         writes into its config."""
-        return load_state(self, path, exclude)
+        changed = load_state(self, path, exclude)
+        self._check_type_filter()
+        return changed
 
     def to_bytes(self, exclude: Iterable[str] = ()) -> bytes:
         """The files `save` writes, packed with msgpack (no pickle)."""
@@ -392,7 +433,9 @@ class LinkingEngine:
 
     def from_bytes(self, data: bytes, exclude: Iterable[str] = ()) -> Dict[str, Any]:
         """Read what `to_bytes` packed; returns the settings it changed, as `load` does."""
-        return unpack_state(self, data, exclude)
+        changed = unpack_state(self, data, exclude)
+        self._check_type_filter()
+        return changed
 
     def _ready_to_save(self) -> None:
         # A named vocabulary not yet used is read first: the save holds its

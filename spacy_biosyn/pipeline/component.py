@@ -27,9 +27,10 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.util import minibatch
 
-from ..accuracy import UNSCORED_CUIS, link_scores
+from ..accuracy import UNSCORED_CUIS, link_scores, with_keyed_ids
 from ..kb.dictionary import Dictionary
 from ..kb.knowledge_base import KnowledgeBase
+from ..kb.namespaces import ConceptKeys
 from ..linking.engine import LinkingEngine
 from ..linking.mentions import Mention, MentionBatch
 from ..linking.settings import LinkerSettings
@@ -202,12 +203,15 @@ class BiosynLinker(Pipe):
         BioSyn's rule (any ID of the best names); and spaCy's own
         `nel_micro_p/r/f` (Scorer.score_links: `kb_id_` equal to the gold
         field, over the entities whose offsets the prediction shares). IDs
-        compare with their namespaces, bare ones through `id_namespaces`."""
+        compare with their namespaces, bare ones through the pipe's own
+        (`engine.score_namespaces()`: id_namespaces, else its vocabulary's)."""
         examples = list(examples)
-        metrics = link_scores(examples, max_k=5, id_namespaces=self.settings.id_namespaces)
+        namespaces = self.engine.score_namespaces()
+        metrics = link_scores(examples, max_k=5, id_namespaces=namespaces)
         # None, as spaCy's scorers say, when no gold entity has an ID to score.
         scores = {key: metrics.get(key) for key in ("link_cui_acc", "link_acc_1", "link_acc_5")}
-        links = Scorer.score_links(examples, negative_labels=sorted(UNSCORED_CUIS))
+        keys = ConceptKeys(namespaces)
+        links = Scorer.score_links([with_keyed_ids(eg, keys) for eg in examples], negative_labels=sorted(UNSCORED_CUIS))
         scores.update((key, links[key]) for key in ("nel_micro_p", "nel_micro_r", "nel_micro_f"))
         return scores
 

@@ -211,7 +211,7 @@ class _DevSet:
 
     def _evaluate(self, rerank: bool) -> Dict[str, float]:
         return evaluate(self._ranker(rerank), self.queries, contexts=self.contexts,
-                        id_namespaces=self.pipe.settings.id_namespaces)
+                        id_namespaces=self.pipe.engine.score_namespaces())
 
     def _ranker(self, rerank: bool):
         """rank(texts, contexts) for `evaluate`: the cached first stage, re-ranked or not."""
