@@ -273,13 +273,18 @@ class Dictionary:
         """Attach what the vocabulary says of its concepts (by the ID each
         concept leads with there); returns this dictionary."""
         self.details = dict(details)
-        self.__dict__.pop("has_types", None)
+        self.__dict__.pop("all_types", None)
         return self
 
     @cached_property
+    def all_types(self) -> frozenset:
+        """Every type the vocabulary gives a concept."""
+        return frozenset(t for details in self.details.values() for t in details.types)
+
+    @property
     def has_types(self) -> bool:
         """Whether the vocabulary gave any concept a type."""
-        return any(details.types for details in self.details.values())
+        return bool(self.all_types)
 
     def with_preferred_ids(self, usage: Mapping[str, int]) -> "Dictionary":
         """A new dictionary ordered by how an annotated corpus uses the IDs.

@@ -5,7 +5,11 @@ or the XML release, gzip-compressed or not; told apart by their first bytes.
 The record's UI (`D001943`, `C000002`) is the ID; its heading and entry
 terms are the names (the ASCII release's `ENTRY = term|flags|...` keeps the
 term before the first `|`); its semantic types and tree numbers are the
-types; its scope note (a supplementary record's note) the definition.
+types; its scope note (a supplementary record's note) the definition. A
+supplementary record has no tree numbers of its own: it lists the
+descriptors it maps to (HeadingMappedTo; the ASCII release's HM names
+them), kept as `mapped:D001943` types until `with_mapped_tree_numbers`
+gives it those descriptors' types, as mesh-current does.
 XML is read record by record, so a whole descriptor file never sits in
 memory as a tree.
 """
@@ -13,7 +17,7 @@ import gzip
 import zlib
 from functools import partial
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Tuple, Union
+from typing import Callable, Dict, Iterator, List, Mapping, Tuple, Union
 from xml.etree import ElementTree
 
 from spacy.util import registry
@@ -33,6 +37,9 @@ _ASCII_NAMES = ("MH", "NM")
 _ASCII_TERMS = ("ENTRY", "PRINT ENTRY", "SY")
 _ASCII_TYPES = ("ST", "MN")
 _ASCII_DEFINITIONS = ("MS", "NO")
+_ASCII_MAPPED = "HM"
+# A type that stands for the types of the descriptor it names (UI, or heading in the ASCII release).
+MAPPED = "mapped:"
 # XML release: the record's elements, descriptor or supplementary.
 _XML_RECORDS = {"DescriptorRecord": "DescriptorUI", "SupplementalRecord": "SupplementalRecordUI"}
 
@@ -82,7 +89,9 @@ def _ascii_record(path: Path, line: int, record: Dict[str, List[str]], details: 
         raise DictionaryError(f"{path}, line {line}: a MeSH record needs one UI and a heading (MH or NM)")
     cui = checked_id(ids[0], f"{path}, line {line}")
     terms = [term.split("|")[0] for field in _ASCII_TERMS for term in record.get(field, [])]
-    types = tuple(value for field in _ASCII_TYPES for value in record.get(field, []))
+    types = tuple(value for field in _ASCII_TYPES for value in record.get(field, [])) + tuple(
+        MAPPED + _heading(value) for value in record.get(_ASCII_MAPPED, [])
+    )
     definition = next((value for field in _ASCII_DEFINITIONS for value in record.get(field, [])), "")
     details[cui] = ConceptDetails(names[0], types, definition)
     for name in [*names, *terms]:
@@ -109,11 +118,34 @@ def _xml_record(path: Path, record: ElementTree.Element, id_tag: str, details: D
     types = tuple(
         [t.text.strip() for t in record.iterfind("ConceptList/Concept/SemanticTypeList/SemanticType/SemanticTypeUI") if t.text]
         + [t.text.strip() for t in record.iterfind("TreeNumberList/TreeNumber") if t.text]
+        + [MAPPED + t.text.strip().lstrip("*")
+           for t in record.iterfind("HeadingMappedToList/HeadingMappedTo/DescriptorReferredTo/DescriptorUI") if t.text]
     )
     definition = (record.findtext("ConceptList/Concept[@PreferredConceptYN='Y']/ScopeNote") or record.findtext("Note") or "").strip()
     details[cui] = ConceptDetails(name, tuple(dict.fromkeys(types)), definition)
     for alias in [name, *terms]:
         yield (cui,), alias
+
+
+def _heading(value: str) -> str:
+    # "*Breast Neoplasms/genetics": a main heading (*), with a qualifier after the slash.
+    return value.lstrip("*").partition("/")[0].strip()
+
+
+def with_mapped_tree_numbers(details: Mapping[str, ConceptDetails]) -> Dict[str, ConceptDetails]:
+    """Each `mapped:` type replaced by the types (tree numbers, semantic
+    types) of the descriptor it names, by UI or heading, where `details`
+    hold it; one they do not hold stays as it is."""
+    by_reference = {cui: d.types for cui, d in details.items() if not any(t.startswith(MAPPED) for t in d.types)}
+    by_reference.update({d.name: d.types for d in details.values() if not any(t.startswith(MAPPED) for t in d.types)})
+    resolved = {}
+    for cui, concept in details.items():
+        if any(t.startswith(MAPPED) for t in concept.types):
+            types = [found for t in concept.types
+                     for found in (by_reference.get(t[len(MAPPED):], (t,)) if t.startswith(MAPPED) else (t,))]
+            concept = concept._replace(types=tuple(dict.fromkeys(types)))
+        resolved[cui] = concept
+    return resolved
 
 
 @registry.readers(MESH_VOCABULARY)

@@ -29,6 +29,7 @@ from ..storage import replaced_atomically
 from .catalogue import NamedVocabulary, named_vocabulary
 from .dictionary import Dictionary
 from .linker import Linker
+from .mesh import with_mapped_tree_numbers
 from .vocabularies import read_vocabulary_file
 
 _RECORD = "named.json"
@@ -89,6 +90,8 @@ def read_named(entry: NamedVocabulary, paths: Sequence[Path]) -> Dictionary:
     for more in dictionaries[1:]:  # MeSH: descriptors, then supplementary concepts
         details = {**merged.details, **more.details}
         merged = merged.with_synonyms(more.pairs()).with_details(details)
+    if entry.format == "mesh":  # supplementary concepts typed by the descriptors they map to
+        merged = merged.with_details(with_mapped_tree_numbers(merged.details))
     return merged
 
 

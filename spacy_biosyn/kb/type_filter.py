@@ -29,18 +29,35 @@ class TypeFilter:
             return False
         return not any(t.startswith(self.drop) for t in types)  # startswith(()) is False
 
-    def __call__(self, ranked: List[List[Candidate]], dictionary: Dictionary, where: str) -> List[List[Candidate]]:
-        """Each mention's candidates with the concepts that pass (`dictionary`
-        says their types). A vocabulary without any types is refused, naming
-        `where`: every span would be left without an ID, or the filter do nothing."""
+    def check(self, dictionary: Dictionary, where: str) -> None:
+        """Refuse, naming `where`, a filter that would silently do nothing
+        or empty every span: any on a vocabulary that gives no concept a
+        type, and a pattern that starts none of its types."""
         if not self:
-            return ranked
+            return
         if not dictionary.has_types:
             raise ValueError(
-                f"{where}: types and exclude_types keep or drop concepts by their types, but this vocabulary "
-                "gives none (a BioSyn CUI||name file has no types): index one read with types (MeSH, CTD, OBO, "
-                "UMLS or a scispaCy KB), or set types = null and exclude_types = []"
+                f"{where}: types and exclude_types keep or drop concepts by their types, but none of the "
+                f"vocabulary's concepts has a type (its file gave none: "
+                "a BioSyn CUI||name file never does, nor a CTD file without tree numbers): index one read with "
+                "types (MeSH, CTD, OBO, UMLS or a scispaCy KB), or set types = null and exclude_types = []"
             )
+        types = dictionary.all_types
+        for setting, patterns in (("types", self.keep or ()), ("exclude_types", self.drop)):
+            unmatched = [p for p in patterns if not any(t.startswith(p) for t in types)]
+            if unmatched:
+                raise ValueError(
+                    f"{where}: {setting} {unmatched!r} matches no type of the vocabulary (a pattern keeps or drops "
+                    f"the types it starts, case and spaces included); its types look like "
+                    f"{', '.join(_samples(types))}"
+                )
+
+    def __call__(self, ranked: List[List[Candidate]], dictionary: Dictionary, where: str) -> List[List[Candidate]]:
+        """Each mention's candidates with the concepts that pass (`dictionary`
+        says their types); `check` refuses a filter that cannot act, naming `where`."""
+        if not self:
+            return ranked
+        self.check(dictionary, where)
         memo = {}
 
         def passes(concept: Concept) -> bool:
@@ -57,6 +74,13 @@ class TypeFilter:
                     kept.append(candidate if len(concepts) == len(candidate.concepts) else candidate._replace(concepts=concepts))
             filtered.append(kept)
         return filtered
+
+
+def _samples(types: Sequence[str], n: int = 6) -> List[str]:
+    """A few of the vocabulary's types, one per first letter first, so that each family shows."""
+    ordered = sorted(types)
+    by_letter = list({t[:1]: t for t in reversed(ordered)}.values())[::-1]
+    return sorted(by_letter)[:n] if len(by_letter) >= n else (by_letter + [t for t in ordered if t not in by_letter])[:n]
 
 
 def _types_of(concept: Concept, dictionary: Dictionary) -> Tuple[str, ...]:

@@ -78,7 +78,8 @@ class LinkerSettings(BaseModel):
     # Candidate concepts kept: those with a type that starts with one of these
     # (kb/type_filter.py): MeSH or CTD tree numbers ("C" keeps diseases),
     # UMLS semantic types from MRSTY or a scispaCy KB ("T047"), OBO namespaces. null: all.
-    types: Optional[List[TypePattern]] = editable(None)
+    # An empty list would keep nothing: refused, as null keeps all.
+    types: Optional[List[TypePattern]] = editable(None, min_length=1)
     # Candidate concepts dropped: those with a type that starts with one of these.
     exclude_types: List[TypePattern] = editable([])
     # Entities left without an ID (below nil_threshold, or nothing to link)
@@ -179,6 +180,22 @@ SCISPACY_REFUSALS = {
     "resolve_abbreviations": "resolve_abbreviations is read when the pipe is built: "
     "add_pipe(..., config={\"resolve_abbreviations\": false}), or \"abbreviations\": null",
 }
+
+
+def in_our_names(block: Mapping[str, Any]) -> Dict[str, Any]:
+    """The changes that write a config block's scispaCy settings (given,
+    not None) under this package's names, each alias then null, so that a
+    saved config.cfg holds one name per setting and an edit of ours is
+    the one read on load."""
+    changes: Dict[str, Any] = {}
+    for alias, ours in SCISPACY_ALIASES.items():
+        if block.get(alias) is not None:
+            changes.update({ours: block[alias], alias: None})
+    if block.get("resolve_abbreviations") is not None:
+        changes["resolve_abbreviations"] = None
+        if block["resolve_abbreviations"] is False:
+            changes["abbreviations"] = None
+    return changes
 
 
 def from_scispacy(name: str, values: Mapping[str, Any]) -> Dict[str, Any]:

@@ -25,7 +25,7 @@ from ..preprocess.readings import MentionPreprocessor
 from ..storage import read_consistently, read_saved_json, remove_stale_staging, replaced_atomically
 from ..ty import Reranker
 from .routes import Routes
-from .settings import EDITABLE_SETTINGS, LinkerSettings
+from .settings import EDITABLE_SETTINGS, SCISPACY_ALIASES, LinkerSettings
 from .sources import DataSources
 
 # The layout of what the component saves; pipelines saved before it was
@@ -286,8 +286,11 @@ def _component_block(config_file: Path, name: str) -> Optional[dict]:
 
 
 def _bound_settings(block: Optional[dict]) -> Optional[dict]:
-    """The settings the saved state depends on: all but EDITABLE_SETTINGS."""
-    return None if block is None else {key: value for key, value in block.items() if key not in EDITABLE_SETTINGS}
+    """The settings the saved state depends on: all but EDITABLE_SETTINGS
+    and scispaCy's names for two of them."""
+    return None if block is None else {
+        key: value for key, value in block.items() if key not in EDITABLE_SETTINGS and key not in SCISPACY_ALIASES
+    }
 
 
 def _sha256(block: dict) -> str:

@@ -22,7 +22,7 @@ from ..names import PIPE_NAME
 from ..parts import AB3P, SIZED_INDEX, TRANSFORMER_ENCODER
 from ..ty import AbbreviationDetector, ConceptScorer, Encoder, Reranker, SearchIndex, Sieve
 from .component import BiosynLinker
-from .settings import remember_pipeline
+from .settings import remember_pipeline, store_blocks_in_our_names
 
 
 @Language.factory(
@@ -140,6 +140,7 @@ def make_biosyn_linker(
     _warn_if_threshold_of_another_encoder(name, engine.nil_threshold(), nil_threshold_encoder, encoder)
     pipe = BiosynLinker(nlp.vocab, name, engine)
     remember_pipeline(pipe, nlp)
+    store_blocks_in_our_names(nlp)
     return pipe
 
 

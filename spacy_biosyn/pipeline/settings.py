@@ -13,7 +13,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 from spacy.language import Language
 from spacy.pipeline import Pipe
 
-from ..linking.settings import KEEP, SCISPACY_ALIASES, SCISPACY_REFUSALS, SWAPPABLE_PARTS, check_parts
+from ..linking.settings import KEEP, SCISPACY_ALIASES, SCISPACY_REFUSALS, SWAPPABLE_PARTS, check_parts, in_our_names
 from ..names import PIPE_NAME
 
 
@@ -66,6 +66,25 @@ def _pipeline_of(pipe: Pipe) -> Optional[Tuple[Language, str]]:
     nlp = owner() if owner is not None else None
     name = None if nlp is None else next((n for n, component in nlp.components if component is pipe), None)
     return None if name is None else (nlp, name)
+
+
+class _BlocksInOurNames(dict):
+    """A pipeline's config blocks by pipe (spaCy's Language._pipe_configs),
+    each biosyn_linker block stored with scispaCy's names written as ours
+    (linking.settings.in_our_names). spaCy stores a pipe's block only after
+    its factory returns, so the factory cannot rewrite it itself."""
+
+    def __setitem__(self, name: str, block) -> None:
+        if isinstance(block, dict) and block.get("factory") == PIPE_NAME:
+            block.update(in_our_names(block))
+        super().__setitem__(name, block)
+
+
+def store_blocks_in_our_names(nlp: Language) -> None:
+    """From now on `nlp` keeps every biosyn_linker's config block in this
+    package's names (`k` saved as names_searched), the one being built included."""
+    if not isinstance(nlp._pipe_configs, _BlocksInOurNames):
+        nlp._pipe_configs = _BlocksInOurNames(nlp._pipe_configs)
 
 
 def record_loaded(pipe: Pipe, changes: Mapping[str, Any]) -> None:

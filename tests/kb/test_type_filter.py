@@ -82,10 +82,9 @@ def test_a_scispacy_kbs_semantic_types_filter_its_concepts(tiny_encoder, tmp_pat
     assert kb_ents == ["C0011849"]  # diseases only: the neoplasm (T191) is gone
 
 
-def test_a_filter_on_a_vocabulary_without_types_is_refused_naming_the_settings(tiny_encoder, disease_dictionary):
-    nlp = make_nlp(tiny_encoder, disease_dictionary, types=["C"])
-    with pytest.raises(ValueError, match="biosyn_linker: types and exclude_types .* gives none"):
-        nlp.get_pipe("biosyn_linker")(doc_with_ents(nlp, "Breast cancer.", "Breast cancer"))
+def test_a_filter_on_a_vocabulary_without_types_is_refused_when_the_vocabulary_is_read(tiny_encoder, disease_dictionary):
+    with pytest.raises(ValueError, match="biosyn_linker: types and exclude_types .* none of the vocabulary's concepts"):
+        make_nlp(tiny_encoder, disease_dictionary, types=["C"])
 
 
 @pytest.mark.parametrize("settings", [{"types": [""]}, {"types": "C"}, {"exclude_types": None}])

@@ -10,7 +10,8 @@ from spacy_biosyn import (
 )
 
 from vocabulary_files import (
-    CTD_CHEMICALS, CTD_TSV, MEDIC_PIPES, MESH_DESCRIPTORS_BIN, MESH_DESCRIPTORS_XML, MESH_SUPPLEMENTARY_BIN, MONDO_OBO,
+    CTD_CHEMICALS, CTD_TSV, MEDIC_PIPES, MESH_DESCRIPTORS_BIN, MESH_DESCRIPTORS_XML, MESH_SUPPLEMENTARY_BIN,
+    MESH_SUPPLEMENTARY_XML, MONDO_OBO,
     MRCONSO, MRSTY, OBO, SCISPACY,
 )
 
@@ -339,3 +340,17 @@ def test_a_mesh_gz_cut_short_is_named(tmp_path, name, content):
 def test_a_folder_given_to_a_reader_is_named_in_one_line(tmp_path):
     with pytest.raises(BiosynError, match=f"{tmp_path} is a folder; give the vocabulary or corpus file in it"):
         read_medic(tmp_path)
+
+
+def test_mesh_supplementary_concepts_take_the_tree_numbers_of_the_descriptors_they_map_to(tmp_path):
+    from spacy_biosyn.kb.mesh import read_mesh, with_mapped_tree_numbers
+
+    supplementary = MESH_SUPPLEMENTARY_XML.replace(
+        "  <Note>", "  <HeadingMappedToList><HeadingMappedTo><DescriptorReferredTo><DescriptorUI>*D001943</DescriptorUI>"
+        "</DescriptorReferredTo></HeadingMappedTo></HeadingMappedToList>\n  <Note>")
+    (tmp_path / "desc.xml").write_text(MESH_DESCRIPTORS_XML)
+    (tmp_path / "supp.xml").write_text(supplementary)
+    alone = read_mesh(tmp_path / "supp.xml").details["C567755"]
+    assert alone.types == ("mapped:D001943",)  # its descriptors unread: the reference stays
+    details = {**read_mesh(tmp_path / "desc.xml").details, **read_mesh(tmp_path / "supp.xml").details}
+    assert with_mapped_tree_numbers(details)["C567755"].types == ("C04.588.180", "C17.800.090.500")
