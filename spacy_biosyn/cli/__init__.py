@@ -3,7 +3,10 @@
 `--help` lists every one. `main` makes an error about the user's input one
 line naming the file, line or setting at fault, not a traceback."""
 import importlib
+import os
 import sys
+
+from wasabi import msg
 
 from ..errors import BiosynError
 from .common import app
@@ -17,6 +20,11 @@ for _module in COMMAND_MODULES:
 
 
 def main() -> None:
+    if os.environ.get("NO_COLOR") or not sys.stdout.isatty():
+        # wasabi colours by platform alone: output redirected to a file, or
+        # NO_COLOR (no-color.org), would carry ANSI codes.
+        os.environ["ANSI_COLORS_DISABLED"] = "1"
+        msg.show_color = False
     try:
         app(prog_name="python -m spacy_biosyn")
     except BiosynError as error:

@@ -1,4 +1,5 @@
 """`linkers` and `download`: the named vocabularies, listed and fetched."""
+import os
 import time
 from pathlib import Path
 from typing import Optional
@@ -25,7 +26,8 @@ def linkers() -> None:
     msg.table(rows, header=("name", "publisher", "size (as published)", "index", "cached for"), divider=True)
     for entry in CATALOGUE.values():
         print(f"{entry.name}: {entry.title}\n  files: {' '.join(entry.urls)}\n  page: {entry.page}\n  terms: {entry.terms}")
-    print(f"Cache: {linkers_folder()} ($SPACY_BIOSYN_CACHE); mirror: $SPACY_BIOSYN_MIRROR")
+    mirror = os.environ.get("SPACY_BIOSYN_MIRROR") or "not set"
+    print(f"Cache: {linkers_folder()} ($SPACY_BIOSYN_CACHE); mirror: {mirror} ($SPACY_BIOSYN_MIRROR)")
 
 
 @app.command()
