@@ -62,6 +62,35 @@ def test_scispacys_snippet_runs_with_the_factory_name_changed(tmp_path):
     assert (tmp_path / "sci_linker" / "biosyn_linker").is_dir()
 
 
+def test_the_type_filter_snippet_keeps_what_it_says_with_each_kbs_real_types(tmp_path):
+    """The type filters as written, against NLM's MeSH XML and scispaCy's
+    UMLS file in a mirror: MeSH's tree C keeps a supplementary concept
+    through the descriptor it maps to; UMLS's chemical types drop none of
+    its diseases. Neither filter is refused."""
+    import gzip
+
+    from vocabulary_files import MESH_DESCRIPTORS_XML, MESH_SUPPLEMENTARY_XML
+
+    snippet = python_block("Use", 2)
+    assert '"linker_name": "mesh-current", "types": ["C"]' in snippet
+    mapped = MESH_SUPPLEMENTARY_XML.replace("  <Note>", "  <HeadingMappedToList><HeadingMappedTo><DescriptorReferredTo>"
+                                            "<DescriptorUI>*D001943</DescriptorUI></DescriptorReferredTo></HeadingMappedTo>"
+                                            "</HeadingMappedToList>\n  <Note>")
+    (tmp_path / "mirror").mkdir()
+    (tmp_path / "mirror" / "desc2026.gz").write_bytes(gzip.compress(MESH_DESCRIPTORS_XML.encode()))
+    (tmp_path / "mirror" / "supp2026.gz").write_bytes(gzip.compress(mapped.encode()))
+    (tmp_path / "mirror" / "umls_2022_ab_cat0129.jsonl").write_text(UMLS_EXCERPT)
+    (tmp_path / "snippet.py").write_text("import spacy\nnlp = spacy.blank('en')\n" + snippet + (
+        "\nfor name in nlp.pipe_names:\n"
+        "    print(name, [l.cui for l in nlp.get_pipe(name).engine.link(['STHAG6', 'Kennedy disease'])])\n"))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "SPACY_BIOSYN_MIRROR": str(tmp_path / "mirror"),
+           "SPACY_BIOSYN_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "snippet.py"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-2:] == ["biosyn_linker ['C567755', 'D001943']",
+                                             "umls_linker ['C1839259', 'C1839259']"], done.stdout
+
+
 def test_the_use_snippet_links_a_composite_and_looks_its_concepts_up(tmp_path):
     snippet = python_block("Use", 1)
     dictionary = '"../shared/data/ncbi-disease/train_dictionary.txt"'
