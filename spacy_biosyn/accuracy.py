@@ -120,10 +120,13 @@ def check_ids_meet(gold_fields: Iterable[str], predicted: Iterable[str], keys: C
     gold_forms, found_forms = {id_form(c) for c in gold}, {id_form(c) for c in found}
     if gold_forms & found_forms:
         return
+    remedy = ("say which namespace a bare ID is in: the pipe's id_namespaces, or evaluate --id-namespaces (medic "
+              "for MeSH and OMIM)" if "bare" in gold_forms | found_forms else
+              "they are IDs of different vocabularies: link with the gold's vocabulary, or score against gold of the "
+              "pipe's own")
     raise MismatchError(
         f"no predicted ID is a gold ID: the gold IDs are written {', '.join(sorted(gold_forms))} "
-        f"({min(gold)}), the predicted ones {', '.join(sorted(found_forms))} ({min(found)}). Say which namespace "
-        "a bare ID is in: the pipe's id_namespaces, or evaluate --id-namespaces (medic for MeSH and OMIM)"
+        f"({min(gold)}), the predicted ones {', '.join(sorted(found_forms))} ({min(found)}); {remedy}"
     )
 
 

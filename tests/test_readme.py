@@ -1,6 +1,7 @@
 """The README runs as written: its use snippet (on a small MEDIC excerpt in
 place of the whole dictionary, with the default encoder), its links, and
 every command line of it and of docs/, parsed as the code parses them."""
+import json
 import os
 import re
 import subprocess
@@ -26,6 +27,12 @@ UMLS_EXCERPT = """\
 {"concept_id": "C0085084", "canonical_name": "Motor Neuron Disease", "aliases": ["motor neuron disease", "MND"], "types": ["T047"]}
 {"concept_id": "C0034786", "canonical_name": "Androgen Receptor", "aliases": ["androgen receptor", "AR protein"], "types": ["T116", "T192"]}
 {"concept_id": "C0002395", "canonical_name": "Alzheimer's Disease", "aliases": ["Alzheimer disease"], "types": ["T047"]}
+"""
+
+
+# A chemical of scispaCy's UMLS file, with the semantic types the README's filter drops.
+UMLS_CHEMICAL = """\
+{"concept_id": "C0000970", "canonical_name": "Acetaminophen", "aliases": ["paracetamol"], "types": ["T109", "T121"]}
 """
 
 
@@ -79,16 +86,17 @@ def test_the_type_filter_snippet_keeps_what_it_says_with_each_kbs_real_types(tmp
     (tmp_path / "mirror").mkdir()
     (tmp_path / "mirror" / "desc2026.gz").write_bytes(gzip.compress(MESH_DESCRIPTORS_XML.encode()))
     (tmp_path / "mirror" / "supp2026.gz").write_bytes(gzip.compress(mapped.encode()))
-    (tmp_path / "mirror" / "umls_2022_ab_cat0129.jsonl").write_text(UMLS_EXCERPT)
-    (tmp_path / "snippet.py").write_text("import spacy\nnlp = spacy.blank('en')\n" + snippet + (
-        "\nfor name in nlp.pipe_names:\n"
-        "    print(name, [l.cui for l in nlp.get_pipe(name).engine.link(['STHAG6', 'Kennedy disease'])])\n"))
+    (tmp_path / "mirror" / "umls_2022_ab_cat0129.jsonl").write_text(UMLS_EXCERPT + UMLS_CHEMICAL)
+    (tmp_path / "snippet.py").write_text("import json, spacy\nnlp = spacy.blank('en')\n" + snippet + (
+        "\nmentions = ['STHAG6', 'Kennedy disease', 'paracetamol']\n"
+        "print(json.dumps({name: [l.cui for l in nlp.get_pipe(name).engine.link(mentions)] for name in nlp.pipe_names}))\n"))
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "SPACY_BIOSYN_MIRROR": str(tmp_path / "mirror"),
            "SPACY_BIOSYN_CACHE": str(tmp_path / "cache")}
     done = subprocess.run([sys.executable, "snippet.py"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.splitlines()[-2:] == ["biosyn_linker ['C567755', 'D001943']",
-                                             "umls_linker ['C1839259', 'C1839259']"], done.stdout
+    mesh, umls = json.loads(done.stdout.splitlines()[-1]).values()
+    assert mesh[0] == "C567755"  # a supplementary concept, in tree C through Breast Neoplasms in this fixture
+    assert umls[1] == "C1839259" and umls[2] != "C0000970"  # the disease kept, the chemical dropped
 
 
 def test_the_use_snippet_links_a_composite_and_looks_its_concepts_up(tmp_path):

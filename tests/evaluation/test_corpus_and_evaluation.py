@@ -3,6 +3,7 @@ import spacy
 
 import spacy_biosyn.evaluation  # noqa: F401 (registers the Span extensions)
 from spacy_biosyn import MEDIC_NAMESPACES, BiosynError
+from spacy_biosyn.errors import MismatchError
 from spacy_biosyn.accuracy import link_scores
 from spacy_biosyn.corpus import (
     Annotation,
@@ -132,30 +133,42 @@ def test_linked_examples_are_scored_on_the_parts_chosen_and_on_the_ids_users_rea
     assert link_scores([example], max_k=2)["link_cui_acc"] == pytest.approx(1 / 3)
 
 
+# right: whether the predicted ID is the gold one; "stops": never, and the
+# two are written in forms that never meet, so scoring stops naming both.
 @pytest.mark.parametrize("gold, predicted, namespaces, right", [
     ("OMIM:217000", "217000", MEDIC_NAMESPACES, True),     # the raw NCBI corpus against BioSyn's dictionary
-    ("OMIM:217000", "217000", None, False),                # a bare ID meets a prefixed one only through namespaces
+    ("OMIM:217000", "217000", None, "stops"),              # a bare ID meets a prefixed one only through namespaces
     ("D010051", "MESH:D010051", MEDIC_NAMESPACES, True),   # BC5CDR's bare MeSH against CTD's prefixed one
     ("D010051", "D010051", None, True),
-    ("HP:0001250", "MONDO:0001250", MEDIC_NAMESPACES, False),  # same local ID, another vocabulary
-    ("HP:0001250", "MONDO:0001250", None, False),
-    ("OMIM:D010051", "D010051", MEDIC_NAMESPACES, False),  # D010051 is a MeSH ID, never an OMIM one
-    ("OMIM:D010051", "D010051", None, False),
+    ("D010052", "D010051", None, False),                   # a wrong ID of the same form: a true 0
+    ("HP:0001250", "MONDO:0001250", MEDIC_NAMESPACES, "stops"),  # same local ID, another vocabulary
+    ("HP:0001250", "MONDO:0001250", None, "stops"),
+    ("OMIM:D010051", "D010051", MEDIC_NAMESPACES, "stops"),  # D010051 is a MeSH ID, never an OMIM one
+    ("OMIM:D010051", "D010051", None, "stops"),
     ("MeSH:D010051", "MESH:D010051", None, True),          # namespaces are case-insensitive
 ])
 def test_ids_compare_with_their_namespaces(gold, predicted, namespaces, right):
     queries = [Query("1", 0, 1, "Disease", "dystonia", gold)]
-    assert evaluate(ranker({"dystonia": [(predicted,)]}), queries, max_k=1, id_namespaces=namespaces)["link_acc_1"] == right
     document = PubTatorDocument("1", "dystonia", [Annotation(0, 8, "dystonia", "Disease", gold)])
     (example,) = pubtator_to_examples(spacy.blank("en"), [document])
     (span,) = example.predicted.ents
     span._.parts = [LinkedPart("dystonia", [Candidate("dystonia", ((predicted,),), 1.0)])]
     span._.cui = predicted
-    metrics = link_scores([example], max_k=1, id_namespaces=namespaces)
-    assert (metrics["link_acc_1"], metrics["link_cui_acc"]) == (right, right)
     example.predicted.ents = [span]
-    assert end_to_end_scores([example], id_namespaces=namespaces)["link_f"] == right
-    assert end_to_end_scores([example], id_namespaces=namespaces)["doc_f"] == right
+    scores = {
+        "acc@1 of queries": lambda: evaluate(ranker({"dystonia": [(predicted,)]}), queries, max_k=1,
+                                             id_namespaces=namespaces)["link_acc_1"],
+        "acc@1 and cui_acc of spans": lambda: tuple(
+            link_scores([example], max_k=1, id_namespaces=namespaces)[k] for k in ("link_acc_1", "link_cui_acc")),
+        "link and doc F": lambda: tuple(
+            end_to_end_scores([example], id_namespaces=namespaces)[k] for k in ("link_f", "doc_f")),
+    }
+    for name, score in scores.items():
+        if right == "stops":
+            with pytest.raises(MismatchError, match="no predicted ID is a gold ID"):
+                score()
+        else:
+            assert score() in (right, (right, right)), name
 
 
 def test_id_usage_counts_gold_ids_without_namespace(tmp_path):

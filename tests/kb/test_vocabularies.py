@@ -163,10 +163,10 @@ def test_ctds_diseases_file_reads_as_it_comes_gzip_compressed(tmp_path):
 def test_the_knowledge_base_says_what_a_medic_id_means(tmp_path):
     kb = KnowledgeBase(read_medic(write(tmp_path, "medic.txt", MEDIC_PIPES)))
     # scispaCy's fields in scispaCy's order, the name as MEDIC writes it, then every ID
-    breast = Entity("D001943", "Breast Neoplasms", ("breast cancer", "mammary carcinoma human"), (), "", ("D001943", "114480"))
+    breast = Entity("D001943", "Breast Neoplasms", ("breast cancer", "mammary carcinoma human"), (), None, ("D001943", "114480"))
     # Any ID of the concept finds it, with or without a namespace.
     assert kb.cui_to_entity["D001943"] == kb.cui_to_entity["114480"] == kb.cui_to_entity["MESH:D001943"] == breast
-    assert kb.cui_to_entity["C563004"] == Entity("C563004", "Hypophosphatasia, Infantile", ("hpp",), (), "", ("C563004", "266140"))
+    assert kb.cui_to_entity["C563004"] == Entity("C563004", "Hypophosphatasia, Infantile", ("hpp",), (), None, ("C563004", "266140"))
     assert kb.alias_to_cuis["hpp"] == {"145250", "C563004"}
     assert sorted(kb.cui_to_entity) == ["145250", "C563004", "C565588", "D001943"]
     with pytest.raises(KeyError):
@@ -233,7 +233,9 @@ def test_mesh_keeps_names_as_written_types_and_scope_notes(tmp_path):
     assert bin_kb.cui_to_entity["D001943"].types[0] == "T191"  # the semantic type first
     assert set(bin_kb.cui_to_entity["D001943"].aliases) == {"breast cancer", "mammary carcinoma human", "tumors breast"}
     tooth = KnowledgeBase(read_mesh(write(tmp_path, "c.bin", MESH_SUPPLEMENTARY_BIN))).cui_to_entity["C567755"]
-    assert (tooth.canonical_name, tooth.aliases, tooth.types) == ("tooth agenesis, selective, 6", ("sthag6",), ("T019",))
+    # HM names the descriptor it maps to: read without the descriptors, the reference stays
+    assert (tooth.canonical_name, tooth.aliases, tooth.types) == (
+        "tooth agenesis, selective, 6", ("sthag6",), ("T019", "mapped:Anodontia"))
     assert tooth.definition == "autosomal dominant; OMIM 613097"
 
 

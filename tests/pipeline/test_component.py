@@ -510,7 +510,7 @@ def test_the_pipe_says_what_a_linked_id_means(tiny_encoder, multi_id_dictionary,
     span = linker(doc_with_ents(nlp, "Breast cancer.", "Breast cancer")).ents[0]
     entity = linker.kb.cui_to_entity[span._.cui]
     # scispaCy's Entity(concept_id, canonical_name, aliases, types, definition), then the concept's IDs
-    assert entity == ("D001943", "breast cancer", ("breast neoplasms", "breast carcinoma"), (), "", ("D001943", "114480"))
+    assert entity == ("D001943", "breast cancer", ("breast neoplasms", "breast carcinoma"), (), None, ("D001943", "114480"))
     assert linker.kb_for("DISEASE").alias_to_cuis["breast carcinoma"] == {"D001943"}
     with pytest.raises(ValueError, match="no linker serves the label 'Gene'"):
         linker.kb_for("Gene")
