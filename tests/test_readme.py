@@ -222,3 +222,18 @@ def test_a_command_the_code_does_not_take_is_caught():
         check_command("python -m spacy_biosyn build --dictionary D --no-such-option OUT")
     with pytest.raises(AssertionError, match="no such variable"):
         check_command("spacy project run all . --vars.no_such_var 1")
+
+
+def test_the_settings_page_has_a_row_for_every_setting_the_factory_takes_and_no_other():
+    import inspect
+
+    from spacy_biosyn.pipeline.factory import make_biosyn_linker
+
+    page = (README.parent / "docs" / "configuration.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| ([^|]*`[^|]*) \|", page, re.M)
+    documented = {name for cell in rows for name in re.findall(r"`(\w+)`", cell)}
+    taken = set(inspect.signature(make_biosyn_linker).parameters) - {"nlp", "name"}
+    assert documented == taken
+    # the README's short list names settings that exist
+    listed = re.search(r"The ones most changed: (.*?)\n\n", README.read_text(encoding="utf-8"), re.S).group(1)
+    assert set(re.findall(r"`(\w+)`", listed)) <= taken
