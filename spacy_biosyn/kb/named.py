@@ -35,6 +35,10 @@ from .vocabularies import read_vocabulary_file
 _RECORD = "named.json"
 # Bumped when what a cached linker holds changes: older folders are then not found.
 _LAYOUT = 1
+# Bumped, per format, when its reader reads a file into other names or types
+# (MeSH: supplementary concepts typed by their mapped descriptors): that
+# format's cached linkers are built again, the others' stay.
+_READER_REVISIONS = {"mesh": 2}
 
 
 def linkers_folder() -> Path:
@@ -113,6 +117,8 @@ def _folder(entry: NamedVocabulary, checksums: List[str], linker: Linker) -> Pat
         "layout": _LAYOUT, "format": entry.format, "sources": checksums,
         "encoder": _encoder_identity(linker), "index": _index_identity(linker),
     }
+    if entry.format in _READER_REVISIONS:  # absent at revision 1, so other formats keep their folders
+        key["reader_revision"] = _READER_REVISIONS[entry.format]
     digest = hashlib.sha256(srsly.json_dumps(key, sort_keys=True).encode("utf-8")).hexdigest()[:20]
     return linkers_folder() / f"{entry.name}-{digest}"
 
