@@ -334,8 +334,12 @@ def _check_settings(path: Path, name: str, saved: Optional[str], saved_bound: Op
     bound = _bound_settings(block)
     if saved is None or block is None or saved in (_sha256(bound), _sha256(block)):
         return
-    changed = sorted(key for key in set(bound) | set(saved_bound or {}) if bound.get(key) != (saved_bound or {}).get(key))
-    if saved_bound is not None and changed:
+    # Saves from before scispaCy's names were editable hashed them among the bound settings.
+    changed = sorted(key for key in set(bound) | set(saved_bound or {})
+                     if key not in SCISPACY_ALIASES and bound.get(key) != (saved_bound or {}).get(key))
+    if saved_bound is not None and not changed:
+        return
+    if saved_bound is not None:
         raise MismatchError(
             f"{config_file}: [components.{name}] {', '.join(changed)} "
             f"({'; '.join(f'{saved_bound.get(k)!r} -> {bound.get(k)!r}' for k in changed)}) "

@@ -363,3 +363,22 @@ def test_loading_imports_scikit_learn_only_when_a_mention_needs_a_new_tfidf_row(
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["False", "False", "D001943", "True", "D001943"]
+
+
+def test_a_pipeline_saved_when_scispacys_names_were_bound_settings_still_loads(nlp, tmp_path):
+    """Saves made before k and max_entities_per_mention became editable
+    hashed them (null) among the settings the state is bound to."""
+    import hashlib
+
+    nlp.to_disk(tmp_path / "p")
+    cfg_file = tmp_path / "p" / "biosyn_linker" / "cfg"
+    cfg = srsly.read_json(cfg_file)
+    legacy = {**cfg["bound_settings"], "k": None, "max_entities_per_mention": None}
+    cfg.update(bound_settings=legacy,
+               settings_sha256=hashlib.sha256(srsly.json_dumps(legacy, sort_keys=True).encode("utf-8")).hexdigest())
+    srsly.write_json(cfg_file, cfg)
+    assert links(spacy.load(tmp_path / "p")) == links(nlp)
+    config = tmp_path / "p" / "config.cfg"
+    config.write_text(config.read_text().replace("sparse_weight = 10.0", "sparse_weight = 2.0"))
+    with pytest.raises(MismatchError, match="sparse_weight"):
+        spacy.load(tmp_path / "p")
