@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from spacy_biosyn import MEDIC_NAMESPACES
 from spacy_biosyn.cli import app
-from spacy_biosyn.errors import CorpusError
+from spacy_biosyn.errors import CorpusError, MismatchError
 
 
 def test_build_then_evaluate_against_another_dictionary(tmp_path, tiny_encoder, disease_dictionary):
@@ -102,9 +102,11 @@ def test_a_corpus_that_prefixes_ids_is_scored_through_declared_namespaces(tmp_pa
         assert result.exit_code == 0, result.output
         return json.loads(output.read_text())["link_acc_1"]
 
-    assert acc_1() == 0.0  # a bare ID meets a prefixed one only through namespaces
+    assert acc_1() == 1.0  # the vocabulary's bare IDs are recognized as MeSH's
     assert acc_1("--id-namespaces", "medic") == 1.0
-    assert acc_1("--id-namespaces", '{"OMIM": "\\\\d{6}"}') == 0.0  # D003924 is no OMIM ID
+    # D003924 is no OMIM ID: declared so, it never meets MESH:D003924, and scoring stops saying why
+    result = runner.invoke(app, ["evaluate", str(pipeline), str(corpus), "--id-namespaces", '{"OMIM": "\\\\d{6}"}'])
+    assert isinstance(result.exception, MismatchError) and "written MESH: (MESH:D003924)" in str(result.exception)
     assert runner.invoke(app, args + ["--id-namespaces", "medic"]).exit_code == 0
     assert spacy.load(pipeline).get_pipe("biosyn_linker").settings.id_namespaces == MEDIC_NAMESPACES
     assert acc_1() == 1.0  # the pipeline's own
