@@ -54,6 +54,8 @@ def end_to_end_scores(
         predicted = _entities(example.predicted, wanted, gold=False, drop_below=drop_below)
         gold_ids.extend(cui for ids in gold.values() for cui in ids)
         predicted_ids.extend(part for cui in predicted.values() if cui for part in cui.split("|"))
+        # every ID of the linked concepts: a gold OMIM ID of a concept reported by its MeSH ID is one form met
+        predicted_ids.extend(cui for span in example.predicted.ents for ids in span._.concept_ids or () for cui in ids)
         for label in {key[2] for key in gold} | {key[2] for key in predicted} | {"all"}:
             g = {k: v for k, v in gold.items() if label in ("all", k[2])}
             p = {k: v for k, v in predicted.items() if label in ("all", k[2])}

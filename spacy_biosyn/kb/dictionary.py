@@ -26,6 +26,7 @@ from ..errors import DictionaryError
 from ..preprocess.text import normalize, numbered_lines
 from ..ty import Concept
 from .ids import IdPreference, bare_id, checked_id, split_cuis
+from .namespaces import recognized_namespaces
 
 
 class ConceptDetails(NamedTuple):
@@ -275,6 +276,22 @@ class Dictionary:
         self.details = dict(details)
         self.__dict__.pop("all_types", None)
         return self
+
+    @cached_property
+    def ids_by_local_id(self) -> Dict[str, Tuple[str, ...]]:
+        """An ID's local part, upper-cased, -> the dictionary's IDs with it,
+        any namespace or none (`D001943` -> `MESH:D001943`), in order:
+        lookups in any form (knowledge_base.py)."""
+        found: Dict[str, Dict[str, None]] = {}
+        for cuis in self.cuis:
+            for cui in cuis:
+                found.setdefault(bare_id(cui).upper(), {})[cui] = None
+        return {key: tuple(ids) for key, ids in found.items()}
+
+    @cached_property
+    def id_systems(self) -> Optional[Dict[str, str]]:
+        """The known ID systems its IDs show (namespaces.recognized_namespaces)."""
+        return recognized_namespaces(cui for cuis in self.cuis for cui in cuis)
 
     @cached_property
     def all_types(self) -> frozenset:

@@ -12,7 +12,6 @@ already); else the first of its names that no other concept shares (MEDIC
 lists "HPP" under two diseases before one of them is named), else its
 first. Types and definition are the vocabulary's where it has them.
 """
-from functools import cached_property
 from typing import Dict, Iterator, List, Mapping, NamedTuple, Optional, Set, Tuple
 
 from ..preprocess.text import normalize
@@ -75,26 +74,22 @@ class ConceptLookup(Mapping[str, Entity]):
         return Entity(preferred, details.name, aliases, details.types, details.definition or None, ids)
 
     def _preferred_id(self, cui: str) -> Optional[str]:
-        """The preferred ID of the concept `cui` belongs to, the ID as
-        written first, else in any case or namespace (`d001943` and
-        `MESH:D001943` find MEDIC's `D001943`, `D001943` finds CTD's
-        `MESH:D001943`); the first such concept in the dictionary when an
-        ID is shared."""
-        rows_by_cui = self.dictionary.rows_by_cui
-        for key in dict.fromkeys((cui, *self._id_forms.get(_form_key(cui), ()))):
-            for row in rows_by_cui.get(key, ()):
-                for concept in self.dictionary.concepts[int(row)]:
-                    if key in concept:
-                        return concept[0]
-        return None
+        """The preferred ID of the concept `cui` belongs to: the ID as
+        written, else the same ID in any case with the same namespace or
+        none on either side (`d001943` and `MESH:D001943` find MEDIC's
+        `D001943`, `D001943` finds CTD's `MESH:D001943`; `HP:0001250`
+        never finds `MONDO:0001250`); the first such concept in the
+        dictionary when an ID is shared."""
+        cui = cui.strip()
+        return self._concept_of(cui) or next(
+            filter(None, map(self._concept_of, _same_id(cui, self.dictionary.ids_by_local_id))), None)
 
-    @cached_property
-    def _id_forms(self) -> Dict[str, Tuple[str, ...]]:
-        """An ID's key without namespace or case -> the dictionary's IDs of that key, in order."""
-        forms: Dict[str, Dict[str, None]] = {}
-        for cui in self.dictionary.rows_by_cui:
-            forms.setdefault(_form_key(cui), {})[cui] = None
-        return {key: tuple(ids) for key, ids in forms.items()}
+    def _concept_of(self, cui: str) -> Optional[str]:
+        for row in self.dictionary.rows_by_cui.get(cui, ()):
+            for concept in self.dictionary.concepts[int(row)]:
+                if cui in concept:
+                    return concept[0]
+        return None
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._preferred_ids)
@@ -110,8 +105,11 @@ class ConceptLookup(Mapping[str, Entity]):
         return list(seen)
 
 
-def _form_key(cui: str) -> str:
-    return bare_id(cui.strip()).upper()
+def _same_id(cui: str, ids_by_local_id: Mapping[str, Tuple[str, ...]]) -> List[str]:
+    """The dictionary's IDs that `cui` writes in another form."""
+    namespace, colon, _ = cui.rpartition(":")
+    return [found for found in ids_by_local_id.get(bare_id(cui).upper(), ())
+            if not colon or ":" not in found or found.rpartition(":")[0].upper() == namespace.upper()]
 
 
 class AliasLookup(Mapping[str, Set[str]]):

@@ -66,16 +66,14 @@ class NilDefault(NamedTuple):
 
 def nil_default(linker) -> NilDefault:
     """The measured threshold for the linker's encoder and lambda, else the
-    one its vocabulary gives; `linker` is a built kb.linker.Linker. Either
-    way its source says the share of the held-out names it links right and
-    of those whose concept is absent it rejects."""
+    one its vocabulary gives, whose source says the share of the held-out
+    names it links right and of those whose concept is absent it rejects;
+    `linker` is a built kb.linker.Linker."""
     digest = getattr(linker.encoder, "weights_digest", None)
     measured = MEASURED_NIL_THRESHOLDS.get((digest, linker.sparse_weight))
-    held_out = held_out_scores(linker)
     if measured is None:
-        return derived_nil_default(linker, held_out)
-    found = f"measured for the encoder with weights sha256 {digest[:12]}"
-    return NilDefault(measured, f"{found}; {held_out.report(measured)}" if held_out.right else found)
+        return derived_nil_default(linker)
+    return NilDefault(measured, f"measured for the encoder with weights sha256 {digest[:12]}")
 
 
 def derived_nil_default(linker, held_out: Optional["HeldOut"] = None) -> NilDefault:

@@ -29,35 +29,29 @@ class TypeFilter:
             return False
         return not any(t.startswith(self.drop) for t in types)  # startswith(()) is False
 
-    def check(self, dictionary: Dictionary, where: str) -> None:
-        """Refuse, naming `where`, a filter that would silently do nothing
-        or empty every span: any on a vocabulary that gives no concept a
-        type, and a pattern that starts none of its types."""
-        if not self:
+    def check(self, vocabularies: Sequence[Tuple[Dictionary, str]]) -> None:
+        """Refuse a filter that would silently empty every span or do
+        nothing, over the (dictionary, where) of each vocabulary it acts
+        on: `types` where a vocabulary gives no concept a type or has no
+        type a pattern starts (every span of it would be left without an
+        ID); `exclude_types` where no vocabulary has a type a pattern starts."""
+        if not self or not vocabularies:
             return
-        if not dictionary.has_types:
-            raise ValueError(
-                f"{where}: types and exclude_types keep or drop concepts by their types, but none of the "
-                f"vocabulary's concepts has a type (its file gave none: "
-                "a BioSyn CUI||name file never does, nor a CTD file without tree numbers): index one read with "
-                "types (MeSH, CTD, OBO, UMLS or a scispaCy KB), or set types = null and exclude_types = []"
-            )
-        types = dictionary.all_types
-        for setting, patterns in (("types", self.keep or ()), ("exclude_types", self.drop)):
-            unmatched = [p for p in patterns if not any(t.startswith(p) for t in types)]
-            if unmatched:
-                raise ValueError(
-                    f"{where}: {setting} {unmatched!r} matches no type of the vocabulary (a pattern keeps or drops "
-                    f"the types it starts, case and spaces included); its types look like "
-                    f"{', '.join(_samples(types))}"
-                )
+        if self.keep is not None:
+            for dictionary, where in vocabularies:
+                _require_types(dictionary, where)
+                _require_matched("types", self.keep, dictionary.all_types, where)
+        if self.drop:
+            if not any(dictionary.has_types for dictionary, _ in vocabularies):
+                _require_types(*vocabularies[0])
+            types = frozenset().union(*(dictionary.all_types for dictionary, _ in vocabularies))
+            _require_matched("exclude_types", self.drop, types, vocabularies[0][1])
 
     def __call__(self, ranked: List[List[Candidate]], dictionary: Dictionary, where: str) -> List[List[Candidate]]:
         """Each mention's candidates with the concepts that pass (`dictionary`
-        says their types); `check` refuses a filter that cannot act, naming `where`."""
+        says their types); `check` has refused a filter that cannot act."""
         if not self:
             return ranked
-        self.check(dictionary, where)
         memo = {}
 
         def passes(concept: Concept) -> bool:
@@ -74,6 +68,25 @@ class TypeFilter:
                     kept.append(candidate if len(concepts) == len(candidate.concepts) else candidate._replace(concepts=concepts))
             filtered.append(kept)
         return filtered
+
+
+def _require_types(dictionary: Dictionary, where: str) -> None:
+    if not dictionary.has_types:
+        raise ValueError(
+            f"{where}: types and exclude_types keep or drop concepts by their types, but none of the "
+            "vocabulary's concepts has a type (its file gave none: a BioSyn CUI||name file never does, nor a CTD "
+            "file without tree numbers): index one read with types (MeSH, CTD, OBO, UMLS or a scispaCy KB), or "
+            "set types = null and exclude_types = []"
+        )
+
+
+def _require_matched(setting: str, patterns: Sequence[str], types: frozenset, where: str) -> None:
+    unmatched = [p for p in patterns if not any(t.startswith(p) for t in types)]
+    if unmatched:
+        raise ValueError(
+            f"{where}: {setting} {unmatched!r} matches no type of the vocabulary (a pattern keeps or drops the "
+            f"types it starts, case and spaces included); its types look like {', '.join(_samples(types))}"
+        )
 
 
 def _samples(types: Sequence[str], n: int = 6) -> List[str]:

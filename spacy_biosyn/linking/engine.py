@@ -25,7 +25,7 @@ from ..kb.dictionary import Dictionary, NameRows
 from ..kb.knowledge_base import KnowledgeBase
 from ..kb.linker import Linker
 from ..kb.named import fill_named_linker
-from ..kb.namespaces import IdNamespaces, recognized_namespaces
+from ..kb.namespaces import KNOWN_NAMESPACES, IdNamespaces
 from ..kb.reranker import MentionInContext
 from ..kb.sparse import SparseEncoder
 from ..kb.type_filter import TypeFilter
@@ -118,9 +118,8 @@ class LinkingEngine:
         nothing or empty every span (kb/type_filter.py); a vocabulary not
         yet read is checked once it is."""
         type_filter = self._type_filter if type_filter is None else type_filter
-        for route, linker in self.routes.linkers.items():
-            if linker.is_ready:
-                type_filter.check(linker.dictionary, self._where(route))
+        type_filter.check([(linker.dictionary, self._where(route))
+                           for route, linker in self.routes.linkers.items() if linker.is_ready])
 
     def _where(self, route: str) -> str:
         """The pipe, or its route, as errors name it."""
@@ -138,8 +137,14 @@ class LinkingEngine:
         IDs show (kb/namespaces.py recognized_namespaces: MEDIC's MESH and OMIM)."""
         if self._settings.id_namespaces is not None:
             return self._settings.id_namespaces
-        ready = [linker.dictionary for linker in self.routes.linkers.values() if linker.is_ready]
-        return recognized_namespaces(cui for dictionary in ready for cuis in dictionary.cuis for cui in cuis)
+        if not self.sources.is_empty:
+            self.ensure_ready()  # a named vocabulary is read on first use
+        systems: Dict[str, str] = {}
+        for linker in self.routes.linkers.values():
+            if linker.is_ready:
+                systems.update(linker.dictionary.id_systems or {})
+        # in KNOWN_NAMESPACES' order, which IdNamespaces tries them in
+        return {prefix: pattern for prefix, pattern in KNOWN_NAMESPACES.items() if prefix in systems} or None
 
     def nil_threshold(self, label: Optional[str] = None) -> Optional[float]:
         """The threshold the nil_threshold setting means for spans of

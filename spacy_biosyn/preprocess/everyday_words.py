@@ -25,6 +25,8 @@ from wordfreq import tokenize, zipf_frequency
 from .text import normalize
 
 FREQUENT = 4.5
+# "ca" is the tokenizer's piece of "can't" there, and calcium's symbol here.
+FUNCTION_WORDS = STOP_WORDS - {"ca"}
 
 
 @lru_cache(maxsize=100_000)
@@ -44,5 +46,8 @@ def is_everyday_english(text: str, is_name: Callable[[str], bool]) -> bool:
     words = tokenize(text, "en")
     if not words or not all(map(_is_frequent, words)):
         return False
-    content_words = sum(word not in STOP_WORDS for word in words)
-    return content_words == 0 or (content_words == 1 and not is_name(normalize(text)))
+    content_words = [word for word in words if word not in FUNCTION_WORDS]
+    if not content_words:
+        return True
+    # "pain" and "the pain" name MEDIC's concept; "protein" and "the protein" none
+    return len(content_words) == 1 and not (is_name(normalize(text)) or is_name(normalize(content_words[0])))

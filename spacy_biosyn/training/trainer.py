@@ -207,9 +207,11 @@ class Trainer:
         # Dev is ranked by the pipe that would be saved now, as users would rank.
         pipe = self._pipeline(self.sparse_weight.item(), dev_vectors).get_pipe(PIPE_NAME)
         with self._autocast():
-            accuracy = evaluate(pipe.rank, self.dev_queries)
+            namespaces = pipe.engine.score_namespaces()
+            accuracy = evaluate(pipe.rank, self.dev_queries, id_namespaces=namespaces)
             recall = evaluate(
-                lambda texts: self._candidates(pipe.engine.vocabulary(), dev_vectors, texts), self.dev_queries, max_k=self.settings.k
+                lambda texts: self._candidates(pipe.engine.vocabulary(), dev_vectors, texts), self.dev_queries,
+                max_k=self.settings.k, id_namespaces=namespaces,
             )
         dev = {"link_acc_1": accuracy["link_acc_1"], "link_acc_5": accuracy["link_acc_5"], "recall": recall[acc_key(self.settings.k)]}
         return Snapshot(train_vectors, dev)

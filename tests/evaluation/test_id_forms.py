@@ -51,6 +51,13 @@ def test_the_vocabulary_supplies_the_namespaces_scores_compare_through(ctd_nlp):
     assert (scores["link_acc_1"], scores["link_cui_acc"]) == (1.0, 0.5)
 
 
+def test_a_gold_id_of_the_linked_concept_in_another_namespace_is_a_score_not_a_stop(ctd_nlp):
+    # gold OMIM:114480, reported MESH:D001943: the same concept, so the forms meet and cui_acc is a true 0
+    (example,) = examples(ctd_nlp, ["OMIM:114480", "OMIM:167000"])
+    assert end_to_end_scores([example])["link_f"] == 0.0
+    assert link_scores([example], id_namespaces=None)["link_cui_acc"] == 0.0
+
+
 def test_forms_that_never_meet_stop_scoring_naming_both():
     nlp = spacy.blank("en")
     doc = doc_with_ents(nlp, "Breast cancer.", "Breast cancer")

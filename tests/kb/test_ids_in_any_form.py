@@ -29,6 +29,12 @@ def test_a_composites_cui_names_each_concept_and_is_no_one_entity():
     assert "D999999" not in kb.cui_to_entity
 
 
+def test_another_vocabularys_id_with_the_same_local_part_finds_nothing():
+    kb = KnowledgeBase(Dictionary.from_pairs([("MONDO:0001250", "seizure disorder"), ("HP:0001251", "ataxia")]))
+    assert kb.cui_to_entity["mondo:0001250"].concept_id == kb.cui_to_entity["0001250"].concept_id == "MONDO:0001250"
+    assert "HP:0001250" not in kb.cui_to_entity
+
+
 def test_names_as_written_find_their_concepts():
     kb = KnowledgeBase(Dictionary.from_pairs(CTD_PAIRS))
     assert kb.alias_to_cuis["Breast Cancer"] == kb.alias_to_cuis["breast-cancer"] == {"MESH:D001943"}
