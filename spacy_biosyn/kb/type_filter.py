@@ -90,10 +90,11 @@ def _require_matched(setting: str, patterns: Sequence[str], types: frozenset, wh
 
 
 def _samples(types: Sequence[str], n: int = 6) -> List[str]:
-    """A few of the vocabulary's types, one per first letter first, so that each family shows."""
+    """A few of the vocabulary's types, the first of each initial first, so that each family shows."""
     ordered = sorted(types)
-    by_letter = list({t[:1]: t for t in reversed(ordered)}.values())[::-1]
-    return sorted(by_letter)[:n] if len(by_letter) >= n else (by_letter + [t for t in ordered if t not in by_letter])[:n]
+    firsts = [t for i, t in enumerate(ordered) if i == 0 or t[:1] != ordered[i - 1][:1]]
+    shown = set(firsts)
+    return (firsts + [t for t in ordered if t not in shown])[:n]
 
 
 def _types_of(concept: Concept, dictionary: Dictionary) -> Tuple[str, ...]:

@@ -9,9 +9,9 @@ A mention is everyday English when every word of it is frequent in
 English (at least `FREQUENT` on wordfreq's Zipf scale, the log10 of uses
 per billion words: about the 4,000 most frequent words), and either all of
 them are function words (spaCy's English stop words: "the", "is", "as",
-"all"), or one is not and the mention is not a name of the vocabulary
-("pain" and "death" are MEDIC names and link; "protein" and "sleep" are
-not). A mention written in capitals is an acronym ("AS", "ALL", "CAN"
+"all"), or one is not and neither it nor the mention is a name of the
+vocabulary ("pain", "the pain" and "death" link to MEDIC's concepts;
+"protein" and "sleep" are no names). A mention written in capitals is an acronym ("AS", "ALL", "CAN"
 name diseases) and is never everyday English; one without a letter
 ("1", "2.5") is, since a number names no concept. Both lists are well kept and
 installed with their packages: nothing is downloaded.
