@@ -136,16 +136,20 @@ def with_mapped_tree_numbers(details: Mapping[str, ConceptDetails]) -> Dict[str,
     """Each `mapped:` type replaced by the types (tree numbers, semantic
     types) of the descriptor it names, by UI or heading, where `details`
     hold it; one they do not hold stays as it is."""
-    by_reference = {cui: d.types for cui, d in details.items() if not any(t.startswith(MAPPED) for t in d.types)}
-    by_reference.update({d.name: d.types for d in details.values() if not any(t.startswith(MAPPED) for t in d.types)})
+    descriptors = {cui: d for cui, d in details.items() if not _maps(d)}
+    by_reference = {**{cui: d.types for cui, d in descriptors.items()}, **{d.name: d.types for d in descriptors.values()}}
     resolved = {}
     for cui, concept in details.items():
-        if any(t.startswith(MAPPED) for t in concept.types):
+        if _maps(concept):
             types = [found for t in concept.types
                      for found in (by_reference.get(t[len(MAPPED):], (t,)) if t.startswith(MAPPED) else (t,))]
             concept = concept._replace(types=tuple(dict.fromkeys(types)))
         resolved[cui] = concept
     return resolved
+
+
+def _maps(concept: ConceptDetails) -> bool:
+    return any(t.startswith(MAPPED) for t in concept.types)
 
 
 @registry.readers(MESH_VOCABULARY)

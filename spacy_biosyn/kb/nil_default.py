@@ -76,10 +76,10 @@ def nil_default(linker) -> NilDefault:
     return NilDefault(measured, f"measured for the encoder with weights sha256 {digest[:12]}")
 
 
-def derived_nil_default(linker, held_out: Optional["HeldOut"] = None) -> NilDefault:
+def derived_nil_default(linker) -> NilDefault:
     """The threshold that keeps KEPT_RIGHT_LINKS of the right links of the
-    vocabulary's held-out names (`held_out`, found when not given)."""
-    held_out = held_out_scores(linker) if held_out is None else held_out
+    vocabulary's held-out names."""
+    held_out = held_out_scores(linker)
     if held_out.eligible < MIN_SAMPLED_CONCEPTS:
         return NilDefault(None, f"none: the vocabulary has {held_out.eligible} concepts with two names or more, "
                                 f"fewer than the {MIN_SAMPLED_CONCEPTS} a threshold is derived from")
