@@ -15,6 +15,10 @@ nearly all of a save's bytes, is atomic either way.
 A save holds a lock on its staging folder (flock, released by the kernel
 when the process dies), so the staging folders of killed saves are told
 from those of running ones and removed by the next save or load beside them.
+
+A saved folder ends with its manifest (`manifest.json`): the SHA-256 of
+every file in it, read back before any of them is trusted, so a file that
+was edited, cut short, deleted or added is named on load instead of read.
 """
 import ctypes
 import ctypes.util
@@ -29,7 +33,7 @@ import uuid
 import zipfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, TypeVar, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, Optional, TypeVar, Union
 
 import numpy as np
 import srsly
@@ -154,16 +158,75 @@ def read_consistently(path: Union[str, Path], read: Callable[[], T]) -> T:
         return read()
 
 
-def read_saved_json(path: Union[str, Path]) -> Any:
+def read_saved_json(path: Union[str, Path], expect: Optional[type] = None) -> Any:
     """A saved JSON file, or SavedStateError naming it when it is missing,
-    cut short or not JSON."""
+    cut short, not JSON, or (with `expect`) JSON of another shape."""
     path = Path(path)
     if not path.is_file():
         raise SavedStateError(f"{path} is missing: the saved pipeline is incomplete; save or build it again")
     try:
-        return srsly.read_json(path)
+        content = srsly.read_json(path)
     except (ValueError, RecursionError) as error:  # RecursionError: JSON nested too deep
         raise SavedStateError(f"{path} is not valid JSON ({error}): a save was cut short, or the file was edited") from None
+    if expect is not None and not isinstance(content, expect):
+        shape = {dict: "an object", list: "a list"}.get(expect, expect.__name__)
+        raise SavedStateError(f"{path} holds {type(content).__name__} {str(content)[:40]!r}, not {shape}: the file was edited")
+    return content
+
+
+MANIFEST = "manifest.json"
+# Folders this process has checked against their manifest, by the stat of
+# every file: a pipe's folder and the linker inside it are hashed once.
+_CHECKED: Dict[tuple, str] = {}
+
+
+def write_manifest(folder: Union[str, Path]) -> None:
+    """Write `folder`'s manifest: the SHA-256 of every file below it (the
+    manifests of folders inside it included), written last."""
+    folder = Path(folder)
+    files = {name: file_sha256(folder / name) for name in _files_below(folder)}
+    srsly.write_json(folder / MANIFEST, {"sha256": files})
+
+
+def check_manifest(folder: Union[str, Path]) -> str:
+    """Check every file below `folder` against its manifest; returns the
+    manifest's digest (what the folder holds, byte for byte). Raises
+    SavedStateError naming the first file that is missing, changed or not
+    in the manifest, or the manifest itself when it is not one."""
+    folder = Path(folder)
+    manifest = folder / MANIFEST
+    if not manifest.is_file():
+        raise SavedStateError(f"{manifest} is missing: the save is incomplete; save or build it again")
+    present = list(_files_below(folder))
+    key = (str(folder.resolve()), *(_stat(folder / name) for name in (MANIFEST, *present)))
+    if key in _CHECKED:
+        return _CHECKED[key]
+    listed = read_saved_json(manifest, expect=dict).get("sha256")
+    if not isinstance(listed, dict) or not all(isinstance(v, str) for v in listed.values()):
+        raise SavedStateError(f"{manifest}: not a manifest (no \"sha256\" object of file checksums); save it again")
+    for name in sorted(set(listed) | set(present)):
+        if name not in present:
+            raise SavedStateError(f"{folder / name} is missing: the save is incomplete; save or build it again")
+        if name not in listed:
+            raise SavedStateError(f"{folder / name} is not part of the save in {folder} (its manifest does not list it): remove it")
+        if file_sha256(folder / name) != listed[name]:
+            raise SavedStateError(
+                f"{folder / name} is not the file that was saved (its checksum differs from {manifest}): "
+                "it was edited or damaged; save or build it again"
+            )
+    _CHECKED[key] = digest = file_sha256(manifest)
+    return digest
+
+
+def _files_below(folder: Path) -> Iterator[str]:
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and path != folder / MANIFEST:
+            yield path.relative_to(folder).as_posix()
+
+
+def _stat(path: Path) -> tuple:
+    stat = path.stat()
+    return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
 def file_sha256(path: Union[str, Path]) -> str:

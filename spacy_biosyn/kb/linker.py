@@ -19,7 +19,7 @@ from scipy.sparse import csr_matrix, vstack
 
 from ..checks import is_whole_number
 from ..errors import DictionaryError, MismatchError
-from ..storage import file_sha256, read_saved_json
+from ..storage import MANIFEST, check_manifest, file_sha256, read_saved_json, write_manifest
 from ..ty import Candidate, Encoder, SearchIndex
 from .dictionary import Dictionary, NameRows, read_details, write_details
 from .index import SPARSE_FILE as _SPARSE_FILE
@@ -331,42 +331,32 @@ class Linker:
         if "encoder" not in exclude:
             self.encoder.to_disk(path / "encoder")
         self.index.to_disk(path / "index")
-        # What a load checks the other files against: each belongs to this save.
-        # Every file of the index is checksummed: a probe re-encodes a few
-        # names only, so one replaced vector would pass it.
-        index_files = {
-            file.relative_to(path).as_posix(): file_sha256(file)
-            for file in sorted((path / "index").rglob("*")) if file.is_file()
-        }
         srsly.write_json(path / "index.json", {
             "n_names": len(self.index),
             "dictionary_sha256": self.dictionary.fingerprint(),
-            "tfidf_sha256": file_sha256(path / "tfidf.json"),
-            "sparse_sha256": index_files[f"index/{_SPARSE_FILE}"],  # what earlier versions read
-            "index_sha256": index_files,
             "similarity": self.encoder.similarity,
             "pooling": self.encoder.pooling,
             "nil_default": self.nil_default.to_json(),
+            # A load then refuses this folder without its manifest.
+            "manifest": MANIFEST,
         })
         if self.synonyms is not None:
             self.synonyms.to_file(path / "synonyms.txt")
         else:
             (path / "synonyms.txt").unlink(missing_ok=True)
         write_details(path / DETAILS_FILE, self.dictionary.details)
+        # Last: every file above, the index's whole (a probe re-encodes a few
+        # names only, so one replaced vector would pass it), the concepts'
+        # types and the saved threshold included.
+        write_manifest(path)
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "Linker":
         path = Path(path)
-        meta = read_saved_json(path / "index.json")
-        # Saves before the index's files were all checksummed list its tf-idf rows alone.
-        checksums = {"tfidf.json": meta.get("tfidf_sha256")}
-        checksums.update(meta.get("index_sha256") or {f"index/{_SPARSE_FILE}": meta.get("sparse_sha256")})
-        for name, checksum in checksums.items():
-            file = path / name
-            if not file.is_file() or file_sha256(file) != checksum:
-                raise MismatchError(
-                    f"{file} is not the file saved with {path / 'index.json'} (missing, or its checksum "
-                    "differs): the pipeline's files come from different saves; save or build it again"
-                )
+        meta = read_saved_json(path / "index.json", expect=dict)
+        if "manifest" in meta or (path / MANIFEST).exists():
+            check_manifest(path)
+        else:
+            _check_listed_files(path, meta)
         try:
             dictionary = Dictionary.from_saved(path / "dictionary.txt", meta["dictionary_sha256"])
         except DictionaryError:
@@ -425,4 +415,18 @@ class Linker:
                 f"the vectors in {path / 'index'} were not made by the encoder in "
                 f"{path / 'encoder'} (cosine {cosine.min():.3f} on a re-encoded name); "
                 "rebuild the index with this encoder"
+            )
+
+
+def _check_listed_files(path: Path, meta: dict) -> None:
+    """Saves from before manifests checksummed the tf-idf and the index
+    files in index.json (the earliest the tf-idf rows alone)."""
+    checksums = {"tfidf.json": meta.get("tfidf_sha256")}
+    checksums.update(meta.get("index_sha256") or {f"index/{_SPARSE_FILE}": meta.get("sparse_sha256")})
+    for name, checksum in checksums.items():
+        file = path / name
+        if not file.is_file() or file_sha256(file) != checksum:
+            raise MismatchError(
+                f"{file} is not the file saved with {path / 'index.json'} (missing, or its checksum "
+                "differs): the pipeline's files come from different saves; save or build it again"
             )

@@ -423,11 +423,14 @@ class LinkingEngine:
         self._ready_to_save()
         save_state(self, path, exclude)
 
-    def load(self, path: Union[str, Path], exclude: Iterable[str] = ()) -> Dict[str, Any]:
+    def load(
+        self, path: Union[str, Path], exclude: Iterable[str] = (), config_block: Optional[dict] = None
+    ) -> Dict[str, Any]:
         """Read what `save` wrote; returns the settings loading changed
         (the saved lambda, or a threshold of an older scale), which a pipe
-        writes into its config."""
-        changed = load_state(self, path, exclude)
+        writes into its config. `config_block`: the pipe's block of its
+        pipeline's config, checked against the settings the state was saved under."""
+        changed = load_state(self, path, exclude, config_block)
         self._check_type_filter()
         return changed
 
@@ -436,9 +439,11 @@ class LinkingEngine:
         self._ready_to_save()
         return pack_state(self, exclude)
 
-    def from_bytes(self, data: bytes, exclude: Iterable[str] = ()) -> Dict[str, Any]:
+    def from_bytes(
+        self, data: bytes, exclude: Iterable[str] = (), config_block: Optional[dict] = None
+    ) -> Dict[str, Any]:
         """Read what `to_bytes` packed; returns the settings it changed, as `load` does."""
-        changed = unpack_state(self, data, exclude)
+        changed = unpack_state(self, data, exclude, config_block)
         self._check_type_filter()
         return changed
 

@@ -10,27 +10,35 @@ same files packed with msgpack.
 """
 import hashlib
 import math
+import re
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, NamedTuple, Optional, Protocol, Union
+from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Protocol, Tuple, Union
 
 import srsly
 from thinc.api import Config
 
 from .. import __version__
 from ..checks import is_weight
+from ..encoders.base import RUNTIME_SETTINGS
 from ..errors import MismatchError, SavedStateError
 from ..preprocess.readings import MentionPreprocessor
-from ..storage import read_consistently, read_saved_json, remove_stale_staging, replaced_atomically
+from ..storage import MANIFEST, check_manifest, read_consistently, read_saved_json, remove_stale_staging, replaced_atomically, write_manifest
 from ..ty import Reranker
 from .routes import Routes
 from .settings import EDITABLE_SETTINGS, SCISPACY_ALIASES, LinkerSettings
 from .sources import DataSources
 
-# The layout of what the component saves; pipelines saved before it was
-# written down (no "format" in cfg) have this layout too.
-SAVE_FORMAT = 1
+# The layout of what the component saves: 2 ends with a manifest
+# (storage.py) of every file; 1 (or no "format" in cfg) has none, and its
+# linkers' files are checked by the checksums their index.json lists.
+SAVE_FORMAT = 2
+_READ_FORMATS = (1, SAVE_FORMAT)
+# from_bytes writes a file per name it was given: names as save_state
+# writes them, no deeper than its folders go.
+_SAVED_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
+_MAX_DEPTH = 8
 # The scale of the scores a saved nil_threshold is on: "unit", [0, 1]; a
 # save without it was made when scores were S itself (up to 1 + lambda).
 SCORE_SCALE = "unit"
@@ -122,14 +130,16 @@ def _threshold_to_unit_scale(
     )
 
 
-def _readers(engine: SavedEngine, given: _AsGiven, changes: Dict[str, Any]) -> Dict[str, Callable[[Path], None]]:
+def _readers(
+    engine: SavedEngine, given: _AsGiven, changes: Dict[str, Any], block: Optional[dict]
+) -> Dict[str, Callable[[Path], None]]:
     routes = engine.routes
     cfg = {}
 
     def read_cfg(path: Path) -> None:
         cfg.update(_checked_cfg(path / "cfg"))
         _check_settings(path, engine.name, cfg.get("settings_sha256"), cfg.get("bound_settings"))
-        _check_loaded_with(path, engine, cfg.get("bound_settings"))
+        _check_loaded_with(path, engine, cfg.get("bound_settings"), block)
         unsaved = [label for label in routes.labels if label not in cfg["routes"]]
         if unsaved:
             raise MismatchError(
@@ -190,10 +200,16 @@ def save_state(engine: SavedEngine, path: Union[str, Path], exclude: Iterable[st
         for field, write in _writers(engine, settings).items():
             if field not in exclude:
                 write(staging)
+        write_manifest(staging)
 
 
-def load_state(engine: SavedEngine, path: Union[str, Path], exclude: Iterable[str]) -> Dict[str, Any]:
-    """Read a save into `engine`; returns the settings reading changed."""
+def load_state(
+    engine: SavedEngine, path: Union[str, Path], exclude: Iterable[str], block: Optional[dict] = None
+) -> Dict[str, Any]:
+    """Read a save into `engine`, every file checked against its manifest
+    first; returns the settings reading changed. `block`: the pipe's config
+    block as its pipeline now holds it (overrides given to spacy.load
+    included), whose state-bound settings must be those saved."""
     path = Path(path)
     remove_stale_staging(path)
     changes: Dict[str, Any] = {}
@@ -201,7 +217,9 @@ def load_state(engine: SavedEngine, path: Union[str, Path], exclude: Iterable[st
 
     def read() -> None:
         changes.clear()  # read_consistently may read twice
-        for field, read_field in _readers(engine, given, changes).items():
+        if (path / MANIFEST).exists():
+            check_manifest(path)
+        for field, read_field in _readers(engine, given, changes, block).items():
             if field not in exclude:
                 read_field(path)
 
@@ -217,7 +235,9 @@ def pack_state(engine: SavedEngine, exclude: Iterable[str]) -> bytes:
     return srsly.msgpack_dumps(files)
 
 
-def unpack_state(engine: SavedEngine, data: bytes, exclude: Iterable[str]) -> Dict[str, Any]:
+def unpack_state(
+    engine: SavedEngine, data: bytes, exclude: Iterable[str], block: Optional[dict] = None
+) -> Dict[str, Any]:
     try:
         files = srsly.msgpack_loads(data)
     except Exception as error:  # noqa: BLE001: msgpack raises its own types for every malformation
@@ -228,9 +248,14 @@ def unpack_state(engine: SavedEngine, data: bytes, exclude: Iterable[str]) -> Di
         raise SavedStateError(f"{engine.name}: from_bytes was given {len(data)} bytes that are not a saved {engine.name} "
                               f"({reason}); pass what its to_bytes() returned")
     for name in files:
-        relative = Path(name)
-        if relative.is_absolute() or ".." in relative.parts:
-            raise SavedStateError(f"{engine.name}: from_bytes refuses the file name {name!r}, which leaves its folder")
+        parts = name.split("/")
+        if len(parts) > _MAX_DEPTH or not all(_SAVED_NAME.fullmatch(part) for part in parts) or any(
+            other.startswith(name + "/") for other in files
+        ):
+            raise SavedStateError(
+                f"{engine.name}: from_bytes refuses the file name {name[:60]!r}: not one a save writes "
+                "(relative, at most 8 folders deep, of letters, digits, '.', '_' and '-', and not also a folder)"
+            )
     if "encoder" not in exclude and not any(name.startswith("encoder/") for name in files):
         raise SavedStateError(
             f"{engine.name}: these bytes hold no encoder (made with to_bytes(exclude=['encoder'])): pass the "
@@ -242,12 +267,12 @@ def unpack_state(engine: SavedEngine, data: bytes, exclude: Iterable[str]) -> Di
             relative = Path(name)
             (folder / relative).parent.mkdir(parents=True, exist_ok=True)
             (folder / relative).write_bytes(content)
-        return load_state(engine, folder, exclude)
+        return load_state(engine, folder, exclude, block)
 
 
 def _checked_cfg(path: Path) -> dict:
     cfg = read_saved_json(path)
-    if isinstance(cfg, dict) and cfg.get("format", 1) != SAVE_FORMAT:
+    if isinstance(cfg, dict) and cfg.get("format", 1) not in _READ_FORMATS:
         raise SavedStateError(
             f"{path}: saved in format {cfg.get('format')!r} by {cfg.get('saved_by', 'another version')}; "
             f"spacy-biosyn {__version__} reads format {SAVE_FORMAT}: install the version that saved it, "
@@ -262,6 +287,8 @@ def _checked_cfg(path: Path) -> dict:
         raise SavedStateError(f"{path}: bound_settings must be an object, found {cfg['bound_settings']!r:.80}")
     if not isinstance(cfg.get("has_dictionary", True), bool):
         raise SavedStateError(f"{path}: has_dictionary must be true or false, found {cfg['has_dictionary']!r}")
+    if cfg.get("format", 1) >= 2 and not (path.parent / MANIFEST).is_file():
+        raise SavedStateError(f"{path.parent / MANIFEST} is missing: the save is incomplete; save or build it again")
     return cfg
 
 
@@ -297,31 +324,55 @@ def _sha256(block: dict) -> str:
     return hashlib.sha256(srsly.json_dumps(block, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-def _check_loaded_with(path: Path, engine: SavedEngine, saved_bound: Optional[dict]) -> None:
+def _check_loaded_with(path: Path, engine: SavedEngine, saved_bound: Optional[dict], block: Optional[dict]) -> None:
     """Refuse a pipe built with other state-bound settings than the state
     was saved under, however they came (config.cfg, `spacy.load(path,
     config=...)`'s overrides, `spacy assemble`): the pipe would report one
-    lambda and score with the saved one. The editable ones were checked by
-    the factory like any setting."""
+    lambda and score with the saved one, or encode mentions otherwise than
+    its names (an encoder's max_length). `block` is the pipe's config as
+    its pipeline holds it; without one, the engine's settings are compared.
+    The editable ones were checked by the factory like any setting."""
     if saved_bound is None:
         return
-    now = {**engine.settings.model_dump(), "linker_name": engine.sources.linker_name}
-    changed = sorted(key for key in now if key not in EDITABLE_SETTINGS and key in saved_bound
-                     and not _same(saved_bound[key], now[key]))
+    now = _bound_settings(block) if block is not None else {
+        **engine.settings.model_dump(), "linker_name": engine.sources.linker_name
+    }
+    changed = [
+        # A re-ranker is checked when it is read: the saved one, or none saved.
+        difference for key in sorted(now) if key not in (*EDITABLE_SETTINGS, "reranker") and key in saved_bound
+        for difference in _differences(key, saved_bound[key], now[key])
+    ]
     if changed:
         raise MismatchError(
-            f"{engine.name}: {', '.join(f'{k} = {now[k]!r}' for k in changed)} given on load, but {path} was built with "
-            f"{', '.join(f'{k} = {saved_bound[k]!r}' for k in changed)}: the saved names, vectors, tf-idf and lambda "
+            f"{engine.name}: {', '.join(f'{k} = {new!r}' for k, _, new in changed)} given on load, but {path} was built "
+            f"with {', '.join(f'{k} = {old!r}' for k, old, _ in changed)}: the saved names, vectors, tf-idf and lambda "
             "were made with it. Load it as saved, or rebuild it (python -m spacy_biosyn build, or index); "
-            f"{', '.join(EDITABLE_SETTINGS)} may change on load"
+            f"{', '.join(EDITABLE_SETTINGS)} and the encoder's {', '.join(RUNTIME_SETTINGS)} may change on load"
         )
 
 
+def _differences(key: str, saved: object, now: object) -> List[Tuple[str, object, object]]:
+    """Each setting below `key` whose value differs, as (dotted name, saved,
+    now); an encoder's runtime settings may differ."""
+    if isinstance(saved, dict) and isinstance(now, dict):
+        return [
+            difference for sub in sorted(set(saved) | set(now))
+            if not (key == "encoder" and sub in RUNTIME_SETTINGS)
+            for difference in _differences(f"{key}.{sub}", saved.get(sub), now.get(sub))
+        ]
+    return [] if _same(saved, now) else [(key, saved, now)]
+
+
 def _same(saved: object, now: object) -> bool:
-    """Equal, or the same number written with fewer digits (a trained
-    lambda, float32, is 0.17805761098861694 in the pipe and 0.178057611 in config.cfg)."""
-    if isinstance(saved, float) and isinstance(now, float):
+    """Equal as JSON writes them (a config's tuple is a saved list), with
+    numbers written with fewer digits alike (a trained lambda, float32, is
+    0.17805761098861694 in the pipe and 0.178057611 in config.cfg)."""
+    if isinstance(saved, (int, float)) and isinstance(now, (int, float)) and not isinstance(now, bool):
         return math.isclose(saved, now, rel_tol=1e-6)
+    if isinstance(saved, dict) and isinstance(now, dict):
+        return saved.keys() == now.keys() and all(_same(saved[k], now[k]) for k in saved)
+    if isinstance(saved, (list, tuple)) and isinstance(now, (list, tuple)):
+        return len(saved) == len(now) and all(_same(a, b) for a, b in zip(saved, now))
     return saved == now
 
 

@@ -38,7 +38,7 @@ from ..linking.sources import VocabularySource
 from ..ty import Abbreviation, Candidate, Reranker
 from .annotate import annotate_docs
 from .extensions import doc_abbreviations, register_extensions
-from .settings import BoundSetting, RefusedName, Setting, change_setting, record_loaded
+from .settings import BoundSetting, RefusedName, Setting, change_setting, config_block_of, record_loaded
 
 register_extensions()
 
@@ -221,7 +221,7 @@ class BiosynLinker(Pipe):
         self.engine.save(path, exclude)
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "BiosynLinker":
-        record_loaded(self, self.engine.load(path, exclude))
+        record_loaded(self, self.engine.load(path, exclude, config_block_of(self)))
         return self
 
     def to_bytes(self, *, exclude: Iterable[str] = ()) -> bytes:
@@ -229,7 +229,7 @@ class BiosynLinker(Pipe):
         return self.engine.to_bytes(exclude)
 
     def from_bytes(self, data: bytes, *, exclude: Iterable[str] = ()) -> "BiosynLinker":
-        record_loaded(self, self.engine.from_bytes(data, exclude))
+        record_loaded(self, self.engine.from_bytes(data, exclude, config_block_of(self)))
         return self
 
 

@@ -87,6 +87,13 @@ def store_blocks_in_our_names(nlp: Language) -> None:
         nlp._pipe_configs = _BlocksInOurNames(nlp._pipe_configs)
 
 
+def config_block_of(pipe: Pipe) -> Optional[Dict[str, Any]]:
+    """The pipe's block of its pipeline's config as it is now (spacy.load's
+    overrides included), or None for a pipe outside the pipeline that built it."""
+    located = _pipeline_of(pipe)
+    return None if located is None else dict(located[0].get_pipe_config(located[1]))
+
+
 def record_loaded(pipe: Pipe, changes: Mapping[str, Any]) -> None:
     """Write into the pipe's block of its pipeline's config what loading its
     state changed (the saved lambda; a nil_threshold or re-ranker read on

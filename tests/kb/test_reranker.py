@@ -21,6 +21,8 @@ from spacy_biosyn.training import marginal_nll
 from spacy_biosyn.training.reranking import train_reranker
 from spacy_biosyn.ty import Candidate
 
+from helpers import as_saved_before_manifests
+
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "reranker.cfg"
 TEXT = "Women with breast tumour and men with parkinsons were seen."
 
@@ -165,7 +167,7 @@ def test_a_save_from_before_unit_scores_scores_as_it_did(tiny_encoder, disease_d
     nlp = _pipeline(tiny_encoder, disease_dictionary, first_stage_weight=2.0)
     nlp.initialize()
     nlp.to_disk(tmp_path / "old")
-    cfg = tmp_path / "old" / "biosyn_linker" / "cfg"
+    cfg = as_saved_before_manifests(tmp_path / "old" / "biosyn_linker") / "cfg"
     saved = json.loads(cfg.read_text())
     del saved["score_scale"]  # first-stage scores were S then, up to 1 + lambda
     cfg.write_text(json.dumps(saved))

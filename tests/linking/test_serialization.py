@@ -17,7 +17,7 @@ import srsly
 from scipy import sparse
 
 from spacy_biosyn import BiosynError, MismatchError, SavedStateError, save_pipeline
-from helpers import TEXT, doc_with_ents, make_nlp
+from helpers import TEXT, as_saved_before_manifests, doc_with_ents, make_nlp, resealed
 
 MENTIONS = ("Breast-Cancer", "Ovarian Cancer", "Type 2 Diabetes")
 
@@ -58,11 +58,15 @@ def test_a_loaded_lambda_is_the_saved_one_in_the_settings_the_routes_and_the_con
     assert links(spacy.load(tmp_path / "other")) == links(nlp)
 
 
-def test_bytes_naming_a_file_outside_the_folder_are_refused(nlp):
+@pytest.mark.parametrize("name", ["../../evil", "/etc/evil", ".", "", "cfg/x", "a\x00b", "/".join(["d"] * 2000)])
+def test_bytes_naming_a_file_no_save_writes_are_refused_in_one_line(nlp, name):
     import srsly
 
-    with pytest.raises(ValueError, match="leaves its folder"):
-        nlp.get_pipe("biosyn_linker").from_bytes(srsly.msgpack_dumps({"../../evil": b"x"}))
+    pipe = nlp.get_pipe("biosyn_linker")
+    files = srsly.msgpack_loads(pipe.to_bytes())
+    with pytest.raises(ValueError, match=r"from_bytes refuses the file name .*: not one a save writes") as refused:
+        pipe.from_bytes(srsly.msgpack_dumps({**files, name: b"x"}))
+    assert "\n" not in str(refused.value)
 
 
 class _RunsCode:
@@ -90,6 +94,9 @@ def test_an_encoder_folder_that_cannot_be_read_is_named_and_a_pickle_in_it_never
         (encoder / "model.safetensors").unlink()
         (encoder / "pytorch_model.bin").write_bytes(pickle.dumps(_RunsCode(marker)))
         match = f"{encoder / 'pytorch_model.bin'} is a pickled PyTorch checkpoint"
+    with pytest.raises(SavedStateError, match="is not the file that was saved|is missing"):
+        spacy.load(saved)  # the manifest names the damage first
+    resealed(saved / "biosyn_linker")  # a save that wrote these files: the reader refuses them itself
     with pytest.raises(SavedStateError, match=re.escape(match)):
         spacy.load(saved)
     assert not marker.exists()
@@ -233,8 +240,15 @@ def sibling(tiny_encoder, tmp_path):
 
 @pytest.mark.parametrize("file", ["tfidf.json", "index/sparse.npz", "index/vectors.npy"])
 def test_a_file_from_another_save_is_refused_naming_it(saved, sibling, file):
-    (saved / "biosyn_linker" / file).write_bytes((sibling / file).read_bytes())
-    with pytest.raises(MismatchError, match=f"{saved / 'biosyn_linker' / file} is not the file saved with"):
+    path = saved / "biosyn_linker" / file
+    original = path.read_bytes()
+    path.write_bytes((sibling / file).read_bytes())
+    with pytest.raises(SavedStateError, match=f"{path} is not the file that was saved"):
+        spacy.load(saved)
+    path.write_bytes(original)
+    as_saved_before_manifests(saved / "biosyn_linker")  # saves without a manifest: index.json's checksums
+    path.write_bytes((sibling / file).read_bytes())
+    with pytest.raises(MismatchError, match=f"{path} is not the file saved with"):
         spacy.load(saved)
 
 
@@ -244,14 +258,14 @@ def test_one_replaced_name_vector_is_refused_naming_the_file(saved):
     vectors = np.load(path)
     vectors[3] = vectors[1]
     np.save(path, vectors)
-    with pytest.raises(MismatchError, match=f"{path} is not the file saved with"):
+    with pytest.raises(SavedStateError, match=f"{path} is not the file that was saved"):
         spacy.load(saved)
 
 
 def test_a_save_that_checksummed_only_the_tfidf_rows_still_loads(nlp, saved):
     import srsly
 
-    meta_path = saved / "biosyn_linker" / "index.json"
+    meta_path = as_saved_before_manifests(saved / "biosyn_linker") / "index.json"
     meta = srsly.read_json(meta_path)
     srsly.write_json(meta_path, {k: v for k, v in meta.items() if k != "index_sha256"})
     assert links(spacy.load(saved)) == links(nlp)
@@ -261,7 +275,7 @@ def test_an_encoder_setting_edited_into_the_config_is_refused(tiny_encoder, dise
     encoder = {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": tiny_encoder}
     make_nlp(encoder, disease_dictionary).to_disk(tmp_path / "p")
     saved = tmp_path / "p"
-    with pytest.raises(MismatchError, match="made with similarity = 'cosine'.*configured with 'dot'"):
+    with pytest.raises(MismatchError, match="encoder.similarity = 'dot' given on load, but .* was built with encoder.similarity = 'cosine'"):
         spacy.load(saved, config={"components": {"biosyn_linker": {"encoder": {"similarity": "dot"}}}})
 
 
@@ -271,11 +285,14 @@ def test_a_saved_config_takes_edits_of_runtime_settings_and_names_a_bound_one(nl
     config = saved / "config.cfg"
     original = config.read_text()
     assert "top_k = 5" in original and 'nil_threshold = "auto"' in original
-    config.write_text(original.replace("top_k = 5", "top_k = 2").replace('nil_threshold = "auto"', "nil_threshold = 1000.0"))
+    config.write_text(original.replace("top_k = 5", "top_k = 2").replace('nil_threshold = "auto"', "nil_threshold = 1.0"))
     edited = spacy.load(saved)
     linker = edited.get_pipe("biosyn_linker")
-    assert (linker.top_k, linker.nil_threshold) == (2, 1000.0)
-    assert all(cui is None and kb_ents == [] for cui, kb_ents, _ in links(edited))
+    assert (linker.top_k, linker.nil_threshold) == (2, 1.0)
+    assert all(cui is None or kb_ents[0][1] == 1.0 for cui, kb_ents, _ in links(edited))  # names written as the mention only
+    config.write_text(original.replace('nil_threshold = "auto"', "nil_threshold = 1000.0"))  # no score is above 1
+    with pytest.raises(ValueError, match=r"nil_threshold should be a score on \[0, 1\]"):
+        spacy.load(saved)
     config.write_text(original.replace("sparse_weight = 10.0", "sparse_weight = 0.5"))
     with pytest.raises(MismatchError, match=rf"{config}: \[components.biosyn_linker\] sparse_weight \(10.0 -> 0.5\) cannot change"):
         spacy.load(saved)
@@ -308,6 +325,7 @@ def test_a_runaway_ranking_size_is_refused_before_it_is_saved(nlp, setting):
 def test_an_out_of_range_sparse_weight_in_cfg_is_refused(saved, weight):
     cfg = saved / "biosyn_linker" / "cfg"
     cfg.write_text(cfg.read_text().replace('"sparse_weight":10.0', f'"sparse_weight":{weight}'))
+    resealed(saved / "biosyn_linker")  # as a save that wrote it: its reader's checks
     with pytest.raises(SavedStateError) as error:
         spacy.load(saved)
     # NaN is not even JSON
@@ -336,12 +354,13 @@ def test_a_save_without_a_format_loads_as_the_first_and_a_newer_format_is_refuse
     expected = links(nlp)
     cfg_path = saved / "biosyn_linker" / "cfg"
     cfg = srsly.read_json(cfg_path)
-    assert cfg["format"] == 1 and cfg["saved_by"].startswith("spacy-biosyn ")
-    # What versions before the format field wrote.
+    assert cfg["format"] == 2 and cfg["saved_by"].startswith("spacy-biosyn ")
+    # What versions before the format field wrote: no manifest either.
+    as_saved_before_manifests(saved / "biosyn_linker")
     srsly.write_json(cfg_path, {k: v for k, v in cfg.items() if k not in ("format", "saved_by")})
     assert links(spacy.load(saved)) == expected
-    srsly.write_json(cfg_path, {**cfg, "format": 2, "saved_by": "spacy-biosyn 9.0.0"})
-    with pytest.raises(SavedStateError, match=r"saved in format 2 by spacy-biosyn 9\.0\.0; spacy-biosyn \S+ reads format 1"):
+    srsly.write_json(cfg_path, {**cfg, "format": 3, "saved_by": "spacy-biosyn 9.0.0"})
+    with pytest.raises(SavedStateError, match=r"saved in format 3 by spacy-biosyn 9\.0\.0; spacy-biosyn \S+ reads format 2"):
         spacy.load(saved)
 
 
@@ -377,6 +396,7 @@ def test_a_pipeline_saved_when_scispacys_names_were_bound_settings_still_loads(n
     cfg.update(bound_settings=legacy,
                settings_sha256=hashlib.sha256(srsly.json_dumps(legacy, sort_keys=True).encode("utf-8")).hexdigest())
     srsly.write_json(cfg_file, cfg)
+    as_saved_before_manifests(cfg_file.parent)
     assert links(spacy.load(tmp_path / "p")) == links(nlp)
     config = tmp_path / "p" / "config.cfg"
     config.write_text(config.read_text().replace("sparse_weight = 10.0", "sparse_weight = 2.0"))

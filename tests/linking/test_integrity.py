@@ -1,0 +1,104 @@
+"""Every file of a saved linker is checked against the save's manifest
+before any is read: an edited type, correction or threshold, a file cut
+short, deleted or added, is refused in one line naming it, never linked with."""
+import json
+
+import pytest
+import spacy
+
+from spacy_biosyn.errors import SavedStateError
+from spacy_biosyn.storage import MANIFEST
+
+from helpers import resealed
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory, tiny_encoder):
+    from helpers import make_nlp
+    from vocabulary_files import CTD_TSV
+
+    folder = tmp_path_factory.mktemp("integrity")
+    (folder / "CTD_diseases.tsv").write_text(CTD_TSV)  # types and definitions: concepts.jsonl
+    vocabulary = {"@readers": "spacy_biosyn.MedicVocabulary.v1", "path": str(folder / "CTD_diseases.tsv")}
+    (folder / "corrections.txt").write_text("cancr||cancer\n")
+    make_nlp(tiny_encoder, vocabulary, corrections=str(folder / "corrections.txt")).to_disk(folder / "p")
+    return folder / "p"
+
+
+@pytest.fixture
+def copy(saved, tmp_path):
+    import shutil
+
+    shutil.copytree(saved, tmp_path / "p")
+    return tmp_path / "p"
+
+
+def _one_line(error) -> str:
+    message = str(error.value)
+    assert "\n" not in message
+    return message
+
+
+def test_the_manifest_lists_every_file_of_the_save(saved):
+    component = saved / "biosyn_linker"
+    listed = json.loads((component / MANIFEST).read_text())["sha256"]
+    on_disk = {f.relative_to(component).as_posix() for f in component.rglob("*") if f.is_file()} - {MANIFEST}
+    assert set(listed) == on_disk
+    assert {"cfg", "corrections.json", "index.json", "concepts.jsonl", "dictionary.txt"} <= on_disk
+
+
+@pytest.mark.parametrize("file", ["concepts.jsonl", "corrections.json", "index.json", "id_usage.json", "cfg",
+                                  "dictionary.txt", "index/vectors.npy", "encoder/model.safetensors"])
+def test_one_changed_byte_in_any_file_is_refused_naming_it(copy, file):
+    path = copy / "biosyn_linker" / file
+    content = bytearray(path.read_bytes())
+    content[len(content) // 2] ^= 0x01
+    path.write_bytes(bytes(content))
+    with pytest.raises(SavedStateError) as refused:
+        spacy.load(copy)
+    assert _one_line(refused).startswith(f"{path} is not the file that was saved")
+
+
+def test_an_edited_correction_never_links(copy):
+    corrections = copy / "biosyn_linker" / "corrections.json"
+    corrections.write_text(json.dumps({"cancer": "asthma"}))
+    with pytest.raises(SavedStateError, match="corrections.json is not the file that was saved"):
+        spacy.load(copy)
+
+
+@pytest.mark.parametrize("change", ["deleted", "added", "manifest deleted"])
+def test_a_deleted_or_added_file_or_a_missing_manifest_is_refused_naming_it(copy, change):
+    component = copy / "biosyn_linker"
+    if change == "deleted":
+        (component / "concepts.jsonl").unlink()
+        named = f"{component / 'concepts.jsonl'} is missing"
+    elif change == "added":
+        (component / "synonyms.txt").write_text("D001943||boob cancer\n")  # read if present: would add a name
+        named = f"{component / 'synonyms.txt'} is not part of the save"
+    else:
+        (component / MANIFEST).unlink()
+        named = f"{component / MANIFEST} is missing"
+    with pytest.raises(SavedStateError) as refused:
+        spacy.load(copy)
+    assert _one_line(refused).startswith(named)
+
+
+@pytest.mark.parametrize("content", ["[1, 2]", '"index"', "7"])
+def test_saved_json_of_the_wrong_shape_is_named_in_one_line(copy, content):
+    component = copy / "biosyn_linker"
+    (component / "index.json").write_text(content)
+    resealed(component)  # as a save that wrote it: the reader's own check
+    with pytest.raises(SavedStateError) as refused:
+        spacy.load(copy)
+    assert _one_line(refused).startswith(f"{component / 'index.json'} holds")
+
+
+def test_a_whole_save_loads_and_its_files_are_hashed_once_per_load(saved, monkeypatch):
+    import spacy_biosyn.storage as storage
+
+    hashed = []
+    real = storage.file_sha256
+    monkeypatch.setattr(storage, "file_sha256", lambda path: hashed.append(str(path)) or real(path))
+    monkeypatch.setattr(storage, "_CHECKED", {})
+    spacy.load(saved)
+    assert len(hashed) == len(set(hashed))  # the linker inside the pipe's folder is not hashed again
