@@ -11,6 +11,7 @@ the Protocols of ty.py.
 """
 from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Union
 
+from thinc.api import Config
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from typing_extensions import Annotated
 
@@ -36,9 +37,33 @@ def _a_type(pattern: str) -> str:
     return pattern
 
 
+def _a_score(value: float) -> float:
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(
+            "should be a score on [0, 1], where a name written as the mention scores 1.0 (a threshold chosen "
+            "when scores were S = dense + lambda x tf-idf is that number over 1 + sparse_weight)"
+        )
+    return value
+
+
+def _written_as_given(value: Any) -> Any:
+    """Refuse a value a config.cfg cannot hold: it would be saved, and the
+    pipeline would then load with another value (`{"A=B": ...}` comes back
+    as `{"A": "B = ..."}`) or not at all (a line break, `${`)."""
+    try:
+        back = Config().from_str(Config({"block": {"value": value}}).to_str())["block"]["value"]
+    except Exception:  # noqa: BLE001: any config error means the same here
+        back = None
+    if back != value:
+        raise ValueError("cannot be written in a config.cfg and read back as given: leave out '${', line breaks, "
+                         "and '=' or '.' in keys")
+    return value
+
+
 Label = Annotated[str, AfterValidator(_not_blank)]
 TypePattern = Annotated[str, AfterValidator(_a_type)]
 Finite = Annotated[float, Field(allow_inf_nan=False)]
+Score = Annotated[float, Field(allow_inf_nan=False), AfterValidator(_a_score)]
 
 
 def editable(default: Any, **constraints) -> Any:
@@ -71,7 +96,7 @@ class LinkerSettings(BaseModel):
     # threshold holds for one encoder: tune-nil chooses one. "auto": the one
     # measured for the encoder (known by its weights) and lambda, else one
     # derived from the vocabulary at build (kb/nil_default.py); none with a re-ranker.
-    nil_threshold: Union[Finite, Literal["auto"], None] = editable(AUTO)
+    nil_threshold: Union[Score, Literal["auto"], None] = editable(AUTO)
     # The encoder (its name's last part) nil_threshold was chosen with;
     # tune-nil fills it in, and the pipe warns when it encodes with another.
     nil_threshold_encoder: Optional[str] = editable(None)
@@ -101,6 +126,11 @@ class LinkerSettings(BaseModel):
     # "OMIM": "\\d{6}"}): cui, kb_id_, kb_ents and concept_ids then read
     # MESH:D001943; IDs that have a namespace keep it. null: IDs as the vocabulary writes them.
     id_namespaces: Optional[Dict[str, str]] = editable(None)
+
+    @field_validator("dictionary_labels", "nil_threshold_encoder", "types", "exclude_types", "id_namespaces")
+    @classmethod
+    def _fits_a_config(cls, value: Any) -> Any:
+        return value if value is None else _written_as_given(value)
 
     @field_validator("id_namespaces")
     @classmethod

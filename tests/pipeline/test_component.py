@@ -601,19 +601,24 @@ def test_scores_lie_on_0_1_and_a_name_written_as_the_mention_scores_1(nlp):
 def test_a_threshold_saved_on_the_old_scale_is_converted_once_and_said(nlp, tmp_path):
     import json
 
-    nlp.get_pipe("biosyn_linker").nil_threshold = 9.9  # as tune-nil chose it on S, up to 1 + 10
+    nlp.get_pipe("biosyn_linker").nil_threshold = 0.99  # as tune-nil chose it on S, up to 1 + 10
     nlp.to_disk(tmp_path / "old")
-    cfg = tmp_path / "old" / "biosyn_linker" / "cfg"
-    saved = json.loads(cfg.read_text())
-    del saved["score_scale"]  # as every save before the scale changed
-    cfg.write_text(json.dumps(saved))
-    with pytest.warns(UserWarning, match=r"nil_threshold 9.9 is read as 0.9 "):
+    old = tmp_path / "old" / "biosyn_linker"
+    saved = json.loads((old / "cfg").read_text())
+    del saved["score_scale"]  # as every save before the scale changed, which had no manifest
+    saved["format"] = 1
+    (old / "cfg").write_text(json.dumps(saved))
+    (old / "manifest.json").unlink()
+    with pytest.warns(UserWarning, match=r"nil_threshold 0.99 is read as 0.09 "):
         loaded = spacy.load(tmp_path / "old")
-    assert loaded.get_pipe("biosyn_linker").nil_threshold == loaded.config["components"]["biosyn_linker"]["nil_threshold"] == 0.9
+    assert loaded.get_pipe("biosyn_linker").nil_threshold == loaded.config["components"]["biosyn_linker"]["nil_threshold"] == 0.09
     loaded.to_disk(tmp_path / "new")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # saved again: on the new scale, said no more
-        assert spacy.load(tmp_path / "new").get_pipe("biosyn_linker").nil_threshold == 0.9
+        assert spacy.load(tmp_path / "new").get_pipe("biosyn_linker").nil_threshold == 0.09
+    # One above 1 is on no scale a config may hold now: refused, saying how to read it.
+    with pytest.raises(ValueError, match=r"nil_threshold should be a score on \[0, 1\].*over 1 \+ sparse_weight"):
+        spacy.load(tmp_path / "new", config={"components.biosyn_linker.nil_threshold": 9.9})
 
 
 def test_every_setting_set_as_an_attribute_is_saved_and_loaded(tiny_encoder, multi_id_dictionary, tmp_path):
