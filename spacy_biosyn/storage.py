@@ -109,20 +109,39 @@ def remove_stale_staging(path: Union[str, Path]) -> None:
             pass  # a running save's (BlockingIOError), read-only, or removed meanwhile
 
 
+# The descriptors of the locks this process holds. A forked child closes its
+# copies: a flock lasts while any copy is open, so a worker that outlived a
+# killed run would hold the run's folder against every re-run.
+_HELD_LOCKS: set = set()
+
+
+def _release_inherited_locks() -> None:
+    for fd in _HELD_LOCKS:
+        os.close(fd)
+    _HELD_LOCKS.clear()
+
+
+os.register_at_fork(after_in_child=_release_inherited_locks)
+
+
 @contextmanager
 def folder_locked(folder: Union[str, Path], wait: bool) -> Iterator[None]:
     """Hold an exclusive lock on `folder` for the block; the kernel releases
-    it when the process dies. Without `wait`, BlockingIOError where another
-    process holds it. Where there is no flock (Windows), nothing is locked."""
+    it when the process dies, and forked children never hold it. Without
+    `wait`, BlockingIOError where another process holds it. Where there is
+    no flock (Windows), nothing is locked."""
     if fcntl is None:
         yield
         return
-    fd = os.open(folder, os.O_RDONLY)
+    fd = os.open(folder, os.O_RDONLY | os.O_CLOEXEC)
+    _HELD_LOCKS.add(fd)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         yield
     finally:
-        os.close(fd)
+        if fd in _HELD_LOCKS:  # not closed already, as a forked child's copy
+            _HELD_LOCKS.discard(fd)
+            os.close(fd)
 
 
 def save_pipeline(nlp, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:

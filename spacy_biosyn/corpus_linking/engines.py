@@ -20,7 +20,7 @@ from ..corpus import Annotation
 from ..errors import CorpusError
 from .output import write_shard
 from .sources import Document, Shard
-from .worker import RunSettings, ShardLinker, peak_rss, shard_stats
+from .worker import RunSettings, ShardLinker, peak_rss, shard_stats, workers_die_with_this_process
 
 ENGINES = ("local", "ray", "dask")
 Done = Callable[[dict], None]
@@ -55,17 +55,18 @@ def _run_local(settings: RunSettings, shards: Iterable[Shard], workers: int, don
 
     rows: List[List[dict]] = []
     started = time.perf_counter()
-    for document_rows in linker.pipe(documents(), n_process=workers):
-        rows.append(document_rows)
-        shard = taken[0]
-        if len(rows) == len(shard.documents):
-            write_shard(Path(settings.output), shard.index, shard.documents, rows, settings.output_format)
-            rss = max((peak_rss(child.pid) for child in multiprocessing.active_children()), default=0) or peak_rss()
-            # With n_process every worker had a share of the shard: its cost is N times the wait.
-            done(shard_stats(shard, sum(map(len, rows)), (time.perf_counter() - started) * workers, rss,
-                             sum(map(linker.is_too_long, shard.documents))))
-            taken.popleft()
-            rows, started = [], time.perf_counter()
+    with workers_die_with_this_process():
+        for document_rows in linker.pipe(documents(), n_process=workers):
+            rows.append(document_rows)
+            shard = taken[0]
+            if len(rows) == len(shard.documents):
+                write_shard(Path(settings.output), shard.index, shard.documents, rows, settings.output_format)
+                rss = max((peak_rss(child.pid) for child in multiprocessing.active_children()), default=0) or peak_rss()
+                # With n_process every worker had a share of the shard: its cost is N times the wait.
+                done(shard_stats(shard, sum(map(len, rows)), (time.perf_counter() - started) * workers, rss,
+                                 sum(map(linker.is_too_long, shard.documents))))
+                taken.popleft()
+                rows, started = [], time.perf_counter()
 
 
 # Ray Data moves rows as Arrow: a shard travels as its index and its documents in JSON.

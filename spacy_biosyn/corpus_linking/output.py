@@ -243,6 +243,12 @@ def check_settings(folder: Path, settings: dict) -> None:
             f"{folder} holds a run of inputs whose content has changed since ({', '.join(edited[:5])}): its rows "
             "would not be those of the files as they are; give a new output folder to link them again"
         )
+    if saved.get("pipeline") != settings["pipeline"]:
+        raise CorpusError(
+            f"{folder} holds a run of another pipeline than {settings['pipeline'].rpartition(' ')[0]} is now (its "
+            "files differ: rebuilt or retrained since?): its rows would mix two pipelines' links; give a new output "
+            "folder, or remove this one to link everything again"
+        )
     changed = [f"{key} {saved.get(key)!r} -> {value!r}" for key, value in settings.items() if saved.get(key) != value]
     if changed:
         raise CorpusError(

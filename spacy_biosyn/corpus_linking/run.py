@@ -15,7 +15,7 @@ from typing import Iterator, List, Optional, Union
 from tqdm import tqdm
 
 from ..errors import CorpusError
-from ..storage import file_sha256, folder_locked
+from ..storage import MANIFEST, file_sha256, folder_locked
 from .engines import run_engine
 from .output import (
     check_own_folder,
@@ -218,11 +218,15 @@ def _check_installed(engine: str, formats: set) -> None:
 
 
 def _fingerprint(pipeline: Path) -> str:
-    """The pipeline's config and the name and size of each of its files:
-    cheap, and changes whenever a re-build or re-index changes the links."""
-    digest = hashlib.sha256((pipeline / "config.cfg").read_bytes())
+    """The pipeline by its content: each saved component by its manifest
+    (the SHA-256 of its every file, which its load checks), every other
+    file by its own SHA-256. A pipeline rebuilt in place, even with files
+    of the same sizes, is another pipeline, and its run starts again."""
+    sealed = {manifest.parent for manifest in pipeline.rglob(MANIFEST)}
+    digest = hashlib.sha256()
     for path in sorted(p for p in pipeline.rglob("*") if p.is_file()):
-        digest.update(f"{path.relative_to(pipeline)}:{path.stat().st_size}".encode())
+        if path.name == MANIFEST or not sealed.intersection(path.parents):
+            digest.update(f"{path.relative_to(pipeline)}:{file_sha256(path)}\n".encode())
     return f"{pipeline.resolve()} sha256:{digest.hexdigest()[:16]}"
 
 

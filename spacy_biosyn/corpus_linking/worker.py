@@ -1,12 +1,17 @@
 """A worker of a corpus run: the pipeline loaded once, then shard after
 shard linked and written. Every engine runs this same code, so their rows
 can differ only by the last bits of a float."""
+import ctypes
+import ctypes.util
 import os
 import re
+import signal
 import socket
+import sys
 import time
 import warnings
 from collections import deque
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator, List, NamedTuple, Optional
 
@@ -15,6 +20,36 @@ from ..errors import CorpusError
 from ..names import PIPE_NAME
 from .output import GoldSpan, document_rows, write_shard
 from .sources import Document, Shard
+
+
+# prctl(PR_SET_PDEATHSIG): the kernel signals a child when its parent dies.
+_PR_SET_PDEATHSIG = 1
+_PRCTL = getattr(ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True), "prctl", None) if sys.platform == "linux" else None
+# The process whose forked children are a run's workers, while it forks them.
+_FORKING_WORKERS: List[int] = []
+
+
+@contextmanager
+def workers_die_with_this_process() -> Iterator[None]:
+    """Within the block, a process forked from this one (nlp.pipe's
+    workers) is killed when this one dies, even by SIGKILL: orphans would
+    link on, holding memory and the output folder. Only on Linux."""
+    _FORKING_WORKERS.append(os.getpid())
+    try:
+        yield
+    finally:
+        _FORKING_WORKERS.pop()
+
+
+def _die_with_parent() -> None:
+    if not _FORKING_WORKERS or _PRCTL is None:
+        return
+    _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != _FORKING_WORKERS[-1]:  # the parent died before the signal was asked for
+        os._exit(1)
+
+
+os.register_at_fork(after_in_child=_die_with_parent)
 
 
 class RunSettings(NamedTuple):
