@@ -1,10 +1,16 @@
 """Which ID is right, and Acc@k: the rules every score of the package uses.
 
-Acc@k follows BioSyn's protocol, so numbers compare with the published
-ones. A mention may have several parts (a composite's); it is right at k
-only when every part has, among its k best names, a name sharing an ID with
-the gold field. As in BioSyn's evaluation, the gold field's IDs form one set
-that each part is matched against. IDs compare with their namespaces
+Two rules, for two questions:
+- Acc@k (`link_acc_<k>`) follows BioSyn's protocol, so numbers compare with
+  the published ones: a mention is right at k when each of its predicted
+  parts has, among its k best names, a name sharing an ID with the gold
+  field, whose IDs form one set: any gold part will do. "breast and ovarian
+  cancer" (gold D001943|D010051) linked to D001943 alone is right.
+- cui_acc (`link_cui_acc`), the ID users read, is strict: `span._.cui` must
+  name every ID of the gold field and nothing else, so that mention is
+  wrong until both parts are linked; a combination ("+": D007153+D040181)
+  needs both IDs too. spaCy's nel_micro_f compares whole kb_id strings, the
+  same rule. IDs compare with their namespaces
 (kb.namespaces.ConceptKeys): a bare ID meets a prefixed one only through the
 pipe's namespaces (its `id_namespaces`, else the ID systems its
 vocabulary's IDs show: LinkingEngine.score_namespaces), so that the raw
@@ -42,7 +48,7 @@ def link_scores(
     (corpus.pubtator_to_examples), the predicted doc's entities the
     pipeline's links. A gold entity without a predicted entity at the same
     offsets is a miss at every k. cui_acc is the share whose `span._.cui`,
-    the ID users read, is a gold ID (for a composite, every part's ID);
+    the ID users read, names exactly the gold IDs (`cui_is_gold`);
     CUI-less entities are not scored, and their number is reported; with
     nothing to score, only the counts are. `id_namespaces` are the pipe's,
     through which bare IDs meet prefixed ones."""
@@ -71,19 +77,15 @@ def link_scores(
 
 
 def cui_is_gold(cui: Optional[str], gold_field: str, keys: ConceptKeys) -> bool:
-    """Whether a span._.cui is right against a gold CUI field: every ID it
-    names (a composite's, joined by '|') is one of the gold IDs, as `keys`
-    compare them; None never is."""
-    return cui is not None and all_gold(cui.split("|"), gold_ids(gold_field, keys), keys)
+    """Whether a span._.cui is right against a gold CUI field, strictly:
+    the IDs it names (a composite's, joined by '|') are the gold IDs, every
+    part of a composite gold and no other, as `keys` compare them; None never is."""
+    return cui is not None and {keys(c) for c in split_cuis(cui)} == gold_ids(gold_field, keys)
 
 
 def gold_ids(gold_field: str, keys: ConceptKeys) -> set:
     """The keys of a gold CUI field's IDs."""
     return {keys(cui) for cui in split_cuis(gold_field)}
-
-
-def all_gold(ids: Iterable[str], gold: set, keys: ConceptKeys) -> bool:
-    return all(keys(cui) in gold for cui in ids)
 
 
 def accuracy(

@@ -9,7 +9,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from tqdm import tqdm
 
-from ..accuracy import UNSCORED_CUIS, all_gold, check_ids_meet
+from ..accuracy import UNSCORED_CUIS, check_ids_meet, cui_is_gold
 from ..corpus import PubTatorDocument, pubtator_to_doc
 from ..errors import CorpusError
 from ..kb.ids import split_cuis
@@ -69,9 +69,8 @@ def end_to_end_scores(
             c["ents_lenient_gold"] += len(g)
             scored = {k for k, ids in g.items() if ids}
             linked = {k: cui for k, cui in p.items() if cui is not None and not (k in g and not g[k])}
-            c["link_tp"] += sum(
-                k in scored and all_gold(cui.split("|"), set(map(keys, g[k])), keys) for k, cui in linked.items()
-            )
+            # Strict, as cui_acc: the span's IDs are its gold IDs, every part of a composite.
+            c["link_tp"] += sum(k in scored and cui_is_gold(cui, "|".join(g[k]), keys) for k, cui in linked.items())
             c["link_pred"] += len(linked)
             c["link_gold"] += len(scored)
             doc_gold = {keys(cui) for ids in g.values() for cui in ids}

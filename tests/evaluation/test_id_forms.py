@@ -69,3 +69,17 @@ def test_forms_that_never_meet_stop_scoring_naming_both():
         link_scores([Example(doc, gold)])
     doc.ents[0]._.cui = "GO:0002"  # the same form: a true 0
     assert end_to_end_scores([Example(doc, gold)])["link_f"] == 0.0
+
+
+def test_acc_at_k_takes_any_gold_part_and_cui_acc_and_spacys_score_every_one(ctd_nlp):
+    """BioSyn's rule for Acc@k (a predicted part meets any gold part), so
+    numbers compare with the paper; the ID a user reads is right only when
+    it names the whole gold, as spaCy's nel_micro_f also requires."""
+    gold = ["MESH:D001943|MESH:D010051", "MESH:D010051"]  # "Breast cancer" annotated as a composite
+    scores = link_scores(examples(ctd_nlp, gold))
+    assert scores["link_acc_1"] == 1.0  # D001943 is one of the gold parts
+    assert scores["link_cui_acc"] == 0.5  # but span._.cui names one of two
+    nel = ctd_nlp.get_pipe("biosyn_linker").score(examples(ctd_nlp, gold))
+    assert (nel["link_acc_1"], nel["link_cui_acc"]) == (1.0, 0.5)
+    assert nel["nel_micro_r"] == 0.5
+    assert end_to_end_scores(examples(ctd_nlp, gold))["link_r"] == 0.5
