@@ -1,5 +1,4 @@
 """`linkers` and `download`: the named vocabularies, listed and fetched."""
-import os
 import time
 from pathlib import Path
 from typing import Optional
@@ -15,6 +14,7 @@ from .common import ENCODER_HELP, _cell, _named_config, app
 def linkers() -> None:
     """The named vocabularies (add_pipe("biosyn_linker", config={"linker_name": NAME})):
     publisher, terms, stated size, index, and the encoders each is cached for."""
+    from ..downloads import mirror, redacted
     from ..kb.catalogue import CATALOGUE
     from ..kb.named import cached_linkers, linkers_folder
 
@@ -26,8 +26,8 @@ def linkers() -> None:
     msg.table(rows, header=("name", "publisher", "size (as published)", "index", "cached for"), divider=True)
     for entry in CATALOGUE.values():
         print(f"{entry.name}: {entry.title}\n  files: {' '.join(entry.urls)}\n  page: {entry.page}\n  terms: {entry.terms}")
-    mirror = os.environ.get("SPACY_BIOSYN_MIRROR") or "not set"
-    print(f"Cache: {linkers_folder()} ($SPACY_BIOSYN_CACHE); mirror: {mirror} ($SPACY_BIOSYN_MIRROR)")
+    shown = redacted(mirror() or "not set")
+    print(f"Cache: {linkers_folder()} ($SPACY_BIOSYN_CACHE); mirror: {shown} ($SPACY_BIOSYN_MIRROR)")
 
 
 @app.command()

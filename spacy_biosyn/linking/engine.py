@@ -194,7 +194,9 @@ class LinkingEngine:
         if given.dictionary is not None:
             self.routes.build(None, read_vocabulary(given.dictionary))
         elif given.linker_name is not None:
-            fill_named_linker(self.routes.default, given.linker_name, refresh=refresh, announce=announce)
+            fill_named_linker(
+                self.routes.default, given.linker_name, id_usage=self.routes.id_usage, refresh=refresh, announce=announce
+            )
         if given.dictionary is not None or given.linker_name is not None:
             for source in given.synonyms:
                 self.add_synonyms(source)

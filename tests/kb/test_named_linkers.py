@@ -132,7 +132,7 @@ def test_a_damaged_cache_entry_is_refused_and_rebuilt(mirror, tiny_encoder, tmp_
     nlp = spacy.blank("en")
     nlp.add_pipe("biosyn_linker", config=named_config("medic", tiny_encoder))
     linked(nlp, "breast carcinoma", "breast carcinoma")
-    [vectors] = (tmp_path / "cache" / "linkers").glob("medic-*/index/vectors.npy")
+    [vectors] = (tmp_path / "cache" / "linkers").glob("medic-*/linker/index/vectors.npy")
     vectors.write_bytes(vectors.read_bytes()[:-64] + bytes(64))
     again = spacy.blank("en")
     again.add_pipe("biosyn_linker", config=named_config("medic", tiny_encoder))
