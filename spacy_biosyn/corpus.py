@@ -16,6 +16,7 @@ from .kb.dictionary import Dictionary
 from .kb.ids import IdPreference, bare_id, split_cuis
 from .kb.reranker import MentionInContext
 from .preprocess.text import numbered_lines, text_lines
+from .pubtator_form import mention_field
 
 
 class Query(NamedTuple):
@@ -174,7 +175,8 @@ def _pubtator_document(path: Path, block: List[Tuple[int, str]]) -> PubTatorDocu
             raise CorpusError(f"{path}, line {number}: bad offsets in {line[:80]!r}") from None
         if not 0 <= start < end <= len(text):
             raise CorpusError(f"{path}, line {number}: offsets {start}-{end} lie outside the {len(text)}-character text")
-        if text[start:end].strip() != fields[3].strip():  # NCBI's mention fields may end in spaces
+        # NCBI's mention fields may end in spaces; a field holds a space for each tab of its text (pubtator_form)
+        if mention_field(text[start:end]).strip() != fields[3].strip():
             raise CorpusError(
                 f"{path}, line {number}: the text at {start}-{end} is {text[start:end]!r:.60}, "
                 f"not the annotation's {fields[3]!r:.60}"

@@ -1,28 +1,29 @@
-"""A document as a PubTator file can carry it, so that every PubTator
-reader (this package's, bioc.pubtator) reads back the same text and spans.
+"""A document as a PubTator file can carry it, so that this package's
+reader reads back its text and spans as they were, and bioc.pubtator too
+but for the whitespace it strips from the ends of each line.
 
 A PubTator document is a title line, an optional abstract line and one
 tab-separated line per annotation, whose offsets count in title + one
 character + abstract. Readers split lines at every line break Python knows
-(bioc.pubtator: str.splitlines), strip each line, split annotation lines at
-tabs, and take any line holding `|t|` or `|a|` for a title or an abstract.
-So a document's text is written:
+(bioc.pubtator: str.splitlines), split annotation lines at tabs, and take
+any line holding `|t|` or `|a|` for a title or an abstract. So a document's
+text is written one character for each of its own, its offsets unchanged:
 - its title as the title (a PubTator document's; the first line of any
-  other), the rest as the abstract; every other line break, and every tab,
-  as a space, one character for one;
+  other), the rest as the abstract; every other line break as a space;
 - the control characters no text file holds (NUL, ESC, ...) as U+FFFD, as
   BioC XML writes them;
 - the bars of `|t|` and `|a|` as `¦` (U+00A6);
-- without the whitespace at either end of the title and of the abstract,
-  which readers strip: spans count in the text as written, and a span of
-  that whitespace alone is left out.
+- all else as given, byte for byte: tabs, and the spaces and tabs at either
+  end of the title and the abstract (bioc.pubtator strips each line's ends,
+  as it does reading NCBI's own files).
+A mention's field has a space for each tab of its text: a tab ends a field.
 """
 import re
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
-# What str.splitlines() breaks at, and the tab that separates fields.
-_SPACED = re.compile("[\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
-# Controls left after _SPACED, the non-characters and lone surrogates: what XML 1.0 cannot hold either.
+# What str.splitlines() breaks at: a line break inside a title or abstract.
+_BREAKS = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+# Controls left after _BREAKS (but the tab), the non-characters and lone surrogates: what XML 1.0 cannot hold either.
 _REPLACED = re.compile("[\x00-\x08\x0e-\x1b\x1f\ufffe\uffff\ud800-\udfff]")
 _TAG = re.compile(r"\|([ta])\|")
 # What no field may hold: a tab, a line break, a control character, a title or abstract tag.
@@ -31,10 +32,10 @@ _NOT_IN_FIELD = re.compile("[\t\x00-\x1f\x85\u2028\u2029]|\\|[ta]\\|")
 
 class PubTatorForm(NamedTuple):
     title: str
-    # None when the text has one line, or only whitespace after its first.
+    # None when the text has one line, or nothing after its first line break.
     abstract: Optional[str]
-    # Each span's (start, end) in title + one character + abstract; None for
-    # a span of stripped whitespace alone.
+    # Each span as given, or None for one past the written text (a line
+    # break that ends the text, with no abstract after it).
     spans: List[Optional[Tuple[int, int]]]
 
     @property
@@ -45,29 +46,25 @@ class PubTatorForm(NamedTuple):
 
 def pubtator_form(text: str, spans: Sequence[Tuple[int, int]] = (), title_end: Optional[int] = None) -> PubTatorForm:
     """`text` as PubTator carries it (this module's rules), with `spans`
-    (character offsets in `text`) moved to count in it; `title_end`: where
-    the title ends, one separating character before the abstract (by
-    default, at the first line break)."""
+    (character offsets in `text`); `title_end`: where the title ends, one
+    separating character before the abstract (by default, at the first line
+    break)."""
     if title_end is None:
         title_end = text.find("\n")
-    title, abstract = (text, None) if title_end < 0 else (text[:title_end], text[title_end + 1:])
-    kept, lines, at = [], [], 0
-    for offset, line in [(0, title)] + ([(len(title) + 1, abstract)] if abstract is not None else []):
-        written = one_line(line)
-        stripped = written.strip()
-        if not stripped and lines:
-            break  # an abstract of whitespace alone: no abstract line
-        lead = len(written) - len(written.lstrip())
-        kept.append((offset + lead, offset + lead + len(stripped), at - offset - lead))
-        lines.append(stripped)
-        at += len(stripped) + 1
-    return PubTatorForm(lines[0], lines[1] if len(lines) > 1 else None, [_moved(span, kept) for span in spans])
+    title, abstract = (text, "") if title_end < 0 else (text[:title_end], text[title_end + 1:])
+    form = PubTatorForm(one_line(title), one_line(abstract) or None, [])
+    length = len(form.text)
+    return form._replace(spans=[(start, end) if end <= length else None for start, end in spans])
 
 
 def one_line(text: str) -> str:
-    """A title, an abstract or a mention as one PubTator field, one
-    character for each of `text`'s."""
-    return _TAG.sub(r"¦\1¦", _REPLACED.sub("\ufffd", _SPACED.sub(" ", text)))
+    """A title or an abstract as one PubTator line, one character for each of `text`'s."""
+    return _TAG.sub(r"¦\1¦", _REPLACED.sub("\ufffd", _BREAKS.sub(" ", text)))
+
+
+def mention_field(text: str) -> str:
+    """A mention's text (in the written text) as its annotation line's field."""
+    return text.replace("\t", " ")
 
 
 def field_problem(value: str, bars: bool = True) -> Optional[str]:
@@ -82,13 +79,3 @@ def field_problem(value: str, bars: bool = True) -> Optional[str]:
     if value != value.strip():
         return "begins or ends with whitespace, which PubTator readers strip"
     return None
-
-
-def _moved(span: Tuple[int, int], kept: List[Tuple[int, int, int]]) -> Optional[Tuple[int, int]]:
-    """A span's offsets in the written text: `kept` holds each line's kept
-    characters (start, end in the text) and how far they move."""
-    start, end = span
-    pieces = [(max(start, a), min(end, b), shift) for a, b, shift in kept if max(start, a) < min(end, b)]
-    if not pieces:
-        return None
-    return pieces[0][0] + pieces[0][2], pieces[-1][1] + pieces[-1][2]

@@ -1,12 +1,17 @@
 """`link`: a text's entities, or mention strings, linked and printed."""
+import io
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 from wasabi import msg
 
+from ..errors import BiosynError
 from .common import _cell, _load_pipeline, app
+
+if TYPE_CHECKING:
+    from spacy.language import Language
 
 
 @app.command()
@@ -24,15 +29,15 @@ def link(
     best name, as link-corpus writes its rows. With --mentions, link mention
     strings ("breast cancer", "BRCA1-associated tumours"), each as a whole
     entity, as BioSyn's inference.py --mention does."""
-    import json
-
     from ..corpus_linking.output import document_rows, mention_rows
     from ..corpus_linking.sources import Document
     from ..corpus_linking.worker import check_pipeline
+    from ..corpus_linking.writers import json_line
     from ..preprocess.text import without_lone_surrogates
 
     if mentions:
-        given = texts or [line for line in sys.stdin.read().splitlines() if line.strip()]
+        # A line ends at "\n" alone: str.splitlines() would also cut a mention at U+2028, U+0085, \x1c...
+        given = texts or [line.removesuffix("\r") for line in _standard_input().split("\n") if line.strip()]
         try:
             rows = mention_rows(_load_pipeline(pipeline_dir), [without_lone_surrogates(t) for t in given])
         except ValueError as error:
@@ -43,12 +48,13 @@ def link(
                                      param_hint="TEXTS")
         check_pipeline(pipeline_dir, gold_spans=False, instead="give a pipeline with an NER (python -m spacy_biosyn "
                        "assemble), or link mention strings with --mentions")
-        text = without_lone_surrogates(texts[0] if texts else sys.stdin.read())
+        text = without_lone_surrogates(texts[0] if texts else _standard_input())
         nlp = _load_pipeline(pipeline_dir)
+        _check_length(nlp, text)
         rows = document_rows(Document("text", text, None), nlp(text), None)
     if json_output:
         for row in rows:
-            print(json.dumps({k: row[k] for k in ("start", "end", "text", "label", "id", "score", "candidates")}, ensure_ascii=False))
+            sys.stdout.write(json_line({k: row[k] for k in ("start", "end", "text", "label", "id", "score", "candidates")}))
         return
     table = [
         (row["start"], row["end"], _cell(row["text"]), row["label"], row["id"] or "-",
@@ -56,3 +62,21 @@ def link(
         for row in rows
     ]
     msg.table(table, header=("start", "end", "mention", "label", "ID", "score", "best name"), divider=True)
+
+
+def _standard_input() -> str:
+    """Standard input as given: text mode would turn each CRLF and lone CR
+    into a line feed, moving offsets and cutting mentions in two."""
+    if isinstance(sys.stdin, io.TextIOWrapper):
+        sys.stdin.reconfigure(newline="")
+    return sys.stdin.read()
+
+
+def _check_length(nlp: "Language", text: str) -> None:
+    """A text over nlp.max_length, which spaCy refuses with a traceback (E088), refused in one line."""
+    if len(text) > nlp.max_length:
+        raise BiosynError(
+            f"the text is {len(text):,} characters, over the pipeline's nlp.max_length of {nlp.max_length:,}: split "
+            "it into shorter texts (link-corpus links a folder of them), or link it from Python after raising "
+            "nlp.max_length (spaCy's parser and NER take about 1 GB of memory per 100,000 characters)"
+        )

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Dict, Iterator, List, NamedTuple, Optional
 
 from ..corpus import Annotation, iter_pubtator
-from ..errors import CorpusError
+from ..errors import BiosynError, CorpusError
 from ..preprocess.text import numbered_lines, open_maybe_gzipped, without_lone_surrogates
 
 FORMATS = ("pubtator", "bioc-xml", "bioc-json", "jsonl", "parquet", "text")
@@ -84,11 +84,12 @@ def _first_line(path: Path) -> bytes:
 
 
 def _read_bytes(path: Path, size: int = -1) -> bytes:
-    """A file's bytes (its first `size`), unpacked where gzip-compressed; a
-    .gz cut short is an error naming the file."""
+    """A file's bytes (its first `size`), unpacked where gzip-compressed;
+    all of them are read line by line, each held to the line cap of
+    open_maybe_gzipped. A .gz cut short is an error naming the file."""
     try:
         with open_maybe_gzipped(path) as f:
-            return f.read(size)
+            return f.read(size) if size >= 0 else b"".join(f)
     except (EOFError, zlib.error, gzip.BadGzipFile) as error:
         raise CorpusError(f"{path}: cannot be read, cut short? ({type(error).__name__}: {error})") from None
 
@@ -200,7 +201,7 @@ def _bioc_xml(path: Path) -> Iterator[Document]:
         with open_maybe_gzipped(path) as f, biocxml.iterparse(f) as reader:
             for document in reader:
                 yield _bioc_document(path, document)
-    except CorpusError:
+    except BiosynError:  # the document's own, or a cap of open_maybe_gzipped
         raise
     except Exception as error:  # lxml's syntax errors carry the line; bioc's own checks raise ValueError
         raise CorpusError(f"{path}: not BioC XML ({error})") from None
@@ -212,6 +213,8 @@ def _bioc_json(path: Path) -> Iterator[Document]:
     with open_maybe_gzipped(path) as f:
         try:
             collection = biocjson.load(io.TextIOWrapper(f, encoding="utf-8"))
+        except BiosynError:  # a cap of open_maybe_gzipped
+            raise
         except (ValueError, KeyError, TypeError, RecursionError) as error:  # RecursionError: JSON nested too deep
             raise CorpusError(f"{path}: not BioC JSON ({type(error).__name__}: {error})") from None
         except (EOFError, zlib.error, gzip.BadGzipFile) as error:

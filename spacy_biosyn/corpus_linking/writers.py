@@ -4,8 +4,9 @@ annotations (type = label, ID = `span._.cui`), as biomedical tools
 exchange them. An entity left unlinked (NIL) is a PubTator annotation with
 the ID -1, as the corpora write a CUI-less mention, and a BioC annotation
 without an `identifier`. PubTator carries a text as `pubtator_form` says
-(line breaks and tabs as spaces, line ends stripped); BioC XML as it is, but
-for the control characters XML cannot hold, written as U+FFFD.
+(its title and abstract as given, but for line breaks, written as spaces);
+BioC XML as it is, but for the control characters XML cannot hold, written
+as U+FFFD.
 """
 import json
 import re
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Dict, List, Sequence
 
 from ..errors import CorpusError
-from ..pubtator_form import field_problem, pubtator_form
+from ..pubtator_form import field_problem, mention_field, pubtator_form
 from .sources import Document
 
 OUTPUT_FORMATS = ("parquet", "jsonl", "pubtator", "bioc")
@@ -47,7 +48,7 @@ def write_rows(path: Path, documents: Sequence[Document], rows: Sequence[List[di
         pq.write_table(pa.Table.from_pylist([row for document_rows in rows for row in document_rows], schema=_schema()), path)
     elif format == "jsonl":
         with path.open("w", encoding="utf-8") as f:
-            f.writelines(_json_line(row) for document_rows in rows for row in document_rows)
+            f.writelines(json_line(row) for document_rows in rows for row in document_rows)
     elif format == "pubtator":
         with path.open("w", encoding="utf-8") as f:
             f.writelines(_pubtator(document, document_rows) for document, document_rows in zip(documents, rows))
@@ -55,10 +56,10 @@ def write_rows(path: Path, documents: Sequence[Document], rows: Sequence[List[di
         _write_bioc(path, documents, rows)
 
 
-def _json_line(row: dict) -> str:
-    """A row as one line that every line reader splits alike: JSON leaves
-    U+0085, U+2028 and U+2029 raw, which str.splitlines() takes for line
-    breaks, so they are written escaped."""
+def json_line(row: dict) -> str:
+    """A row as one line that every line reader splits alike, for JSONL
+    shards and `link --json`: JSON leaves U+0085, U+2028 and U+2029 raw,
+    which str.splitlines() takes for line breaks, so they are written escaped."""
     return _LINE_BREAKS_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(row, ensure_ascii=False)) + "\n"
 
 
@@ -72,7 +73,8 @@ def count_rows(path: Path, format: str) -> int:
         if format == "jsonl":
             return sum(1 for _ in f)
         if format == "pubtator":
-            return sum(line.count(b"\t") >= 5 for line in f)
+            # A title or abstract line, which may hold tabs, starts "id|t|" or "id|a|"; an id holds no "|".
+            return sum(line.count(b"\t") >= 5 and b"|" not in line.split(b"\t", 1)[0] for line in f)
         return f.read().count(b"<annotation")
 
 
@@ -103,10 +105,10 @@ class DocumentIds:
 
 def _pubtator(document: Document, rows: List[dict]) -> str:
     """A PubTator block, its text and offsets as `pubtator_form` writes
-    them; a text of whitespace alone, which PubTator readers skip, is not
+    them; a text of whitespace alone, which bioc.pubtator skips, is not
     written."""
     form = pubtator_form(document.text, [(row["start"], row["end"]) for row in rows], document.title_end)
-    if not form.title and form.abstract is None:
+    if not form.text.strip():
         return ""
     lines = [f"{document.id}|t|{form.title}\n"]
     if form.abstract is not None:
@@ -122,7 +124,7 @@ def _pubtator(document: Document, rows: List[dict]) -> str:
                 raise CorpusError(f"{document.file}, document {document.id}: the {field} {value!r:.60} {problem}; "
                                   "PubTator cannot write it: write --output-format jsonl, parquet or bioc")
         start, end = span
-        lines.append(f"{document.id}\t{start}\t{end}\t{text[start:end]}\t{label}\t{cui}\n")
+        lines.append(f"{document.id}\t{start}\t{end}\t{mention_field(text[start:end])}\t{label}\t{cui}\n")
     return "".join(lines) + "\n"
 
 

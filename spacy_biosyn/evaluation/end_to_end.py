@@ -149,7 +149,7 @@ def predicted_examples(
     annotation is a predicted entity, its ID `span._.cui` (none when the
     field is empty or -1: NIL). Typed as `linked_examples` types them. The
     predictions hold the gold text as PubTator carries it (pubtator_form:
-    line ends stripped), and the gold spans are moved alike."""
+    line breaks as spaces), and the gold spans alike."""
     predicted = {}
     for document in predictions:
         predicted.setdefault(document.doc_id, document)

@@ -1,8 +1,10 @@
 """What an ID is: one word, written alone or joined with others by `|` in a
 field, with or without a namespace (`MESH:D001943`), and which of a
-concept's IDs comes first where a vocabulary does not say."""
+concept's IDs comes first where a vocabulary does not say, by patterns
+matched once per distinct ID."""
 import re
-from typing import Sequence
+from functools import lru_cache
+from typing import Callable, Optional, Sequence, Tuple
 
 from ..errors import DictionaryError
 from ..ty import Concept
@@ -21,16 +23,42 @@ class IdPreference:
     For vocabularies that do not say which ID is primary."""
 
     def __init__(self, patterns: Sequence[str] = DEFAULT_ID_PREFERENCE):
+        self.patterns = tuple(patterns)
         try:
-            self.patterns = [re.compile(p) for p in patterns]
+            self._first = first_full_match(self.patterns)
         except re.error as error:
             raise ValueError(f"preferred_ids: {error.pattern!r} is not a regular expression: {error}") from None
 
     def __call__(self, ids: Concept) -> Concept:
         return tuple(sorted(ids, key=self._rank))
 
+    def __reduce__(self):
+        return IdPreference, (self.patterns,)  # the cached matcher is rebuilt, not pickled
+
     def _rank(self, cui: str) -> int:
-        return next((i for i, p in enumerate(self.patterns) if p.fullmatch(cui)), len(self.patterns))
+        first = self._first(cui)
+        return len(self.patterns) if first is None else first
+
+
+# Distinct IDs whose match is kept per set of patterns: more than the
+# concepts a run reports in practice, at some 10 MB at most.
+_MATCHES_KEPT = 65_536
+
+
+@lru_cache(maxsize=32)
+def first_full_match(patterns: Tuple[str, ...]) -> Callable[[str], Optional[int]]:
+    """The index of the first of `patterns` an ID fully matches, or None;
+    the patterns are compiled once and each ID's answer kept, so a user's
+    slow pattern (`(\\w+)+:` takes seconds on a long ID) costs once per
+    distinct ID, not once per report of it. Raises re.error (TypeError for
+    a pattern that is no string)."""
+    compiled = [re.compile(pattern) for pattern in patterns]
+
+    @lru_cache(maxsize=_MATCHES_KEPT)
+    def first(cui: str) -> Optional[int]:
+        return next((i for i, pattern in enumerate(compiled) if pattern.fullmatch(cui)), None)
+
+    return first
 
 
 _ID = re.compile(r"[^\s|]+")

@@ -10,6 +10,8 @@ import re
 from itertools import islice
 from typing import Dict, Iterable, Mapping, Optional
 
+from .ids import first_full_match
+
 # The namespaces of MEDIC's IDs: MeSH descriptors (D + 6 digits) and
 # supplementary concepts (C + 6 or 9 digits), OMIM entries (6 digits).
 MEDIC_NAMESPACES = {"MESH": r"[CD]\d{6}(\d{3})?", "OMIM": r"\d{6}"}
@@ -22,19 +24,26 @@ _IDS_LOOKED_AT = 200_000
 
 class IdNamespaces:
     """Adds a namespace to bare IDs: `namespaces` maps a prefix to the
-    regular expression its bare IDs fully match, tried in order."""
+    regular expression its bare IDs fully match, tried in order; each
+    distinct ID is matched once (ids.first_full_match)."""
 
     def __init__(self, namespaces: Mapping[str, str]):
         if not isinstance(namespaces, Mapping) or not all(
-            isinstance(prefix, str) and prefix and ":" not in prefix for prefix in namespaces
+            isinstance(prefix, str) and prefix and ":" not in prefix and isinstance(pattern, str)
+            for prefix, pattern in namespaces.items()
         ):
             raise ValueError(f"id_namespaces must map namespaces (such as MESH) to patterns, got {namespaces!r}")
+        self.namespaces = dict(namespaces)
+        self.prefixes = tuple(namespaces)
         try:
-            self.patterns = [(prefix, re.compile(pattern)) for prefix, pattern in namespaces.items()]
-        except (re.error, TypeError) as error:
+            self._first = first_full_match(tuple(namespaces.values()))
+        except re.error as error:
             raise ValueError(
                 f"id_namespaces holds a pattern that is not a regular expression ({error}), got {namespaces!r}"
             ) from None
+
+    def __reduce__(self):
+        return IdNamespaces, (self.namespaces,)  # the cached matcher is rebuilt, not pickled
 
     def __call__(self, cui: str) -> str:
         """`cui` with its namespace; a composite's parts each with theirs."""
@@ -45,7 +54,8 @@ class IdNamespaces:
         fully matches; a bare ID that matches none stays bare."""
         if ":" in cui:
             return cui
-        return next((f"{prefix}:{cui}" for prefix, pattern in self.patterns if pattern.fullmatch(cui)), cui)
+        first = self._first(cui)
+        return cui if first is None else f"{self.prefixes[first]}:{cui}"
 
 
 class ConceptKeys:

@@ -56,7 +56,7 @@ def _written_as_given(value: Any) -> Any:
         back = None
     if back != value:
         raise ValueError("cannot be written in a config.cfg and read back as given: leave out '${', line breaks, "
-                         "and '=' or '.' in keys")
+                         "and '=', ':' or '.' in keys")
     return value
 
 
@@ -127,17 +127,18 @@ class LinkerSettings(BaseModel):
     # MESH:D001943; IDs that have a namespace keep it. null: IDs as the vocabulary writes them.
     id_namespaces: Optional[Dict[str, str]] = editable(None)
 
-    @field_validator("dictionary_labels", "nil_threshold_encoder", "types", "exclude_types", "id_namespaces")
-    @classmethod
-    def _fits_a_config(cls, value: Any) -> Any:
-        return value if value is None else _written_as_given(value)
-
     @field_validator("id_namespaces")
     @classmethod
     def _patterns(cls, namespaces: Optional[Dict[str, str]]) -> Optional[Dict[str, str]]:
         if namespaces is not None:
             IdNamespaces(namespaces)  # raises, naming what is wrong
         return namespaces
+
+    # After the checks of what a value means, which say more.
+    @field_validator("dictionary_labels", "nil_threshold_encoder", "types", "exclude_types", "id_namespaces")
+    @classmethod
+    def _fits_a_config(cls, value: Any) -> Any:
+        return value if value is None else _written_as_given(value)
 
     def nil_threshold_meant(self, nil_default: Callable[[], Optional[NilDefault]], reranked: bool) -> Optional[float]:
         """The threshold nil_threshold means: a number as given; "auto" the

@@ -1,5 +1,7 @@
 """Text normalization shared by dictionary names and mentions, and the
-optional spelling corrections applied to mentions.
+optional spelling corrections applied to mentions; and the opening of
+every text file read (vocabularies, corpora), gzip-compressed or not,
+within the caps of `input_limits`.
 
 BioSyn lower-cases, replaces every ASCII punctuation character by a space and
 collapses whitespace. Here the text is first put in Unicode's NFKC form (full-
@@ -10,12 +12,15 @@ must go through the same function, or their tf-idf and dense vectors stop
 being comparable.
 """
 import gzip
+import io
+import os
 import re
 import string
 import unicodedata
 import zlib
+from functools import lru_cache, partial
 from pathlib import Path
-from typing import BinaryIO, Dict, Iterator, Tuple, Union
+from typing import BinaryIO, Dict, Iterator, NamedTuple, Optional, Tuple, Union
 
 from ..errors import BiosynError
 
@@ -46,13 +51,100 @@ _NOT_UTF8 = {b"\xff\xfe": "is UTF-16: convert it to UTF-8", b"\xfe\xff": "is UTF
 _GZIP = b"\x1f\x8b"
 
 
+class InputLimits(NamedTuple):
+    """What one input file may cost. A line's bytes: four times the longest
+    text a pipeline links by default (nlp.max_length, 1,000,000 characters:
+    at most 4 MB in UTF-8), where a PubTator abstract line holds a few KB
+    and a vocabulary line less than one; so a small .gz unpacking to a line
+    of a gigabyte is refused within a second, not read for a minute into
+    gigabytes of memory. The bytes a .gz unpacks to: twice the largest file
+    read (UMLS's MRCONSO.RRF, some 2 GB); a file that is not compressed is
+    read as large as it is."""
+
+    line_bytes: int = 16 * 2**20
+    unpacked_bytes: int = 4 * 2**30
+
+
+# The environment variables that set each limit, in bytes.
+LIMIT_VARIABLES = InputLimits("SPACY_BIOSYN_MAX_LINE_BYTES", "SPACY_BIOSYN_MAX_UNPACKED_BYTES")
+
+
+@lru_cache(maxsize=None)
+def input_limits() -> InputLimits:
+    """InputLimits, each as its variable in LIMIT_VARIABLES says, read once;
+    BiosynError naming a variable that holds no positive whole number."""
+    limits = {}
+    for field, variable in LIMIT_VARIABLES._asdict().items():
+        value = os.environ.get(variable)
+        if value is not None:
+            if not re.fullmatch("[0-9]+", value.strip()) or int(value) < 1:
+                raise BiosynError(f"{variable}={value!r}: expected a positive whole number of bytes")
+            limits[field] = int(value)
+    return InputLimits(**limits)
+
+
 def open_maybe_gzipped(path: Union[str, Path]) -> BinaryIO:
     """A file's bytes, unpacked where it is gzip-compressed (CTD's
-    CTD_diseases.tsv.gz, PubTator Central's downloads), whatever its name."""
+    CTD_diseases.tsv.gz, PubTator Central's downloads), whatever its name,
+    within `input_limits`: a line read (readline, iteration) longer than
+    its cap, or a .gz unpacking past its cap, raises BiosynError naming the
+    file and the line."""
     path = Path(path)
     with path.open("rb") as f:
         compressed = f.read(2) == _GZIP
-    return gzip.open(path, "rb") if compressed else path.open("rb")
+    limits = input_limits()
+    if compressed:
+        return _Capped(gzip.open(path, "rb"), path, limits.line_bytes, limits.unpacked_bytes)
+    return _Capped(path.open("rb"), path, limits.line_bytes, None)
+
+
+# What a whole read takes at a time.
+_PIECE = 2**20
+
+
+class _Capped(io.BufferedIOBase):
+    """`raw`'s bytes, refused past `line_bytes` in a line read by readline
+    or iteration (a reader that holds a line at a time), or past
+    `unpacked_bytes` in all; the lines are counted, for an error to name
+    the one at fault."""
+
+    def __init__(self, raw: BinaryIO, path: Path, line_bytes: int, unpacked_bytes: Optional[int]):
+        self._raw, self.name = raw, str(path)
+        self._line_bytes, self._unpacked_bytes = line_bytes, unpacked_bytes
+        self._read = self._lines = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: Optional[int] = -1) -> bytes:
+        if size is None or size < 0:  # in pieces, so that a .gz past the cap is refused before it is all held
+            return b"".join(iter(partial(self.read, _PIECE), b""))
+        return self._counted(self._raw.read(size))
+
+    def read1(self, size: int = -1) -> bytes:
+        return self.read(_PIECE if size < 0 else size)
+
+    def readline(self, size: Optional[int] = -1) -> bytes:
+        cap = self._line_bytes
+        line = self._raw.readline(cap + 1 if size is None or size < 0 else min(size, cap + 1))
+        if len(line) > cap and not line.endswith(b"\n"):
+            raise BiosynError(f"{self.name}, line {self._lines + 1}: over {cap:,} bytes long, more than a line of "
+                              f"text or of a vocabulary holds (set {LIMIT_VARIABLES.line_bytes} to allow it)")
+        return self._counted(line)
+
+    def _counted(self, data: bytes) -> bytes:
+        cap = self._unpacked_bytes
+        if cap is not None and self._read + len(data) > cap:
+            line = self._lines + data.count(b"\n", 0, cap - self._read) + 1  # the line that passes the cap
+            raise BiosynError(f"{self.name}, line {line}: unpacks to over {cap:,} bytes, the most a .gz may "
+                              f"(set {LIMIT_VARIABLES.unpacked_bytes} to allow more)")
+        self._read += len(data)
+        self._lines += data.count(b"\n")
+        return data
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 def text_lines(path: Union[str, Path]) -> Iterator[Tuple[int, str]]:

@@ -294,6 +294,21 @@ def test_link_mentions_ranks_mention_strings_from_arguments_or_standard_input(tm
         ("breast cancer", "D001943"), ("huntington chorea", "D006816")]
 
 
+def test_link_mentions_are_lines_ended_by_a_line_feed_and_json_lines_split_alike_in_every_reader(
+    tmp_path, tiny_encoder, disease_dictionary
+):
+    runner = CliRunner()
+    build = ["build", str(tmp_path / "linker"), "--encoder", tiny_encoder, "--dictionary", disease_dictionary]
+    assert runner.invoke(app, build).exit_code == 0
+    piped = runner.invoke(app, ["link", str(tmp_path / "linker"), "--mentions", "--json"],
+                          input="breast cancer\u2028of carriers\r\ntype 2\x85diabetes\rmellitus\n")
+    assert piped.exit_code == 0, piped.output
+    # U+2028 and U+0085 are no line ends, but str.splitlines() takes them for some: JSON escapes them
+    assert "\u2028" not in piped.output and "\x85" not in piped.output
+    assert [json.loads(line)["text"] for line in piped.output.splitlines()] == [
+        "breast cancer\u2028of carriers", "type 2\x85diabetes\rmellitus"]
+
+
 def test_evaluate_end_to_end_runs_the_pipelines_own_ner(tmp_path, tiny_encoder, disease_dictionary):
     nlp = spacy.blank("en")
     ruler = nlp.add_pipe("entity_ruler")  # stands in for a trained NER
@@ -516,13 +531,18 @@ def test_build_names_a_format_it_does_not_know(tmp_path, tiny_encoder, disease_d
     assert result.exit_code != 0 and "--format" in result.output and "ctd-chemicals" in result.output
 
 
-def test_link_prints_one_texts_entities_from_an_argument_or_standard_input(tmp_path, tiny_encoder, disease_dictionary):
+def _ruler_pipeline(folder, tiny_encoder, disease_dictionary):
+    """A pipeline from text to IDs whose entity_ruler stands in for an NER."""
     nlp = spacy.blank("en")
     nlp.add_pipe("entity_ruler").add_patterns([{"label": "Disease", "pattern": "breast cancer"}])
     nlp.add_pipe("biosyn_linker", config={"dictionary": disease_dictionary, "encoder": tiny_encoder, "sparse_weight": 10.0})
     nlp.initialize()
     nlp.get_pipe("entity_ruler").add_patterns([{"label": "Disease", "pattern": "breast cancer"}])
-    nlp.to_disk(tmp_path / "p")
+    nlp.to_disk(folder)
+
+
+def test_link_prints_one_texts_entities_from_an_argument_or_standard_input(tmp_path, tiny_encoder, disease_dictionary):
+    _ruler_pipeline(tmp_path / "p", tiny_encoder, disease_dictionary)
     text = "Germline breast cancer in carriers."
     table = subprocess.run([sys.executable, "-m", "spacy_biosyn", "link", str(tmp_path / "p"), text],
                            capture_output=True, text=True, timeout=300)
@@ -541,3 +561,13 @@ def test_link_prints_one_texts_entities_from_an_argument_or_standard_input(tmp_p
                                 capture_output=True, text=True, timeout=300)
     assert long_token.returncode == 0, long_token.stderr[-2000:]
     assert [json.loads(line)["text"] for line in long_token.stdout.splitlines()] == ["breast cancer"]
+
+
+def test_link_refuses_a_text_over_max_length_in_one_line_saying_what_to_do(tmp_path, tiny_encoder, disease_dictionary):
+    _ruler_pipeline(tmp_path / "p", tiny_encoder, disease_dictionary)
+    too_long = subprocess.run([sys.executable, "-m", "spacy_biosyn", "link", str(tmp_path / "p")],
+                              input="Germline breast cancer in carriers." * 28572, capture_output=True, text=True,
+                              timeout=300)
+    assert too_long.returncode == 1 and "Traceback" not in too_long.stderr
+    (line,) = too_long.stderr.splitlines()
+    assert "1,000,020 characters, over the pipeline's nlp.max_length of 1,000,000: split it" in line

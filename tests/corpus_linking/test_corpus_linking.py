@@ -153,17 +153,20 @@ def test_gold_spans_the_pipeline_drops_stay_rows_keyed_by_offsets(corpus, tmp_pa
     without an ID (pairing by position shifted every later gold ID)."""
     nlp = spacy.load(corpus / "pipeline")
     linker = nlp.get_pipe("biosyn_linker")
-    linker.nil_threshold, linker.drop_nil = 100.0, True  # no score reaches it
-    nlp.get_pipe_config("biosyn_linker").update(nil_threshold=100.0, drop_nil=True)
+    linker.nil_threshold, linker.drop_nil = 1.0, True  # only a vocabulary name as written reaches it
+    nlp.get_pipe_config("biosyn_linker").update(nil_threshold=1.0, drop_nil=True)
     nlp.to_disk(tmp_path / "dropping")
     pubtator = tmp_path / "abstracts.txt"
-    pubtator.write_text(PUBTATOR)
+    # none of the mentions is a name of the vocabulary as written
+    pubtator.write_text(PUBTATOR.replace("Breast cancer", "Breast carcinoma").replace("\t13\t", "\t16\t")
+                        .replace("Huntington chorea", "Huntington's chorea").replace("\t27\t44\t", "\t30\t49\t")
+                        .replace("Type 2", "Type II").replace("\t15\t", "\t16\t"))
     link_corpus(tmp_path / "dropping", pubtator, tmp_path / "out", gold_spans=True, output_format="jsonl", progress=False)
     rows = read_rows(tmp_path / "out")
     assert [(r["doc_id"], r["start"], r["text"], r["gold_id"], r["id"], r["candidates"]) for r in rows] == [
-        ("1", 0, "Breast cancer", "D001943", None, []),
-        ("1", 27, "Huntington chorea", "D006816", None, []),
-        ("2", 0, "Type 2 diabetes", "D003924", None, []),
+        ("1", 0, "Breast carcinoma", "D001943", None, []),
+        ("1", 30, "Huntington's chorea", "D006816", None, []),
+        ("2", 0, "Type II diabetes", "D003924", None, []),
     ]
 
 
@@ -480,19 +483,21 @@ def test_pubtator_and_bioc_output_read_back_give_the_same_spans_and_ids(corpus, 
     notes = {d.id: d.text for path in (tmp_path / f"notes-out-{output_format}").glob("shard-*") for d in read_documents(path, read_as)}
     if output_format == "bioc":
         assert notes["note-17"] == NOTES["note-17.txt"]
-    else:  # PubTator's title and abstract are lines: a line break is a space, offsets unchanged, line ends stripped
-        assert notes["note-17"] == NOTES["note-17.txt"].replace("\r", " ").replace("\n", " ").rstrip()
+    else:  # PubTator's title and abstract are lines: a line break is a space, offsets unchanged
+        assert notes["note-17"] == NOTES["note-17.txt"].replace("\r", " ").replace("\n", " ")
 
 
 def test_an_unlinked_entity_is_written_with_the_id_of_a_cuiless_mention(corpus, tmp_path):
     nlp = spacy.load(corpus / "pipeline")
-    nlp.get_pipe("biosyn_linker").nil_threshold = 100.0
-    nlp.get_pipe_config("biosyn_linker").update(nil_threshold=100.0)
+    nlp.get_pipe("biosyn_linker").nil_threshold = 1.0  # only a vocabulary name as written reaches it
+    nlp.get_pipe_config("biosyn_linker").update(nil_threshold=1.0)
+    nlp.get_pipe("entity_ruler").add_patterns([{"label": "Disease", "pattern": "Breast carcinoma"}])
     nlp.to_disk(tmp_path / "nil")
-    (tmp_path / "a.txt").write_text("Breast cancer.")
+    (tmp_path / "a.txt").write_text("Breast carcinoma.")
     link_corpus(tmp_path / "nil", tmp_path / "a.txt", tmp_path / "out", output_format="pubtator", progress=False)
     # An empty last field would be stripped away by PubTator readers, and the line read as a relation
-    assert (tmp_path / "out" / "shard-00000.pubtator").read_text() == "a|t|Breast cancer.\na\t0\t13\tBreast cancer\tDisease\t-1\n\n"
+    assert (tmp_path / "out" / "shard-00000.pubtator").read_text() == (
+        "a|t|Breast carcinoma.\na\t0\t16\tBreast carcinoma\tDisease\t-1\n\n")
 
 
 def test_end_to_end_scores_of_pubtator_output_equal_the_pipelines(corpus, tmp_path):
@@ -531,7 +536,7 @@ def test_pubtator_output_reads_back_alike_in_every_pubtator_reader(tmp_path):
         "tab": "Breast\tcancer. Gout.",                       # a tab in a mention would split its line
         "tags": "Gout.\nSeen |t| and |a| in breast cancer.",  # a line holding |t| reads as a title
         "breaks": "Gout\x0c\u2028\x85\x1d\x1e.\r\nBreast cancer.\r\n",
-        "edges": "  Gout. \n\t Breast cancer.  ",             # readers strip each line
+        "edges": "  Gout.\n\t Breast cancer.",                # a line's start is the text's in every reader
     }
     documents = [Document(i, text, None, "in.jsonl") for i, text in texts.items()]
     rows = [[_row(d, d.text.index("Gout"), d.text.index("Gout") + 4), _row(d, d.text.index("reast") - 1, d.text.index("cancer") + 6, None)]
@@ -543,13 +548,51 @@ def test_pubtator_output_reads_back_alike_in_every_pubtator_reader(tmp_path):
     with path.open(encoding="utf-8") as f:
         theirs = [(d.pmid, d.text.replace("\n", " "), [(a.start, a.end, a.text, a.id) for a in d.annotations])
                   for d in pubtator.load(f)]
-    assert ours == theirs == [
+    expected = [
         ("nul", "Breast\ufffdcancer. Gout.", [(0, 13, "Breast\ufffdcancer", "D001943"), (15, 19, "Gout", "-1")]),
-        ("tab", "Breast cancer. Gout.", [(0, 13, "Breast cancer", "D001943"), (15, 19, "Gout", "-1")]),
+        # the text keeps its tab; the mention's field, which cannot hold one, has a space
+        ("tab", "Breast\tcancer. Gout.", [(0, 13, "Breast cancer", "D001943"), (15, 19, "Gout", "-1")]),
         ("tags", "Gout. Seen ¦t¦ and ¦a¦ in breast cancer.", [(0, 4, "Gout", "D001943"), (26, 39, "breast cancer", "-1")]),
-        ("breaks", "Gout     . Breast cancer.", [(0, 4, "Gout", "D001943"), (11, 24, "Breast cancer", "-1")]),
-        ("edges", "Gout. Breast cancer.", [(0, 4, "Gout", "D001943"), (6, 19, "Breast cancer", "-1")]),
+        ("breaks", "Gout     .  Breast cancer.  ", [(0, 4, "Gout", "D001943"), (12, 25, "Breast cancer", "-1")]),
+        ("edges", "  Gout. \t Breast cancer.", [(2, 6, "Gout", "D001943"), (10, 23, "Breast cancer", "-1")]),
     ]
+    assert ours == expected
+    # bioc.pubtator strips the end of each line: the space a CRLF leaves at the end of both lines of "breaks"
+    assert theirs == expected[:3] + [("breaks", "Gout     . Breast cancer.", expected[3][2]), expected[4]]
+
+
+def test_pubtator_and_bioc_output_keep_each_title_and_abstract_byte_for_byte(tmp_path):
+    from spacy_biosyn.corpus_linking.sources import Document
+    from spacy_biosyn.corpus_linking.writers import write_rows
+
+    title, abstract = "  Breast cancer in carriers. ", " Huntington chorea was absent.\t"
+    document = Document("7", f"{title}\n{abstract}", None, "in.jsonl")
+    rows = [[_row(document, 2, 15), _row(document, 31, 48, "D006816")]]
+    write_rows(tmp_path / "out.pubtator", [document], rows, "pubtator")
+    lines = (tmp_path / "out.pubtator").read_bytes().split(b"\n")
+    assert lines[:2] == [f"7|t|{title}".encode(), f"7|a|{abstract}".encode()]
+    write_rows(tmp_path / "out.xml", [document], rows, "bioc")
+    for path, format in ((tmp_path / "out.pubtator", "pubtator"), (tmp_path / "out.xml", "bioc-xml")):
+        (back,) = read_documents(path, format)
+        # PubTator writes the line break between title and abstract as its line end, read back as a space
+        assert back.text == (f"{title} {abstract}" if format == "pubtator" else document.text)
+        assert [(a.start, a.end, a.text) for a in back.annotations] == [(2, 15, "Breast cancer"), (31, 48, "Huntington chorea")]
+
+
+def test_pubtator_output_of_ncbi_disease_keeps_every_title_and_abstract_line(shared_data, tmp_path):
+    from spacy_biosyn.corpus_linking.writers import write_rows
+
+    source = shared_data / "ncbi-disease" / "raw" / "NCBIdevelopset_corpus.txt"
+    documents = list(read_documents(source, "pubtator"))
+    rows = [[_row(d, a.start, a.end, a.cui) for a in d.annotations] for d in documents]
+    write_rows(tmp_path / "dev.pubtator", documents, rows, "pubtator")
+
+    def text_lines(path):
+        return [line for line in path.read_bytes().split(b"\n") if b"|t|" in line or b"|a|" in line]
+
+    # 95 of them end in a space, as PMID 8808605's abstract does
+    assert text_lines(tmp_path / "dev.pubtator") == text_lines(source)
+    assert [d.text for d in read_documents(tmp_path / "dev.pubtator", "pubtator")] == [d.text for d in documents]
 
 
 def test_jsonl_rows_are_one_line_each_for_every_line_reader(tmp_path):
