@@ -115,9 +115,11 @@ def redacted(url: str) -> str:
     """`url` as messages and records show it: a password as *** (`user:***@host`)."""
     parts = urlsplit(url)
     userinfo, at, host = parts.netloc.rpartition("@")
-    if not at or ":" not in userinfo:
+    if not at:
         return url
-    return urlunsplit(parts._replace(netloc=f"{userinfo.partition(':')[0]}:***@{host}"))
+    # user:password shows the user; a token alone (https://TOKEN@host) shows nothing.
+    shown = f"{userinfo.partition(':')[0]}:***" if ":" in userinfo else "***"
+    return urlunsplit(parts._replace(netloc=f"{shown}@{host}"))
 
 
 def published_name(url: str) -> str:

@@ -121,7 +121,8 @@ def _release_inherited_locks() -> None:
     _HELD_LOCKS.clear()
 
 
-os.register_at_fork(after_in_child=_release_inherited_locks)
+if hasattr(os, "register_at_fork"):  # not on Windows, where nothing forks
+    os.register_at_fork(after_in_child=_release_inherited_locks)
 
 
 @contextmanager
@@ -197,6 +198,7 @@ MANIFEST = "manifest.json"
 # Folders this process has checked against their manifest, by the stat of
 # every file: a pipe's folder and the linker inside it are hashed once.
 _CHECKED: Dict[tuple, str] = {}
+_CHECKED_AT_MOST = 64
 
 
 def write_manifest(folder: Union[str, Path]) -> None:
@@ -217,9 +219,11 @@ def check_manifest(folder: Union[str, Path]) -> str:
     if not manifest.is_file():
         raise SavedStateError(f"{manifest} is missing: the save is incomplete; save or build it again")
     present = list(_files_below(folder))
-    key = (str(folder.resolve()), *(_stat(folder / name) for name in (MANIFEST, *present)))
+    key = (str(folder.resolve()), *((name, *_stat(folder / name)) for name in (MANIFEST, *present)))
     if key in _CHECKED:
         return _CHECKED[key]
+    if len(_CHECKED) >= _CHECKED_AT_MOST:  # from_bytes checks a new temporary folder each time
+        _CHECKED.clear()
     listed = read_saved_json(manifest, expect=dict).get("sha256")
     if not isinstance(listed, dict) or not all(isinstance(v, str) for v in listed.values()):
         raise SavedStateError(f"{manifest}: not a manifest (no \"sha256\" object of file checksums); save it again")
@@ -238,14 +242,18 @@ def check_manifest(folder: Union[str, Path]) -> str:
 
 
 def _files_below(folder: Path) -> Iterator[str]:
+    """The files a save wrote: not the manifest, nor hidden ones, which no
+    save writes or reads (.ipynb_checkpoints, .DS_Store, editors' swap files)."""
     for path in sorted(folder.rglob("*")):
-        if path.is_file() and path != folder / MANIFEST:
-            yield path.relative_to(folder).as_posix()
+        relative = path.relative_to(folder)
+        if path.is_file() and path != folder / MANIFEST and not any(part.startswith(".") for part in relative.parts):
+            yield relative.as_posix()
 
 
 def _stat(path: Path) -> tuple:
+    # ctime too: a copy that puts the mtime back (cp -p, rsync -a) cannot put it back.
     stat = path.stat()
-    return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns
+    return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns
 
 
 def file_sha256(path: Union[str, Path]) -> str:

@@ -5,6 +5,7 @@ from typing import Callable, Dict, List, Optional
 import typer
 from wasabi import msg
 
+from ..downloads import redacted
 from ..errors import BiosynError
 from ..names import DEFAULT_ENCODER_NAME, PIPE_NAME
 from ..parts import EXACT_INDEX, FAISS_INDEX, SIZED_INDEX, TRANSFORMER_ENCODER
@@ -190,7 +191,7 @@ def _vocabulary(source: str, format: Optional[str], read: Callable):
         if format is not None and str(error).startswith("format "):
             raise typer.BadParameter(str(error), param_hint="--format") from None
         raise
-    msg.info(f"{source}: read as {found}" + ("" if format else " (detected; --format to choose)"))
+    msg.info(f"{redacted(str(source))}: read as {found}" + ("" if format else " (detected; --format to choose)"))
     return result, found
 
 

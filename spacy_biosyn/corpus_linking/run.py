@@ -225,6 +225,8 @@ def _fingerprint(pipeline: Path) -> str:
     sealed = {manifest.parent for manifest in pipeline.rglob(MANIFEST)}
     digest = hashlib.sha256()
     for path in sorted(p for p in pipeline.rglob("*") if p.is_file()):
+        if any(part.startswith(".") for part in path.relative_to(pipeline).parts):
+            continue  # a killed save's staging folder, which the workers' load removes; editors' files
         if path.name == MANIFEST or not sealed.intersection(path.parents):
             digest.update(f"{path.relative_to(pipeline)}:{file_sha256(path)}\n".encode())
     return f"{pipeline.resolve()} sha256:{digest.hexdigest()[:16]}"

@@ -44,12 +44,15 @@ def workers_die_with_this_process() -> Iterator[None]:
 def _die_with_parent() -> None:
     if not _FORKING_WORKERS or _PRCTL is None:
         return
+    parent = _FORKING_WORKERS[-1]
+    _FORKING_WORKERS.clear()  # a worker's own children are its business
     _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != _FORKING_WORKERS[-1]:  # the parent died before the signal was asked for
+    if os.getppid() != parent:  # the run died before the signal was asked for
         os._exit(1)
 
 
-os.register_at_fork(after_in_child=_die_with_parent)
+if hasattr(os, "register_at_fork"):  # not on Windows, where nothing forks
+    os.register_at_fork(after_in_child=_die_with_parent)
 
 
 class RunSettings(NamedTuple):

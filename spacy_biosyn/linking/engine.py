@@ -80,6 +80,7 @@ class LinkingEngine:
         self.preprocessor = MentionPreprocessor(settings.split_composites)
         self._settings = settings
         self._reranker: Optional[Reranker] = None
+        self._configured = False
         self.configure({}, reranker=reranker)  # sets what the settings derive: namespaces, type filter, caches
 
     # -- settings: one holder (`settings`), one writer (`configure`) --
@@ -105,6 +106,10 @@ class LinkingEngine:
                 f"{self.name}: the re-ranker re-scores {reranker.candidates} candidates but top_k is "
                 f"{settings.top_k}: set reranker.candidates >= top_k"
             )
+        # Not as the engine is made: a pipeline saved when scores were S holds a
+        # threshold above 1, which its load moves onto [0, 1]; load() and initialize() check it.
+        if "nil_threshold" in changes or self._configured:
+            settings.check_threshold_scale(self.name, reranked=reranker is not None)
         type_filter = TypeFilter(settings.types, settings.exclude_types)
         self._check_type_filter(type_filter)
         self._settings = settings
@@ -112,6 +117,7 @@ class LinkingEngine:
         self._namespaced = None if settings.id_namespaces is None else IdNamespaces(settings.id_namespaces)
         self._type_filter = type_filter
         self.routes.set_cache_size(settings.cache_size)
+        self._configured = True
 
     def _check_type_filter(self, type_filter: Optional[TypeFilter] = None) -> None:
         """Refuse a type filter that every indexed vocabulary would let do
@@ -179,6 +185,7 @@ class LinkingEngine:
         `sources` (DataSources' fields) replace the engine's own. `refresh`
         fetches a named vocabulary's files again; `announce` is told what
         fetching and indexing a named vocabulary does."""
+        self._settings.check_threshold_scale(self.name, reranked=self._reranker is not None)
         given = self.sources.overridden(self.name, **sources)
         if given.is_empty:
             raise ValueError(
@@ -433,6 +440,8 @@ class LinkingEngine:
         writes into its config. `config_block`: the pipe's block of its
         pipeline's config, checked against the settings the state was saved under."""
         changed = load_state(self, path, exclude, config_block)
+        # After a threshold saved on the old scale was moved onto [0, 1].
+        self._settings.check_threshold_scale(self.name, reranked=self._reranker is not None)
         self._check_type_filter()
         return changed
 
@@ -446,6 +455,8 @@ class LinkingEngine:
     ) -> Dict[str, Any]:
         """Read what `to_bytes` packed; returns the settings it changed, as `load` does."""
         changed = unpack_state(self, data, exclude, config_block)
+        # After a threshold saved on the old scale was moved onto [0, 1].
+        self._settings.check_threshold_scale(self.name, reranked=self._reranker is not None)
         self._check_type_filter()
         return changed
 

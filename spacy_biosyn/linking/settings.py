@@ -37,15 +37,6 @@ def _a_type(pattern: str) -> str:
     return pattern
 
 
-def _a_score(value: float) -> float:
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(
-            "should be a score on [0, 1], where a name written as the mention scores 1.0 (a threshold chosen "
-            "when scores were S = dense + lambda x tf-idf is that number over 1 + sparse_weight)"
-        )
-    return value
-
-
 def _written_as_given(value: Any) -> Any:
     """Refuse a value a config.cfg cannot hold: it would be saved, and the
     pipeline would then load with another value (`{"A=B": ...}` comes back
@@ -63,7 +54,6 @@ def _written_as_given(value: Any) -> Any:
 Label = Annotated[str, AfterValidator(_not_blank)]
 TypePattern = Annotated[str, AfterValidator(_a_type)]
 Finite = Annotated[float, Field(allow_inf_nan=False)]
-Score = Annotated[float, Field(allow_inf_nan=False), AfterValidator(_a_score)]
 
 
 def editable(default: Any, **constraints) -> Any:
@@ -96,7 +86,7 @@ class LinkerSettings(BaseModel):
     # threshold holds for one encoder: tune-nil chooses one. "auto": the one
     # measured for the encoder (known by its weights) and lambda, else one
     # derived from the vocabulary at build (kb/nil_default.py); none with a re-ranker.
-    nil_threshold: Union[Score, Literal["auto"], None] = editable(AUTO)
+    nil_threshold: Union[Finite, Literal["auto"], None] = editable(AUTO)
     # The encoder (its name's last part) nil_threshold was chosen with;
     # tune-nil fills it in, and the pipe warns when it encodes with another.
     nil_threshold_encoder: Optional[str] = editable(None)
@@ -139,6 +129,21 @@ class LinkerSettings(BaseModel):
     @classmethod
     def _fits_a_config(cls, value: Any) -> Any:
         return value if value is None else _written_as_given(value)
+
+    def check_threshold_scale(self, name: str, reranked: bool) -> None:
+        """Refuse a number nil_threshold that no score reaches or every score
+        does: scores lie on [0, 1] (a name written as the mention scores
+        1.0), except a re-ranker's (first_stage_weight x S + a logit). Checked
+        by the engine once it knows whether it re-ranks, and after a load
+        has moved a threshold saved on the old scale (S) onto this one."""
+        threshold = self.nil_threshold
+        if reranked or not isinstance(threshold, (int, float)) or 0.0 <= threshold <= 1.0:
+            return
+        raise ValueError(
+            f"{name}: nil_threshold {threshold} lies outside [0, 1], where scores lie (a name written as the mention "
+            "scores 1.0), so it would make every span NIL or none; choose one with python -m spacy_biosyn tune-nil, "
+            "or leave it \"auto\""
+        )
 
     def nil_threshold_meant(self, nil_default: Callable[[], Optional[NilDefault]], reranked: bool) -> Optional[float]:
         """The threshold nil_threshold means: a number as given; "auto" the

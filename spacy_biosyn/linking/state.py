@@ -13,6 +13,7 @@ import math
 import re
 import tempfile
 import warnings
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Protocol, Tuple, Union
 
@@ -338,8 +339,7 @@ def _check_loaded_with(path: Path, engine: SavedEngine, saved_bound: Optional[di
         **engine.settings.model_dump(), "linker_name": engine.sources.linker_name
     }
     changed = [
-        # A re-ranker is checked when it is read: the saved one, or none saved.
-        difference for key in sorted(now) if key not in (*EDITABLE_SETTINGS, "reranker") and key in saved_bound
+        difference for key in sorted(now) if key not in _LOADED_NOT_GIVEN and key in saved_bound
         for difference in _differences(key, saved_bound[key], now[key])
     ]
     if changed:
@@ -351,14 +351,22 @@ def _check_loaded_with(path: Path, engine: SavedEngine, saved_bound: Optional[di
         )
 
 
+# What a load may be given otherwise than saved: the editable settings;
+# the sources initialize() reads, which the saved state replaces (an
+# add_pipe with no dictionary, then from_disk); and the re-ranker, checked
+# when it is read (the saved one, or none saved).
+_LOADED_NOT_GIVEN = (*EDITABLE_SETTINGS, *(f.name for f in fields(DataSources) if f.name != "linker_name"), "reranker")
+
+
 def _differences(key: str, saved: object, now: object) -> List[Tuple[str, object, object]]:
     """Each setting below `key` whose value differs, as (dotted name, saved,
     now); an encoder's runtime settings may differ."""
     if isinstance(saved, dict) and isinstance(now, dict):
+        # What the save holds: a setting added since has its default, which the save could not name.
         return [
-            difference for sub in sorted(set(saved) | set(now))
+            difference for sub in sorted(saved)
             if not (key == "encoder" and sub in RUNTIME_SETTINGS)
-            for difference in _differences(f"{key}.{sub}", saved.get(sub), now.get(sub))
+            for difference in _differences(f"{key}.{sub}", saved[sub], now.get(sub))
         ]
     return [] if _same(saved, now) else [(key, saved, now)]
 
@@ -386,14 +394,14 @@ def _check_settings(path: Path, name: str, saved: Optional[str], saved_bound: Op
     if saved is None or block is None or saved in (_sha256(bound), _sha256(block)):
         return
     # Saves from before scispaCy's names were editable hashed them among the bound settings.
-    changed = sorted(key for key in set(bound) | set(saved_bound or {})
-                     if key not in SCISPACY_ALIASES and bound.get(key) != (saved_bound or {}).get(key))
+    changed = [difference for key in sorted(set(bound) | set(saved_bound or {})) if key not in SCISPACY_ALIASES
+               for difference in _differences(key, (saved_bound or {}).get(key), bound.get(key))]
     if saved_bound is not None and not changed:
         return
     if saved_bound is not None:
         raise MismatchError(
-            f"{config_file}: [components.{name}] {', '.join(changed)} "
-            f"({'; '.join(f'{saved_bound.get(k)!r} -> {bound.get(k)!r}' for k in changed)}) "
+            f"{config_file}: [components.{name}] {', '.join(k for k, _, _ in changed)} "
+            f"({'; '.join(f'{old!r} -> {new!r}' for _, old, new in changed)}) "
             "cannot change in a saved pipeline: the saved names, vectors, tf-idf and lambda were made with them. "
             "Rebuild the pipeline (python -m spacy_biosyn build, or index for another dictionary), or put them back; "
             f"{', '.join(EDITABLE_SETTINGS)} may be edited"

@@ -65,3 +65,17 @@ def test_a_pipeline_rebuilt_in_place_is_not_resumed(corpus, other_tiny_encoder):
     _pipeline(corpus, other_tiny_encoder)  # the same files, of the same sizes, other weights
     with pytest.raises(CorpusError, match="holds a run of another pipeline"):
         link_corpus(corpus / "pipeline", corpus / "abstracts.jsonl", corpus / "out", **first)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="workers die with their run through Linux's PR_SET_PDEATHSIG")
+def test_a_workers_own_children_are_its_business():
+    from spacy_biosyn.corpus_linking.worker import workers_die_with_this_process
+
+    with workers_die_with_this_process():
+        worker = os.fork()
+        if worker == 0:  # a worker whose component forks a process of its own
+            grandchild = os.fork()
+            if grandchild == 0:
+                os._exit(0)
+            os._exit(os.waitpid(grandchild, 0)[1] >> 8)
+        assert os.waitpid(worker, 0)[1] >> 8 == 0

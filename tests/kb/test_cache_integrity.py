@@ -319,3 +319,14 @@ def test_linkers_passes_over_a_damaged_record(mirror, tiny_encoder, tmp_path, co
     assert listed.exit_code == 0, listed.output
     medic_row = next(line for line in listed.output.splitlines() if line.startswith("medic "))
     assert medic_row.rstrip().endswith(os.path.basename(tiny_encoder))
+
+
+@pytest.mark.parametrize("url, shown", [
+    ("https://alice:s3cret@host/a.gz", "https://alice:***@host/a.gz"),
+    ("https://ghp_T0KEN@host/a.gz", "https://***@host/a.gz"),
+    ("https://host/a.gz", "https://host/a.gz"),
+])
+def test_a_url_is_shown_without_its_secret(url, shown):
+    from spacy_biosyn.downloads import redacted
+
+    assert redacted(url) == shown

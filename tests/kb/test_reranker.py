@@ -292,3 +292,14 @@ def test_configure_linker_adds_a_reranker_named_in_the_saved_config(tiny_encoder
     np.testing.assert_array_equal(
         pipe.engine.vocabulary().index.vectors, nlp.get_pipe("biosyn_linker").engine.vocabulary().index.vectors
     )
+
+
+def test_a_re_rankers_threshold_is_on_its_own_scale(tiny_encoder, disease_dictionary):
+    """first_stage_weight x S + a logit reaches past 1: a threshold tune-nil
+    chose on it is taken, where one without a re-ranker would be refused."""
+    nlp = _pipeline(tiny_encoder, disease_dictionary)
+    nlp.initialize()
+    configure_linker(nlp, nil_threshold=20.0)
+    assert nlp.get_pipe("biosyn_linker").nil_threshold == 20.0
+    with pytest.raises(ValueError, match=r"nil_threshold 20.0 lies outside \[0, 1\]"):
+        configure_linker(nlp, reranker=None)

@@ -102,3 +102,12 @@ def test_a_whole_save_loads_and_its_files_are_hashed_once_per_load(saved, monkey
     monkeypatch.setattr(storage, "_CHECKED", {})
     spacy.load(saved)
     assert len(hashed) == len(set(hashed))  # the linker inside the pipe's folder is not hashed again
+
+
+def test_hidden_files_beside_a_save_are_left_alone(copy):
+    """No save writes or reads a hidden file: a notebook's checkpoints
+    folder in the pipeline does not stop it loading."""
+    (copy / "biosyn_linker" / ".ipynb_checkpoints").mkdir()
+    (copy / "biosyn_linker" / ".ipynb_checkpoints" / "cfg-checkpoint").write_text("{}")
+    (copy / "biosyn_linker" / ".DS_Store").write_bytes(b"\0\1")
+    assert spacy.load(copy).get_pipe("biosyn_linker").engine.is_ready

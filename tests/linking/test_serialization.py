@@ -291,7 +291,7 @@ def test_a_saved_config_takes_edits_of_runtime_settings_and_names_a_bound_one(nl
     assert (linker.top_k, linker.nil_threshold) == (2, 1.0)
     assert all(cui is None or kb_ents[0][1] == 1.0 for cui, kb_ents, _ in links(edited))  # names written as the mention only
     config.write_text(original.replace('nil_threshold = "auto"', "nil_threshold = 1000.0"))  # no score is above 1
-    with pytest.raises(ValueError, match=r"nil_threshold should be a score on \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"nil_threshold 1000.0 lies outside \[0, 1\]"):
         spacy.load(saved)
     config.write_text(original.replace("sparse_weight = 10.0", "sparse_weight = 0.5"))
     with pytest.raises(MismatchError, match=rf"{config}: \[components.biosyn_linker\] sparse_weight \(10.0 -> 0.5\) cannot change"):
@@ -401,4 +401,23 @@ def test_a_pipeline_saved_when_scispacys_names_were_bound_settings_still_loads(n
     config = tmp_path / "p" / "config.cfg"
     config.write_text(config.read_text().replace("sparse_weight = 10.0", "sparse_weight = 2.0"))
     with pytest.raises(MismatchError, match="sparse_weight"):
+        spacy.load(tmp_path / "p")
+
+
+def test_a_pipe_added_without_its_sources_takes_a_saved_state(tiny_encoder, saved, nlp):
+    """The saved state replaces what initialize() would read: a pipe added
+    with no dictionary loads a linker's folder, as spaCy users do."""
+    fresh = spacy.blank("en")
+    fresh.add_pipe("biosyn_linker", config={"encoder": tiny_encoder, "sparse_weight": 10.0}).from_disk(saved / "biosyn_linker")
+    assert links(fresh) == links(nlp)
+
+
+def test_the_encoders_runtime_settings_may_be_edited_in_config_cfg(tiny_encoder, disease_dictionary, tmp_path):
+    encoder = {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": tiny_encoder, "batch_size": 128}
+    make_nlp(encoder, disease_dictionary).to_disk(tmp_path / "p")
+    config = tmp_path / "p" / "config.cfg"
+    config.write_text(config.read_text().replace("batch_size = 128", "batch_size = 7"))
+    assert spacy.load(tmp_path / "p").config["components"]["biosyn_linker"]["encoder"]["batch_size"] == 7
+    config.write_text(config.read_text().replace("similarity = \"cosine\"", "similarity = \"dot\""))
+    with pytest.raises(MismatchError, match=r"encoder.similarity \('cosine' -> 'dot'\) cannot change"):
         spacy.load(tmp_path / "p")

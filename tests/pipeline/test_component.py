@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import spacy
-from helpers import TEXT, doc_with_ents, make_nlp
+from helpers import TEXT, as_saved_before_manifests, doc_with_ents, make_nlp, resealed
 from spacy.tokens import Doc, Span
 
 from spacy_biosyn import Candidate, Dictionary, MismatchError
+from spacy_biosyn.errors import SavedStateError
 
 
 def linked(nlp, doc):
@@ -172,6 +173,9 @@ def test_saved_index_from_another_encoder_is_refused(nlp, tmp_path, other_tiny_e
     encoder_dir = tmp_path / "pipeline" / "biosyn_linker" / "encoder"
     shutil.rmtree(encoder_dir)
     shutil.copytree(other_tiny_encoder, encoder_dir)
+    with pytest.raises(SavedStateError, match="model.safetensors is not the file that was saved"):
+        spacy.load(tmp_path / "pipeline")
+    resealed(tmp_path / "pipeline" / "biosyn_linker")  # as a save that wrote it: the probe names re-encoded
     with pytest.raises(MismatchError, match="not made by the encoder"):
         spacy.load(tmp_path / "pipeline")
 
@@ -180,6 +184,7 @@ def test_saved_index_for_another_dictionary_is_refused(nlp, tmp_path):
     nlp.to_disk(tmp_path / "pipeline")
     dictionary = tmp_path / "pipeline" / "biosyn_linker" / "dictionary.txt"
     dictionary.write_text(dictionary.read_text() + "D999||a new name\n")
+    resealed(tmp_path / "pipeline" / "biosyn_linker")  # the manifest would name it first
     with pytest.raises(MismatchError, match="not the dictionary the index"):
         spacy.load(tmp_path / "pipeline")
 
@@ -601,24 +606,25 @@ def test_scores_lie_on_0_1_and_a_name_written_as_the_mention_scores_1(nlp):
 def test_a_threshold_saved_on_the_old_scale_is_converted_once_and_said(nlp, tmp_path):
     import json
 
-    nlp.get_pipe("biosyn_linker").nil_threshold = 0.99  # as tune-nil chose it on S, up to 1 + 10
     nlp.to_disk(tmp_path / "old")
-    old = tmp_path / "old" / "biosyn_linker"
+    old = as_saved_before_manifests(tmp_path / "old" / "biosyn_linker")
     saved = json.loads((old / "cfg").read_text())
-    del saved["score_scale"]  # as every save before the scale changed, which had no manifest
-    saved["format"] = 1
+    del saved["score_scale"]  # as every save before the scale changed
     (old / "cfg").write_text(json.dumps(saved))
-    (old / "manifest.json").unlink()
-    with pytest.warns(UserWarning, match=r"nil_threshold 0.99 is read as 0.09 "):
+    config = tmp_path / "old" / "config.cfg"  # as tune-nil chose it on S, up to 1 + 10
+    config.write_text(config.read_text().replace('nil_threshold = "auto"', "nil_threshold = 9.9"))
+    with pytest.warns(UserWarning, match=r"nil_threshold 9.9 is read as 0.9 "):
         loaded = spacy.load(tmp_path / "old")
-    assert loaded.get_pipe("biosyn_linker").nil_threshold == loaded.config["components"]["biosyn_linker"]["nil_threshold"] == 0.09
+    assert loaded.get_pipe("biosyn_linker").nil_threshold == loaded.config["components"]["biosyn_linker"]["nil_threshold"] == 0.9
     loaded.to_disk(tmp_path / "new")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # saved again: on the new scale, said no more
-        assert spacy.load(tmp_path / "new").get_pipe("biosyn_linker").nil_threshold == 0.09
-    # One above 1 is on no scale a config may hold now: refused, saying how to read it.
-    with pytest.raises(ValueError, match=r"nil_threshold should be a score on \[0, 1\].*over 1 \+ sparse_weight"):
+        assert spacy.load(tmp_path / "new").get_pipe("biosyn_linker").nil_threshold == 0.9
+    # On the new scale, one above 1 would make every span NIL: refused, on load as when set.
+    with pytest.raises(ValueError, match=r"nil_threshold 9.9 lies outside \[0, 1\], where scores lie"):
         spacy.load(tmp_path / "new", config={"components.biosyn_linker.nil_threshold": 9.9})
+    with pytest.raises(ValueError, match=r"nil_threshold -3.0 lies outside \[0, 1\]"):
+        loaded.get_pipe("biosyn_linker").nil_threshold = -3.0
 
 
 def test_every_setting_set_as_an_attribute_is_saved_and_loaded(tiny_encoder, multi_id_dictionary, tmp_path):
