@@ -96,6 +96,17 @@ def _said(result: subprocess.CompletedProcess) -> str:
     return f"refused in {len(lines)} line{'s' * (len(lines) != 1)}: {' '.join(lines)[:160]}"
 
 
+def _refused_naming(result: Optional[subprocess.CompletedProcess], accepted: str, named: str) -> Result:
+    """Held where the command was refused in one line that says `named`;
+    `accepted` is what it did otherwise."""
+    if result is None:
+        return False, "stopped"
+    if result.returncode == 0:
+        return False, accepted
+    said = _said(result)
+    return said.startswith("refused in 1 line") and named in said, said
+
+
 def _encoder() -> str:
     if not (ENCODER / "config.json").exists():
         partial = ENCODER.with_name(f"{ENCODER.name}.{os.getpid()}")
@@ -205,12 +216,7 @@ def a_cap_that_is_no_byte_count(workdir: Path) -> Result:
     path = workdir / "abstracts.txt"
     path.write_text("1|t|Breast cancer in carriers.\n1\t0\t13\tBreast cancer\tDisease\tD001943\n")
     result, _ = _cli(workdir, "convert", str(path), str(workdir / "train.spacy"), SPACY_BIOSYN_MAX_LINE_BYTES="16MB")
-    if result is None:
-        return False, "stopped"
-    if result.returncode == 0:
-        return False, "SPACY_BIOSYN_MAX_LINE_BYTES=16MB ignored: converted"
-    said = _said(result)
-    return said.startswith("refused in 1 line") and "SPACY_BIOSYN_MAX_LINE_BYTES" in said, said
+    return _refused_naming(result, "SPACY_BIOSYN_MAX_LINE_BYTES=16MB ignored: converted", "SPACY_BIOSYN_MAX_LINE_BYTES")
 
 
 @_caught
@@ -317,12 +323,7 @@ def pubtator_and_bioc_output_keep_edge_spaces_and_tabs(workdir: Path) -> Result:
 def a_text_over_max_length_in_one_line(workdir: Path) -> Result:
     text = "Germline breast cancer in carriers. " * 27778  # 1,000,008 characters
     result, _ = _cli(workdir, "link", _pipeline(workdir, ner=True), input=text)
-    if result is None:
-        return False, "stopped"
-    if result.returncode == 0:
-        return False, "linked it"
-    said = _said(result)
-    return said.startswith("refused in 1 line") and "nlp.max_length" in said, said
+    return _refused_naming(result, "linked it", "nlp.max_length")
 
 
 @_caught
