@@ -347,7 +347,7 @@ def _check_loaded_with(path: Path, engine: SavedEngine, saved_bound: Optional[di
             f"{engine.name}: {', '.join(f'{k} = {new!r}' for k, _, new in changed)} given on load, but {path} was built "
             f"with {', '.join(f'{k} = {old!r}' for k, old, _ in changed)}: the saved names, vectors, tf-idf and lambda "
             "were made with it. Load it as saved, or rebuild it (python -m spacy_biosyn build, or index); "
-            f"{', '.join(EDITABLE_SETTINGS)} and the encoder's {', '.join(RUNTIME_SETTINGS)} may change on load"
+            f"{', '.join(EDITABLE_SETTINGS)} and the encoder's {', '.join(_ENCODER_CHOSEN_ON_LOAD)} may change on load"
         )
 
 
@@ -358,6 +358,11 @@ def _check_loaded_with(path: Path, engine: SavedEngine, saved_bound: Optional[di
 _LOADED_NOT_GIVEN = (*EDITABLE_SETTINGS, *(f.name for f in fields(DataSources) if f.name != "linker_name"), "reranker")
 
 
+# An encoder's settings a load may choose: where and how it runs, and int8
+# weights, which move vectors by batch noise only (the load's probe judges it).
+_ENCODER_CHOSEN_ON_LOAD = (*RUNTIME_SETTINGS, "quantize")
+
+
 def _differences(key: str, saved: object, now: object) -> List[Tuple[str, object, object]]:
     """Each setting below `key` whose value differs, as (dotted name, saved,
     now); an encoder's runtime settings may differ."""
@@ -365,7 +370,7 @@ def _differences(key: str, saved: object, now: object) -> List[Tuple[str, object
         # What the save holds: a setting added since has its default, which the save could not name.
         return [
             difference for sub in sorted(saved)
-            if not (key == "encoder" and sub in RUNTIME_SETTINGS)
+            if not (key == "encoder" and sub in _ENCODER_CHOSEN_ON_LOAD)
             for difference in _differences(f"{key}.{sub}", saved[sub], now.get(sub))
         ]
     return [] if _same(saved, now) else [(key, saved, now)]
