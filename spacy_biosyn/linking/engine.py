@@ -118,6 +118,7 @@ class LinkingEngine:
         self._type_filter = type_filter
         self.routes.set_cache_size(settings.cache_size)
         self._configured = True
+        self._resolve_nil_thresholds()
 
     def _check_type_filter(self, type_filter: Optional[TypeFilter] = None) -> None:
         """Refuse a type filter that every indexed vocabulary would let do
@@ -126,6 +127,10 @@ class LinkingEngine:
         type_filter = self._type_filter if type_filter is None else type_filter
         type_filter.check([(linker.dictionary, self._where(route))
                            for route, linker in self.routes.linkers.items() if linker.is_ready])
+
+    def _vocabularies_changed(self) -> None:
+        self._check_type_filter()
+        self._resolve_nil_thresholds()
 
     def _where(self, route: str) -> str:
         """The pipe, or its route, as errors name it."""
@@ -159,13 +164,19 @@ class LinkingEngine:
         route = DEFAULT if label is None else self.routes.route_of(label)
         if route is None:
             raise ValueError(f"{self.name}: no linker serves the label {label!r}")
-        return self._nil_threshold_of(route)
+        return self._nil_thresholds[route]
 
-    def _nil_threshold_of(self, route: str) -> Optional[float]:
-        linker = self.routes.linkers.get(route)
-        return self._settings.nil_threshold_meant(
-            lambda: linker.nil_default if linker is not None and linker.is_ready else None, self._reranker is not None
-        )
+    def _resolve_nil_thresholds(self) -> None:
+        """Fix what nil_threshold means for each route, "auto" resolved
+        from its vocabulary: called whenever settings, parts or
+        vocabularies change, so that linking only reads the answer."""
+        reranked = self._reranker is not None
+        self._nil_thresholds = {
+            route: self._settings.nil_threshold_meant(
+                lambda linker=linker: linker.nil_default if linker.is_ready else None, reranked
+            )
+            for route, linker in self.routes.linkers.items()
+        }
 
     # -- parts and data --
 
@@ -178,6 +189,7 @@ class LinkingEngine:
         """Every route ranks with `encoder`; `reencode` encodes their names
         with it, else the stored vectors stay (the same model in another runtime)."""
         self.routes.set_encoder(encoder, reencode)
+        self._resolve_nil_thresholds()
 
     def initialize(self, *, refresh: bool = False, announce: Callable[[str], None] = _to_stderr, **sources) -> None:
         """Load the encoder (and re-ranker) and index the dictionary, or the
@@ -213,7 +225,7 @@ class LinkingEngine:
             self.add_route(label, route_source)
         if given.corrections is not None:
             self.preprocessor.corrections = read_corrections(given.corrections)
-        self._check_type_filter()
+        self._vocabularies_changed()
 
     @property
     def is_ready(self) -> bool:
@@ -247,7 +259,7 @@ class LinkingEngine:
         if not isinstance(dictionary, Dictionary):
             dictionary = read_vocabulary(dictionary)
         self.routes.build(None, dictionary, refit_sparse=refit_sparse, sparse=sparse, vectors=vectors)
-        self._check_type_filter()
+        self._vocabularies_changed()
 
     def add_route(self, label: str, vocabulary: Union[Dictionary, VocabularySource, Path]) -> None:
         """Link spans of `label` (any case) against their own vocabulary from
@@ -264,7 +276,7 @@ class LinkingEngine:
         if not len(vocabulary):
             raise ValueError(f"{self.name}: the vocabulary for the route {label!r} has no names")
         self.routes.build(label, vocabulary)
-        self._check_type_filter()
+        self._vocabularies_changed()
 
     def add_synonyms(self, synonyms: Union[Dictionary, str, Path], label: Optional[str] = None) -> None:
         """Teach more names without retraining: a Dictionary, a `CUI||name`
@@ -278,6 +290,7 @@ class LinkingEngine:
         if not isinstance(synonyms, Dictionary):
             synonyms = read_synonyms(synonyms)
         self.routes.add_synonyms(label, synonyms)
+        self._vocabularies_changed()
 
     def learn_preferred_ids(self, corpora: Iterable[Union[str, Path]]) -> None:
         """Count the gold IDs of annotated corpora (folders of .concept
@@ -368,10 +381,11 @@ class LinkingEngine:
         dictionary's) would be, each alone: read, split and ranked, under
         the NIL threshold; None where no linker serves the label."""
         texts = self._mention_strings(texts, "link")
-        return [self.span_links(m) for m in self.link_batch(MentionBatch.of_strings(texts, label)).mentions]
+        return [m.links for m in self.link_batch(MentionBatch.of_strings(texts, label)).mentions]
 
     def link_batch(self, batch: MentionBatch) -> MentionBatch:
-        """Fill in each mention's route, readings and chosen parts. The
+        """Decide each mention: fill in its route, readings, chosen parts
+        and `links`, what its span says under the NIL threshold. The
         strings of all readings of all documents are ranked in one call per
         route (the dictionary's, or that of the mention's label)."""
         self.ensure_ready()
@@ -401,6 +415,10 @@ class LinkingEngine:
                                         self._settings.resolve_shared_names)
             for mention, parts in zip(mentions, chosen):
                 mention.parts = parts
+        top_k = self._settings.top_k
+        for mention in routed:
+            if mention.parts is not None:
+                mention.links = span_links(mention.parts, top_k, self._nil_thresholds[mention.route], self._namespaced)
         return batch
 
     def _rerank_in_context(self, texts: List[str], routed: List[Mention]) -> None:
@@ -417,12 +435,6 @@ class LinkingEngine:
         # The walk `parts` took, so each part takes its own candidates back.
         for mention in routed:
             mention.tied = [[part._replace(candidates=next(reranked)) for part in reading] for reading in mention.tied]
-
-    def span_links(self, mention: Mention) -> Optional[SpanLinks]:
-        """What the mention's span says, or None where no linker served it."""
-        if mention.parts is None:
-            return None
-        return span_links(mention.parts, self._settings.top_k, self._nil_threshold_of(mention.route), self._namespaced)
 
     # -- state --
 
@@ -442,7 +454,7 @@ class LinkingEngine:
         changed = load_state(self, path, exclude, config_block)
         # After a threshold saved on the old scale was moved onto [0, 1].
         self._settings.check_threshold_scale(self.name, reranked=self._reranker is not None)
-        self._check_type_filter()
+        self._vocabularies_changed()
         return changed
 
     def to_bytes(self, exclude: Iterable[str] = ()) -> bytes:
@@ -457,7 +469,7 @@ class LinkingEngine:
         changed = unpack_state(self, data, exclude, config_block)
         # After a threshold saved on the old scale was moved onto [0, 1].
         self._settings.check_threshold_scale(self.name, reranked=self._reranker is not None)
-        self._check_type_filter()
+        self._vocabularies_changed()
         return changed
 
     def _ready_to_save(self) -> None:

@@ -3,13 +3,14 @@
 The pipe (or a text caller) fills in what it knows of each mention: its
 document, text, label and offsets; each step of `LinkingEngine.link_batch`
 then adds its own field to the same record (the route that serves it, its
-readings, the readings that tie, the reading the document chose), so the
-steps never walk parallel lists in step.
+readings, the readings that tie, the reading the document chose, and what
+its span says, NIL decided), so the steps never walk parallel lists in step.
 """
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ..ty import Abbreviation, LinkedPart, Reading
+from .links import SpanLinks
 
 
 @dataclass
@@ -31,6 +32,8 @@ class Mention:
     tied: List[List[LinkedPart]] = field(default_factory=list)
     # The reading the document chose, its parts ranked; None: left unlinked.
     parts: Optional[List[LinkedPart]] = None
+    # What its span says, the NIL threshold applied; None: left unlinked.
+    links: Optional[SpanLinks] = None
 
     @property
     def is_routed(self) -> bool:

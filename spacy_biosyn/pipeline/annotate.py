@@ -1,12 +1,12 @@
-"""What the engine says of each mention, copied onto its span: span._.parts,
-candidates, kb_ents, cui and concept_ids, and `span.kb_id_`; entities left
-without an ID are dropped from doc.ents where drop_nil says so."""
-from typing import Callable, Optional, Sequence
+"""What predict decided of each mention, written onto its span:
+span._.parts, candidates, kb_ents, cui and concept_ids, and `span.kb_id_`;
+entities left without an ID are dropped from doc.ents where drop_nil says
+so. Nothing is decided here."""
+from typing import Sequence
 
 from spacy.tokens import Doc, Span
 
 from ..linking.links import SpanLinks
-from ..linking.mentions import Mention
 from ..names import NIL
 
 
@@ -19,19 +19,14 @@ def annotate_span(span: Span, links: SpanLinks) -> None:
     span._.concept_ids = links.concept_ids
 
 
-def annotate_docs(
-    docs: Sequence[Doc], links: Sequence, span_links: Callable[[Mention], Optional[SpanLinks]], drop_nil: bool,
-    set_kb_id: bool,
-) -> None:
+def annotate_docs(docs: Sequence[Doc], links: Sequence, *, drop_nil: bool, set_kb_id: bool) -> None:
     """Annotate each doc's spans from `links` (component.DocLinks, one per
-    doc) as `span_links` reads their mentions; a span no linker served is
-    left as it came."""
+    doc); a span no linker served is left as it came."""
     for doc, doc_links in zip(docs, links):
         doc._.biosyn_abbreviations = doc_links.abbreviations
         ents = list(doc_links.spans)
         dropped = set()
-        for i, (span, mention) in enumerate(zip(ents, doc_links.mentions)):
-            said = span_links(mention)
+        for i, (span, said) in enumerate(zip(ents, doc_links.links)):
             if said is None:
                 continue
             annotate_span(span, said)

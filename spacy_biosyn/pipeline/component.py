@@ -32,6 +32,7 @@ from ..kb.dictionary import Dictionary
 from ..kb.knowledge_base import KnowledgeBase
 from ..kb.namespaces import ConceptKeys
 from ..linking.engine import LinkingEngine
+from ..linking.links import SpanLinks
 from ..linking.mentions import Mention, MentionBatch
 from ..linking.settings import LinkerSettings
 from ..linking.sources import VocabularySource
@@ -44,13 +45,13 @@ register_extensions()
 
 
 class DocLinks(NamedTuple):
-    """What `predict` found for one doc."""
+    """What `predict` decided for one doc, for set_annotations to write."""
 
     abbreviations: List[Abbreviation]
     # The doc's entities as predict read them: each read of doc.ents walks every token.
     spans: Tuple[Span, ...]
-    # Per entity, its mention as the engine linked it.
-    mentions: List[Mention]
+    # Per entity, what its span says (NIL decided); None: no linker serves its label.
+    links: List[Optional[SpanLinks]]
 
 
 class BiosynLinker(Pipe):
@@ -177,7 +178,8 @@ class BiosynLinker(Pipe):
             yield from docs
 
     def predict(self, docs: Sequence[Doc]) -> List[DocLinks]:
-        """Abbreviation pairs and every entity's linked mention, per doc."""
+        """Per doc, its abbreviation pairs and what each entity's span will
+        say, every decision made (NIL included): set_annotations only writes."""
         self.engine.ensure_ready()  # before Ab3P runs on a batch that cannot be linked
         detector = self.engine.abbreviation_detector
         texts, abbreviations, spans, mentions = [], [], [], []
@@ -189,10 +191,12 @@ class BiosynLinker(Pipe):
             spans.append(ents)
             mentions.append([Mention(i, span.text, span.start_char, span.end_char, span.label_) for span in ents])
         self.engine.link_batch(MentionBatch(texts, abbreviations, [m for doc_mentions in mentions for m in doc_mentions]))
-        return [DocLinks(*links) for links in zip(abbreviations, spans, mentions)]
+        return [DocLinks(pairs, ents, [m.links for m in doc_mentions])
+                for pairs, ents, doc_mentions in zip(abbreviations, spans, mentions)]
 
     def set_annotations(self, docs: Sequence[Doc], links: List[DocLinks]) -> None:
-        annotate_docs(docs, links, self.engine.span_links, self.settings.drop_nil, self.settings.set_kb_id)
+        """Write what predict decided onto the docs' spans."""
+        annotate_docs(docs, links, drop_nil=self.settings.drop_nil, set_kb_id=self.settings.set_kb_id)
 
     def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, Optional[float]]:
         """Linking scores of predicted docs against reference entities that

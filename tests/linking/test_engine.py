@@ -40,7 +40,7 @@ def test_a_batch_of_documents_links_each_mention_with_its_documents_abbreviation
     )
     linked = engine.link_batch(batch).mentions
     assert [m.readings[0] for m in linked] == [("huntington disease",), ("ovarian cancer",)]
-    assert [engine.span_links(m).cui for m in linked] == ["D006816", "D010051"]
+    assert [m.links.cui for m in linked] == ["D006816", "D010051"]
 
 
 def test_a_label_no_linker_serves_is_left_unlinked(tiny_encoder, disease_dictionary):

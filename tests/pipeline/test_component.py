@@ -4,6 +4,7 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -118,6 +119,22 @@ def test_an_entity_left_without_an_id_is_spacys_nil_and_scored_as_spacy_scores_i
     scores = linker.score([Example(linked, gold)])
     # the gold NIL left unlinked is right: no miss, as spaCy's scorer counts it
     assert (scores["nel_micro_p"], scores["nel_micro_r"], scores["link_cui_acc"]) == (1.0, 1.0, 1.0)
+
+
+def test_predict_decides_every_link_and_set_annotations_only_writes_them(tiny_encoder, multi_id_dictionary):
+    nlp = make_nlp(tiny_encoder, multi_id_dictionary, nil_threshold=0.95)
+    linker = nlp.get_pipe("biosyn_linker")
+    doc = doc_with_ents(nlp, "breast cancer and bananas", "breast cancer", "bananas")
+    decided = linker.predict([doc])
+    assert [links.cui for links in decided[0].links] == ["D001943", None]  # NIL decided in predict
+    engine = linker.engine
+    linker.engine = SimpleNamespace(settings=engine.settings)  # how to write, and nothing to ask
+    try:
+        linker.set_annotations([doc], decided)
+    finally:
+        linker.engine = engine
+    assert [(e.text, e._.cui, e.kb_id_) for e in doc.ents] == [("breast cancer", "D001943", "D001943"),
+                                                               ("bananas", None, "NIL")]
 
 
 def test_empty_docs_docs_without_entities_and_punctuation_spans(nlp):
