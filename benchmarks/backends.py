@@ -17,7 +17,7 @@ from pathlib import Path
 import spacy
 
 from benchmarks.common import parser, pct, print_table, progress, with_index
-from spacy_biosyn.corpus import read_concept_queries
+from spacy_biosyn.corpora.readers import read_concept_queries
 from spacy_biosyn.evaluation.queries import evaluate
 from spacy_biosyn.parts import EXACT_INDEX, FAISS_INDEX
 

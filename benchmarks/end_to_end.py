@@ -28,11 +28,12 @@ def main() -> None:
     import spacy
     from spacy.training import Example
 
-    from spacy_biosyn.accuracy import cui_is_gold
-    from spacy_biosyn.corpus import NCBI_LABELS, pubtator_to_doc, read_pubtator
+    from spacy_biosyn.corpora.docs import pubtator_to_doc
+    from spacy_biosyn.corpora.readers import NCBI_LABELS, read_pubtator
     from spacy_biosyn.evaluation.end_to_end import END_TO_END_TASKS, end_to_end_scores
     from spacy_biosyn.kb.namespaces import ConceptKeys
     from spacy_biosyn.names import PIPE_NAME
+    from spacy_biosyn.pipeline.accuracy import cui_is_gold
 
     documents = read_pubtator(args.data / RAW_ABSTRACTS[args.dataset]["dev"])
     rows, right = [], {}

@@ -53,7 +53,7 @@ PROCESS = """
 import json, sys, time, urllib.request
 start = time.perf_counter()
 import spacy
-from spacy_biosyn.kb.linker import Linker
+from spacy_biosyn.search.name_ranker import Linker
 from benchmarks.named_linkers import hashed_vectors
 modes, config = sys.argv[1].split(","), json.loads(sys.argv[2])
 if "refuse" in modes:

@@ -38,18 +38,17 @@ def main() -> None:
     args = p.parse_args()
     if args.checkout:
         sys.path.insert(0, str(args.checkout.resolve()))
+    import spacy
     from wordfreq import top_n_list
 
-    from spacy_biosyn.kb.namespaces import MEDIC_NAMESPACES as namespaces
-
-    import spacy
-
-    from spacy_biosyn.accuracy import link_scores
-    from spacy_biosyn.corpus import NCBI_LABELS, pubtator_to_examples, read_pubtator
+    from spacy_biosyn.corpora.docs import pubtator_to_examples
+    from spacy_biosyn.corpora.readers import NCBI_LABELS, read_pubtator
     from spacy_biosyn.evaluation.end_to_end import end_to_end_scores, linked_examples
     from spacy_biosyn.evaluation.nil import nil_threshold_sweep, unlinked_below
-    from spacy_biosyn.kb.nil_default import derived_nil_default
+    from spacy_biosyn.kb.namespaces import MEDIC_NAMESPACES as namespaces
     from spacy_biosyn.names import PIPE_NAME
+    from spacy_biosyn.pipeline.accuracy import link_scores
+    from spacy_biosyn.strategies.nil_default import derived_nil_default
 
     documents = read_pubtator(args.data / RAW_ABSTRACTS[args.dataset]["dev"])
     rows, sources = [], []

@@ -98,6 +98,7 @@ def prepare(pipeline: Path, work: Path, n_names: int, seed: int, data: Path) -> 
     """The dictionary file, the name vectors (.npy) and tf-idf rows of
     MEDIC plus distractors, made once per size and reused by every back-end."""
     import spacy
+
     from spacy_biosyn.kb.dictionary import Dictionary
 
     work.mkdir(parents=True, exist_ok=True)
@@ -191,7 +192,7 @@ def _cheap_vectors(real_vectors, sources, donors, calibration, rng):
 
 
 def _dev_texts(data: Path):
-    from spacy_biosyn.corpus import read_concept_queries
+    from spacy_biosyn.corpora.readers import read_concept_queries
     from spacy_biosyn.preprocess.text import normalize
 
     queries = read_concept_queries(data / "ncbi-disease" / "processed_dev")
@@ -223,8 +224,9 @@ def _stage_main() -> None:
 
 def _linker(work: Path, backend: str):
     from spacy.util import registry
+
     from spacy_biosyn.encoders.onnx import MODEL_FILE, OnnxEncoder
-    from spacy_biosyn.kb.linker import Linker
+    from spacy_biosyn.search.name_ranker import Linker
 
     class SyntheticVectorsLinker(Linker):
         def _check_saved_state(self, path, dictionary, meta):

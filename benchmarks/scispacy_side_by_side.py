@@ -34,9 +34,8 @@ SCISPACY_THRESHOLD = 0.7  # scispacy's default, reported as the share of mention
 
 def main() -> None:
     from benchmarks.common import REPO, parser, pct, print_table
-
-    from spacy_biosyn.accuracy import accuracy
-    from spacy_biosyn.corpus import read_concept_queries
+    from spacy_biosyn.corpora.readers import read_concept_queries
+    from spacy_biosyn.pipeline.accuracy import accuracy
     from spacy_biosyn.ty import Candidate
 
     p = parser(__doc__)

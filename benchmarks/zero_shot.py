@@ -10,16 +10,16 @@ S = dense + lambda * sparse for a sweep of lambda.
 import time
 
 import numpy as np
-from benchmarks.common import offline_minilm, parser, pct, print_table, progress
 
-from spacy_biosyn.corpus import read_concept_queries
+from benchmarks.common import offline_minilm, parser, pct, print_table, progress
+from spacy_biosyn.corpora.readers import read_concept_queries
 from spacy_biosyn.encoders.transformer import TransformerEncoder
 from spacy_biosyn.evaluation.queries import evaluate
 from spacy_biosyn.kb.dictionary import Dictionary
-from spacy_biosyn.kb.index import ExactIndex
-from spacy_biosyn.kb.linker import Linker
-from spacy_biosyn.kb.sparse import SparseEncoder
 from spacy_biosyn.preprocess.text import normalize
+from spacy_biosyn.search.index import ExactIndex
+from spacy_biosyn.search.name_ranker import Linker
+from spacy_biosyn.search.tfidf import SparseEncoder
 from spacy_biosyn.ty import Candidate
 
 K = 5

@@ -28,7 +28,8 @@ import spacy  # noqa: E402
 from spacy.cli.train import train as spacy_train  # noqa: E402
 
 from spacy_biosyn import save_pipeline  # noqa: E402
-from spacy_biosyn.corpus import NCBI_LABELS, pubtator_to_docbin, read_pubtator  # noqa: E402
+from spacy_biosyn.corpora.docs import pubtator_to_docbin
+from spacy_biosyn.corpora.readers import NCBI_LABELS, read_pubtator
 from spacy_biosyn.evaluation.nil import choose_nil_threshold  # noqa: E402
 from spacy_biosyn.ner.tokenizer import add_biomedical_rules  # noqa: E402
 

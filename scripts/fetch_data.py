@@ -118,7 +118,7 @@ def dataset_folder(source: Path, dataset: str) -> Path:
 
 def annotated_names(pubtator: Path, label: str) -> List[Tuple[str, str]]:
     """(MeSH ID, mention) of every `label` annotation with an ID, once each."""
-    from spacy_biosyn.corpus import read_pubtator
+    from spacy_biosyn.corpora.readers import read_pubtator
 
     names = {
         (annotation.cui, " ".join(annotation.text.split()))

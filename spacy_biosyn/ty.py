@@ -165,7 +165,7 @@ class Sieve(Protocol):
 @runtime_checkable
 class Reranker(Protocol):
     """Re-scores the first stage's `candidates` best names of each mention
-    read in its context (kb/reranker.py's MentionInContext)."""
+    read in its context (strategies/reranker.py's MentionInContext)."""
 
     candidates: int
     context_chars: int

@@ -5,7 +5,7 @@ import spacy
 import srsly
 
 from spacy_biosyn.encoders.tiny import CHARS, SPECIALS
-from spacy_biosyn.storage import MANIFEST, file_sha256, write_manifest
+from spacy_biosyn.files.storage import MANIFEST, file_sha256, write_manifest
 
 DISEASES = """\
 D001943||breast cancer

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from spacy_biosyn.corpus_linking.sources import read_documents
+from spacy_biosyn.corpus_linking.text_sources import read_documents
 from spacy_biosyn.errors import BiosynError
 from spacy_biosyn.kb.dictionary import Dictionary
 from spacy_biosyn.kb.ids import IdPreference

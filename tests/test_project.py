@@ -10,7 +10,7 @@ import pytest
 import srsly
 from spacy.tokens import DocBin
 
-from spacy_biosyn.corpus import read_pubtator
+from spacy_biosyn.corpora.readers import read_pubtator
 
 ROOT = Path(__file__).parents[1]
 

@@ -171,7 +171,7 @@ def json_lines_escape_unicode_line_breaks(workdir: Path) -> Result:
 
 READ = """
     import json, resource, sys, time
-    from spacy_biosyn.corpus_linking.sources import read_documents
+    from spacy_biosyn.corpus_linking.text_sources import read_documents
     start = time.perf_counter()
     try:
         lengths = [len(d.text) for d in read_documents(sys.argv[1], sys.argv[2])]
@@ -273,7 +273,7 @@ NCBI_8808605_EXCERPT = (
 
 WRITE_BACK = """
     import json, sys
-    from spacy_biosyn.corpus_linking.sources import read_documents
+    from spacy_biosyn.corpus_linking.text_sources import read_documents
     from spacy_biosyn.corpus_linking.writers import write_rows
     from pathlib import Path
     source, format, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])

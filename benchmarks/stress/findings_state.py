@@ -37,6 +37,7 @@ def _quiet():
 def _pipeline(work: Path, **config):
     """A MEDIC linker pipeline over the rows above, saved in work/p."""
     import spacy
+
     from spacy_biosyn.encoders.tiny import make_tiny_encoder
 
     _quiet()
@@ -147,6 +148,7 @@ def type_patterns_that_keep_nothing(work: Path) -> Result:
 
 def config_strings_that_do_not_survive(work: Path) -> Result:
     import spacy
+
     from spacy_biosyn import configure_linker, save_pipeline
 
     _pipeline(work)
@@ -195,6 +197,7 @@ def from_bytes_odd_names(work: Path) -> Result:
 def _ruled_pipeline(work: Path, seed: int) -> None:
     """The MEDIC pipeline with an entity_ruler for an NER, its encoder made with `seed`."""
     import spacy
+
     from spacy_biosyn.encoders.tiny import make_tiny_encoder
 
     _quiet()
@@ -257,7 +260,8 @@ def composite_gold_full_credit(work: Path) -> Result:
     import spacy
     from spacy.tokens import Span
     from spacy.training import Example
-    from spacy_biosyn.accuracy import link_scores
+
+    from spacy_biosyn.pipeline.accuracy import link_scores
 
     nlp = _pipeline(work)
     text = "Breast cancer in carriers."

@@ -26,7 +26,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 import spacy
 from spacy.tokens import Doc, Span
 
-from spacy_biosyn.corpus_linking.sources import Document
+from spacy_biosyn.corpus_linking.text_sources import Document
 from spacy_biosyn.ner.tokenizer import add_biomedical_rules
 
 CATEGORIES = ("documents", "spans", "dictionaries", "corpora", "configs", "texts", "outputs")
@@ -262,7 +262,7 @@ def dictionaries(rng: random.Random, ctx: Context) -> str:
 
 
 def corpora(rng: random.Random, ctx: Context) -> str:
-    from spacy_biosyn.corpus import read_concept_queries, read_pubtator
+    from spacy_biosyn.corpora.readers import read_concept_queries, read_pubtator
 
     title, abstract = _text(rng)[:200].replace("\n", " "), _text(rng)[:400].replace("\n", " ")
     text = f"{title} {abstract}"
@@ -362,7 +362,7 @@ def _rarely(rng: random.Random, usual: List[str], odd: List[str]) -> str:
 def _expected_pubtator(documents, rows) -> Tuple[list, list]:
     """What this package's reader and bioc.pubtator read back: the same
     lines, but bioc.pubtator strips the end of each (title and abstract)."""
-    from spacy_biosyn.pubtator_form import mention_field, pubtator_form
+    from spacy_biosyn.corpora.pubtator_form import mention_field, pubtator_form
 
     ours, theirs = [], []
     for document, document_rows in zip(documents, rows):
@@ -391,7 +391,7 @@ def _read_back(path: Path, format: str) -> Tuple[list, list]:
     import bioc
     from bioc import biocxml, pubtator
 
-    from spacy_biosyn.corpus_linking.sources import read_documents
+    from spacy_biosyn.corpus_linking.text_sources import read_documents
 
     ours = [(d.id, d.text, [(a.start, a.end, a.text, a.label, a.cui) for a in d.annotations])
             for d in read_documents(path, "pubtator" if format == "pubtator" else "bioc-xml")]

@@ -56,7 +56,7 @@ LINK_CORPUS = textwrap.dedent("""
 
 GOLD_SPANS = textwrap.dedent("""
     import json, sys
-    from spacy_biosyn.corpus import read_pubtator
+    from spacy_biosyn.corpora.readers import read_pubtator
     from spacy_biosyn.corpus_linking import link_corpus, read_rows
     pipeline, corpus, out = sys.argv[1:4]
     link_corpus(pipeline, corpus, out, gold_spans=True, output_format="jsonl", progress=False)
@@ -100,7 +100,7 @@ def main() -> None:
     for n in args.lengths:
         seconds, line, error = run(LONG_TOKEN, [args.pipeline, n], args.limit, env)
         rows.append((f"one {n:,}-character token", f"{float(line.split()[0]):.2f} s" if line else f"> {seconds:.0f} s ({error})", ""))
-    from spacy_biosyn.corpus import read_pubtator
+    from spacy_biosyn.corpora.readers import read_pubtator
 
     documents = read_pubtator(args.data / RAW_ABSTRACTS["ncbi-disease"]["dev"])[: args.docs]
     with tempfile.TemporaryDirectory() as tmp:

@@ -30,7 +30,8 @@ from pathlib import Path
 import spacy
 
 from benchmarks.common import RAW_ABSTRACTS, offline_minilm, parser, print_table
-from spacy_biosyn.corpus import pubtator_to_examples, read_pubtator
+from spacy_biosyn.corpora.docs import pubtator_to_examples
+from spacy_biosyn.corpora.readers import read_pubtator
 
 SAVING = textwrap.dedent("""
     import sys, time, spacy

@@ -11,7 +11,8 @@ from pathlib import Path
 import spacy
 
 from benchmarks.common import RAW_ABSTRACTS, parser, print_table, progress
-from spacy_biosyn.corpus import pubtator_to_examples, read_pubtator
+from spacy_biosyn.corpora.docs import pubtator_to_examples
+from spacy_biosyn.corpora.readers import read_pubtator
 
 
 def links(docs):

@@ -21,8 +21,8 @@ def assemble(
     """One pipeline from raw text to IDs: the NER pipeline's components
     (its tokenizer included), biosyn_document_entities, then the linker."""
 
+    from ..files.storage import save_pipeline
     from ..pipeline.building import assemble_pipeline
-    from ..storage import save_pipeline
 
     _check_output_dir(output_dir)
     try:

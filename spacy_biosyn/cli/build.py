@@ -5,8 +5,8 @@ from typing import Callable, Dict, List, Optional
 import typer
 from wasabi import msg
 
-from ..downloads import redacted
 from ..errors import BiosynError
+from ..files.downloads import redacted
 from ..names import DEFAULT_ENCODER_NAME, PIPE_NAME
 from ..parts import EXACT_INDEX, FAISS_INDEX, SIZED_INDEX, TRANSFORMER_ENCODER
 from .common import (
@@ -73,8 +73,8 @@ def build(
     """Build a pipeline whose linker indexes DICTIONARY (or the named
     vocabulary LINKER_NAME) with ENCODER, or with the encoder and lambda of a
     BioSyn checkpoint (no training)."""
-    from ..kb.vocabularies import read_vocabulary_file
     from ..pipeline.building import build_pipeline
+    from ..vocabularies.formats import read_vocabulary_file
 
     if (dictionary is None) == (linker_name is None):
         raise typer.BadParameter("give --dictionary or --linker-name (one of them)", param_hint="--dictionary")
@@ -143,8 +143,8 @@ def index(
     """Index another dictionary with a pipeline's (trained) encoder and
     tf-idf: one model serves dictionaries larger than the one it was trained on."""
 
-    from ..kb.vocabularies import read_vocabulary_file
     from ..pipeline.building import reindex_pipeline
+    from ..vocabularies.formats import read_vocabulary_file
 
     namespaces = _id_namespaces(id_namespaces)
     vocabulary, _ = _vocabulary(dictionary, format, read_vocabulary_file)
@@ -181,7 +181,7 @@ def _place_encoder(encoder, device: Optional[str], batch_size: Optional[int]) ->
 def _vocabulary(source: str, format: Optional[str], read: Callable):
     """`read(source, format)` (a reader block, or a dictionary) with the
     format said, or a bad --dictionary / --format named."""
-    from ..downloads import is_url
+    from ..files.downloads import is_url
 
     if not is_url(source) and not Path(source).is_file():
         raise typer.BadParameter(f"{source!r}: no such file", param_hint="--dictionary")

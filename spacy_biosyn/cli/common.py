@@ -31,7 +31,7 @@ LABEL_MAP_OPTION = typer.Option(
 
 
 def _label_map(option: Optional[str]) -> Dict[str, str]:
-    from ..corpus import NCBI_LABELS
+    from ..corpora.readers import NCBI_LABELS
 
     if option is None:
         return NCBI_LABELS
@@ -72,7 +72,7 @@ def _id_namespaces(option: Optional[str]) -> Optional[Dict[str, str]]:
 
 def _named_config(name: str, encoder: Optional[str], device: Optional[str], onnx: bool = False) -> dict:
     """A linker config for the named vocabulary `name`, refused in one line if there is none."""
-    from ..kb.catalogue import named_vocabulary
+    from ..named.catalogue import named_vocabulary
 
     try:
         named_vocabulary(name)

@@ -42,7 +42,7 @@ def convert(
     import spacy
     from spacy.tokens import DocBin
 
-    from ..ner.corpus import LabelError, ner_training_docs
+    from ..ner.training_data import LabelError, ner_training_docs
 
     if (replace_copies or name_examples) and not names:
         raise typer.BadParameter("--replace-copies and --name-examples need --names LABEL=VOCABULARY", param_hint="--names")

@@ -10,7 +10,6 @@ from ..names import PIPE_NAME
 from .common import ID_NAMESPACES_OPTION, LABEL_MAP_OPTION, _id_namespaces, _label_map, _load_pipeline, app
 
 
-
 @app.command()
 def evaluate(
     pipeline_dir: Path = typer.Argument(
@@ -45,7 +44,7 @@ def evaluate(
     With --end-to-end the pipeline finds the entities itself: strict NER,
     strict linking and document-level ID precision, recall and F."""
     from ..evaluation.pipelines import MAX_K, evaluate_linker
-    from ..pipeline.settings import configure_linker
+    from ..pipeline.configure import configure_linker
 
     namespaces = _id_namespaces(id_namespaces)
     if end_to_end:
@@ -77,12 +76,12 @@ def _evaluate_end_to_end(
     compare through `namespaces`, by default a pipeline's own."""
     import spacy
 
-    from ..corpus import read_pubtator
+    from ..corpora.readers import read_pubtator
     from ..corpus_linking.worker import check_pipeline
     from ..evaluation.end_to_end import END_TO_END_TASKS, end_to_end_scores, linked_examples, predicted_examples
     from ..evaluation.pipelines import is_pubtator, saved_predictions
     from ..kb.namespaces import recognized_namespaces
-    from ..pipeline.settings import configure_linker
+    from ..pipeline.configure import configure_linker
 
     if not is_pubtator(pubtator):
         msg.fail(f"{pubtator}: --end-to-end takes a PubTator file", exits=1)

@@ -30,7 +30,7 @@ def link(
     strings ("breast cancer", "BRCA1-associated tumours"), each as a whole
     entity, as BioSyn's inference.py --mention does."""
     from ..corpus_linking.output import document_rows, mention_rows
-    from ..corpus_linking.sources import Document
+    from ..corpus_linking.text_sources import Document
     from ..corpus_linking.worker import check_pipeline
     from ..corpus_linking.writers import json_line
     from ..preprocess.text import without_lone_surrogates

@@ -20,8 +20,8 @@ def onnx(
     to ONNX, so that loading the pipeline skips transformers' model classes.
     The pipeline then links but does not train."""
 
+    from ..files.storage import save_pipeline
     from ..pipeline.building import with_onnx_encoder
-    from ..storage import save_pipeline
 
     _check_output_dir(output_dir)
     nlp = _load_pipeline(pipeline_dir)

@@ -28,9 +28,9 @@ def tune_nil(
     recall may fall, linking and document scores stay as they are. The
     pipeline is saved with both settings in its config."""
 
-    from ..corpus import read_pubtator
+    from ..corpora.readers import read_pubtator
     from ..evaluation.nil import NIL_METRICS, NIL_SPANS, choose_nil_threshold
-    from ..storage import save_pipeline
+    from ..files.storage import save_pipeline
 
     # Checked before the pipeline loads, and named as the command line names them
     if metric not in NIL_METRICS:

@@ -14,9 +14,9 @@ from .common import ENCODER_HELP, _cell, _named_config, app
 def linkers() -> None:
     """The named vocabularies (add_pipe("biosyn_linker", config={"linker_name": NAME})):
     publisher, terms, stated size, index, and the encoders each is cached for."""
-    from ..downloads import mirror, redacted
-    from ..kb.catalogue import CATALOGUE
-    from ..kb.named import cached_linkers, linkers_folder
+    from ..files.downloads import mirror, redacted
+    from ..named.cache import cached_linkers, linkers_folder
+    from ..named.catalogue import CATALOGUE
 
     rows = []
     for entry in CATALOGUE.values():
@@ -50,7 +50,7 @@ def download(
     linker = nlp.add_pipe(PIPE_NAME, config=_named_config(name, encoder, device, onnx))
     start = time.perf_counter()
     linker.initialize(refresh=refresh)
-    from ..kb.named import linkers_folder
+    from ..named.cache import linkers_folder
 
     names = len(linker.engine.vocabulary().dictionary)
     msg.good(f"{name}: {names:,} names ready in {time.perf_counter() - start:.1f}s, cached in {linkers_folder()}")

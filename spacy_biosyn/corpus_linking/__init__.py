@@ -4,6 +4,6 @@ workers that load the pipeline once (worker) on a local, Ray or Dask engine
 (writers) with a manifest (output)."""
 from .output import read_rows, row_differences
 from .run import link_corpus
-from .sources import read_documents
+from .text_sources import read_documents
 
 __all__ = ["link_corpus", "read_documents", "read_rows", "row_differences"]

@@ -21,9 +21,10 @@ from spacy.tokens import Doc, Span
 from ..errors import CorpusError
 from ..linking.links import link_score
 from ..names import PIPE_NAME
-from ..pipeline.settings import configure_linker
-from .sources import Document
+from ..pipeline.configure import configure_linker
+from .text_sources import Document
 from .writers import SUFFIXES, write_rows
+
 # Named as pyarrow and pandas skip it, so the folder reads as one dataset:
 # pd.read_parquet(folder), pyarrow.dataset.dataset(folder).
 MANIFEST = "_manifest.json"

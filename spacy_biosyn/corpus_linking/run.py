@@ -15,8 +15,8 @@ from typing import Iterator, List, Optional, Union
 from tqdm import tqdm
 
 from ..errors import CorpusError
-from ..storage import MANIFEST, file_sha256, folder_locked
-from .engines import run_engine
+from ..files.storage import MANIFEST, file_sha256, folder_locked
+from .backends import run_engine
 from .output import (
     check_own_folder,
     check_settings,
@@ -26,7 +26,7 @@ from .output import (
     remove_partial_shards,
     write_manifest,
 )
-from .sources import check_annotated, file_format, input_files, shards
+from .text_sources import check_annotated, file_format, input_files, shards
 from .worker import RunSettings, check_pipeline
 from .writers import OUTPUT_FORMATS, DocumentIds, count_rows
 

@@ -15,12 +15,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator, List, NamedTuple, Optional
 
-from ..corpus import PubTatorDocument, pubtator_to_doc, unlinked_copy
+from ..corpora.docs import pubtator_to_doc, unlinked_copy
+from ..corpora.readers import PubTatorDocument
 from ..errors import CorpusError
 from ..names import PIPE_NAME
 from .output import GoldSpan, document_rows, write_shard
-from .sources import Document, Shard
-
+from .text_sources import Document, Shard
 
 # prctl(PR_SET_PDEATHSIG): the kernel signals a child when its parent dies.
 _PR_SET_PDEATHSIG = 1

@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 from typing import Dict, List, Sequence
 
+from ..corpora.pubtator_form import field_problem, mention_field, pubtator_form
 from ..errors import CorpusError
-from ..pubtator_form import field_problem, mention_field, pubtator_form
-from .sources import Document
+from .text_sources import Document
 
 OUTPUT_FORMATS = ("parquet", "jsonl", "pubtator", "bioc")
 SUFFIXES = {"parquet": "parquet", "jsonl": "jsonl", "pubtator": "pubtator", "bioc": "xml"}

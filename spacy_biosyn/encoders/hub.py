@@ -1,5 +1,5 @@
 """One way to load, place and save a Hugging Face model, for the bi-encoder
-(transformer.py) and the cross-encoder re-ranker (kb/reranker.py)
+(transformer.py) and the cross-encoder re-ranker (strategies/reranker.py)
 alike: a hub name or a local folder (an offline copy first, where a package
 ships one), its device chosen once, and safetensors only when saving.
 

@@ -22,9 +22,9 @@ import numpy as np
 from spacy.util import registry
 
 from ..checks import is_whole_number
-from ..downloads import cache_folder
+from ..files.downloads import cache_folder
+from ..files.storage import replaced_atomically
 from ..parts import ONNX_ENCODER
-from ..storage import replaced_atomically
 from .base import EncoderBase, encode_in_batches, offline_copy, read_saved, unit_rows
 
 MODEL_FILE = "model.onnx"

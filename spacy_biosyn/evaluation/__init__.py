@@ -5,7 +5,7 @@
 - `nil`: the NIL threshold chosen on dev abstracts for end-to-end F.
 
 The rules they share (which ID is right, Acc@k, the score keys) are
-`spacy_biosyn.accuracy`'s, below the pipeline.
+`spacy_biosyn.pipeline.accuracy`'s, below the pipeline.
 """
 from ..pipeline.extensions import register_extensions
 

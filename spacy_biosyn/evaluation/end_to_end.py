@@ -9,13 +9,14 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from tqdm import tqdm
 
-from ..accuracy import UNSCORED_CUIS, check_ids_meet, cui_is_gold
-from ..corpus import PubTatorDocument, pubtator_to_doc
+from ..corpora.docs import pubtator_to_doc
+from ..corpora.pubtator_form import pubtator_form
+from ..corpora.readers import PubTatorDocument
 from ..errors import CorpusError
 from ..kb.ids import split_cuis
 from ..kb.namespaces import ConceptKeys
-from ..pubtator_form import pubtator_form
 from ..linking.links import is_linked
+from ..pipeline.accuracy import UNSCORED_CUIS, check_ids_meet, cui_is_gold
 
 
 def end_to_end_scores(

@@ -7,11 +7,11 @@ from typing import Any, Collection, Dict, Iterator, List, Mapping, NamedTuple, O
 from spacy.language import Language
 from spacy.training import Example
 
-from ..corpus import PubTatorDocument
+from ..corpora.readers import PubTatorDocument
 from ..encoders.base import encoder_label
 from ..errors import CorpusError
 from ..linking.links import link_score
-from ..pipeline.settings import configure_linker
+from ..pipeline.configure import configure_linker
 from .end_to_end import end_to_end_scores, linked_examples
 
 

@@ -7,13 +7,12 @@ from typing import Dict, Iterator, Optional, Sequence, Union
 
 from spacy.language import Language
 
-from ..corpus import (
-    PubTatorDocument, iter_pubtator, pubtator_to_examples, query_contexts, read_concept_queries, read_pubtator,
-)
+from ..corpora.docs import pubtator_to_examples
+from ..corpora.readers import PubTatorDocument, iter_pubtator, query_contexts, read_concept_queries, read_pubtator
 from ..errors import CorpusError
 from ..kb.dictionary import Dictionary
 from ..names import PIPE_NAME
-from ..pipeline.settings import configure_linker
+from ..pipeline.configure import configure_linker
 from .queries import evaluate, evaluate_examples
 
 MAX_K = 5

@@ -5,8 +5,8 @@ from typing import Any, Callable, Collection, Dict, Iterable, List, Mapping, Opt
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from ..accuracy import UNSCORED_CUIS, accuracy, link_scores
-from ..corpus import Query
+from ..corpora.readers import Query
+from ..pipeline.accuracy import UNSCORED_CUIS, accuracy, link_scores
 from ..ty import Candidate
 
 Ranker = Callable[..., List[List[Candidate]]]

@@ -1,2 +1,3 @@
-"""The names to link to and their search: vocabularies read into a Dictionary,
-tf-idf and dense indexes, and the Linker that ranks names by BioSyn's score."""
+"""The dictionary and its IDs: names and their concepts (dictionary.py),
+which of a concept's IDs is preferred (ids.py), ID namespaces, and the
+concepts as scispaCy's `linker.kb` shows them (knowledge_base.py)."""

@@ -5,7 +5,7 @@ first: MEDIC lists a disease under its MeSH and its OMIM ID
 (`114480|D001943||breast cancer`), and that is one concept, not two. A name
 shared by several entries (MEDIC's "hpp" names two diseases) has several
 concepts. Files in BioSyn's `CUI||name` format hold one concept and one name
-a line; readers of other vocabularies are in vocabularies.py.
+a line; readers of other vocabularies are in vocabularies/.
 
 Names and concepts are packed into UTF-8 buffers: a Python str costs about
 50 bytes beyond its characters, which on a UMLS-size dictionary (millions of

@@ -7,7 +7,7 @@ span will say:
 
     route by label -> readings (preprocess/readings.py) -> ranked names per
     route, in one call each -> readings that tie (choice.py) -> re-ranked in
-    context (kb/reranker.py) -> the document's choice -> SpanLinks (links.py)
+    context (strategies/reranker.py) -> the document's choice -> SpanLinks (links.py)
 
 The biosyn_linker pipe adapts it to spaCy (doc.ents in, span attributes
 out); training, evaluation, the CLI and notebooks use it through the pipe's
@@ -20,25 +20,25 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 import numpy as np
 
-from ..corpus import read_id_usage, read_synonyms
+from ..corpora.readers import read_id_usage, read_synonyms
 from ..kb.dictionary import Dictionary, NameRows
 from ..kb.knowledge_base import KnowledgeBase
-from ..kb.linker import Linker
-from ..kb.named import fill_named_linker
 from ..kb.namespaces import KNOWN_NAMESPACES, IdNamespaces
-from ..kb.reranker import MentionInContext
-from ..kb.sparse import SparseEncoder
-from ..kb.type_filter import TypeFilter
-from ..kb.vocabularies import read_vocabulary
+from ..named.cache import fill_named_linker
 from ..preprocess.readings import MentionPreprocessor, long_forms_by_short_form
 from ..preprocess.text import read_corrections
+from ..search.name_ranker import Linker
+from ..search.tfidf import SparseEncoder
+from ..strategies.reranker import MentionInContext
+from ..strategies.type_filter import TypeFilter
 from ..ty import AbbreviationDetector, Candidate, ConceptScorer, Encoder, Reranker, SearchIndex, Sieve
+from ..vocabularies.formats import read_vocabulary
 from .choice import chosen_in_document, tied_readings
+from .data_sources import DataSources, VocabularySource
+from .linker_settings import KEEP, LinkerSettings, check_parts
 from .links import SpanLinks, span_links
 from .mentions import Mention, MentionBatch
 from .routes import DEFAULT, Routes, VocabularyView
-from .settings import KEEP, LinkerSettings, check_parts
-from .sources import DataSources, VocabularySource
 from .state import load_state, pack_state, save_state, unpack_state
 
 
@@ -122,7 +122,7 @@ class LinkingEngine:
 
     def _check_type_filter(self, type_filter: Optional[TypeFilter] = None) -> None:
         """Refuse a type filter that every indexed vocabulary would let do
-        nothing or empty every span (kb/type_filter.py); a vocabulary not
+        nothing or empty every span (strategies/type_filter.py); a vocabulary not
         yet read is checked once it is."""
         type_filter = self._type_filter if type_filter is None else type_filter
         type_filter.check([(linker.dictionary, self._where(route))
@@ -160,7 +160,7 @@ class LinkingEngine:
     def nil_threshold(self, label: Optional[str] = None) -> Optional[float]:
         """The threshold the nil_threshold setting means for spans of
         `label` (None: the dictionary's): "auto" is their vocabulary's NIL
-        default (kb/nil_default.py), none before it has names."""
+        default (strategies/nil_default.py), none before it has names."""
         route = DEFAULT if label is None else self.routes.route_of(label)
         if route is None:
             raise ValueError(f"{self.name}: no linker serves the label {label!r}")

@@ -5,7 +5,7 @@ Fields, in the order they are read back (cfg first: it says what else there
 is; the encoder before the linkers, which check their vectors against it):
 cfg, encoder, linker, routes, corrections, id_usage, reranker; `exclude`
 names them.
-A save goes into a fresh folder swapped in whole (storage.py); bytes are the
+A save goes into a fresh folder swapped in whole (files/storage.py); bytes are the
 same files packed with msgpack.
 """
 import hashlib
@@ -24,15 +24,23 @@ from .. import __version__
 from ..checks import is_weight
 from ..encoders.base import RUNTIME_SETTINGS
 from ..errors import MismatchError, SavedStateError
+from ..files.storage import (
+    MANIFEST,
+    check_manifest,
+    read_consistently,
+    read_saved_json,
+    remove_stale_staging,
+    replaced_atomically,
+    write_manifest,
+)
 from ..preprocess.readings import MentionPreprocessor
-from ..storage import MANIFEST, check_manifest, read_consistently, read_saved_json, remove_stale_staging, replaced_atomically, write_manifest
 from ..ty import Reranker
+from .data_sources import DataSources
+from .linker_settings import EDITABLE_SETTINGS, SCISPACY_ALIASES, LinkerSettings
 from .routes import Routes
-from .settings import EDITABLE_SETTINGS, SCISPACY_ALIASES, LinkerSettings
-from .sources import DataSources
 
 # The layout of what the component saves: 2 ends with a manifest
-# (storage.py) of every file; 1 (or no "format" in cfg) has none, and its
+# (files/storage.py) of every file; 1 (or no "format" in cfg) has none, and its
 # linkers' files are checked by the checksums their index.json lists.
 SAVE_FORMAT = 2
 _READ_FORMATS = (1, SAVE_FORMAT)

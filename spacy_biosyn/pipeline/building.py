@@ -7,12 +7,12 @@ from typing import Callable, Dict, Iterable, NamedTuple, Optional, Tuple, Union
 
 from spacy.language import Language
 
+from ..files.storage import save_pipeline
 from ..kb.dictionary import Dictionary
-from ..kb.nil_default import NilDefault
-from ..linking.sources import VocabularySource
+from ..linking.data_sources import VocabularySource
 from ..names import PIPE_NAME
-from ..storage import save_pipeline
-from .settings import configure_linker
+from ..strategies.nil_default import NilDefault
+from .configure import configure_linker
 
 
 class IndexReport(NamedTuple):

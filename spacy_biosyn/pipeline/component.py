@@ -27,19 +27,19 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.util import minibatch
 
-from ..accuracy import UNSCORED_CUIS, link_scores, with_keyed_ids
 from ..kb.dictionary import Dictionary
 from ..kb.knowledge_base import KnowledgeBase
 from ..kb.namespaces import ConceptKeys
+from ..linking.data_sources import VocabularySource
 from ..linking.engine import LinkingEngine
+from ..linking.linker_settings import LinkerSettings
 from ..linking.links import SpanLinks
 from ..linking.mentions import Mention, MentionBatch
-from ..linking.settings import LinkerSettings
-from ..linking.sources import VocabularySource
 from ..ty import Abbreviation, Candidate, Reranker
+from .accuracy import UNSCORED_CUIS, link_scores, with_keyed_ids
 from .annotate import annotate_docs
+from .configure import BoundSetting, RefusedName, Setting, change_setting, config_block_of, record_loaded
 from .extensions import doc_abbreviations, register_extensions
-from .settings import BoundSetting, RefusedName, Setting, change_setting, config_block_of, record_loaded
 
 register_extensions()
 

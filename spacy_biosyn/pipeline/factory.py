@@ -3,7 +3,7 @@
 Its `default_config` is what `nlp.add_pipe("biosyn_linker")` builds: the
 parts (encoder, index, abbreviation detector, scorers) as registered
 functions, the data sources initialize() reads, and every setting of
-linking/settings.py with its default. Nothing heavy happens here: the
+linking/linker_settings.py with its default. Nothing heavy happens here: the
 encoder loads and the vocabulary is indexed by initialize() or on first
 use, so `spacy.load` of a packaged pipeline needs no dictionary or hub.
 """
@@ -15,20 +15,20 @@ from spacy.language import Language
 
 from ..checks import takes_arguments
 from ..encoders.base import DEFAULT_ENCODER_NAME, encoder_label
+from ..linking.data_sources import DataSources, VocabularySource
 from ..linking.engine import LinkingEngine
-from ..linking.settings import LinkerSettings, from_scispacy
-from ..linking.sources import DataSources, VocabularySource
+from ..linking.linker_settings import LinkerSettings, from_scispacy
 from ..names import PIPE_NAME
 from ..parts import AB3P, SIZED_INDEX, TRANSFORMER_ENCODER
 from ..ty import AbbreviationDetector, ConceptScorer, Encoder, Reranker, SearchIndex, Sieve
 from .component import BiosynLinker
-from .settings import remember_pipeline, store_blocks_in_our_names
+from .configure import remember_pipeline, store_blocks_in_our_names
 
 
 @Language.factory(
     PIPE_NAME,
     default_config={
-        # A vocabulary of the catalogue (kb/catalogue.py: umls, mesh, rxnorm,
+        # A vocabulary of the catalogue (named/catalogue.py: umls, mesh, rxnorm,
         # go, hpo as scispaCy's linker_name; medic, ctd-chemicals, mondo,
         # mesh-current from their publishers): fetched, encoded and indexed on
         # first use and cached, so the pipe links with no initialize().
@@ -52,7 +52,7 @@ from .settings import remember_pipeline, store_blocks_in_our_names
         # read by initialize() and saved with the pipeline.
         "corrections": None,
         "encoder": {"@misc": TRANSFORMER_ENCODER, "name": DEFAULT_ENCODER_NAME},
-        # Exact search, or faiss's from a million names on (kb/sized_index.py).
+        # Exact search, or faiss's from a million names on (search/sized_index.py).
         "index": {"@misc": SIZED_INDEX},
         # null turns abbreviation expansion off
         "abbreviations": {"@misc": AB3P},
@@ -65,7 +65,7 @@ from .settings import remember_pipeline, store_blocks_in_our_names
         # mention's context (spacy_biosyn.CrossEncoderReranker.v1, trained by
         # `spacy_biosyn train-reranker`); null keeps the first stage's ranking.
         "reranker": None,
-        # The settings: their defaults and meaning are in settings.py.
+        # The settings: their defaults and meaning are in linking/linker_settings.py.
         **LinkerSettings().model_dump(),
     },
     requires=["doc.ents"],

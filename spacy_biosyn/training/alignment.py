@@ -28,14 +28,14 @@ from thinc.api import Config
 from tqdm import tqdm
 from wasabi import msg
 
-from ..corpus import read_concept_queries
+from ..corpora.readers import read_concept_queries
+from ..encoders.hub import has_native_bf16
 from ..encoders.transformer import TransformerEncoder
 from ..errors import DictionaryError
 from ..kb.dictionary import Dictionary
 from ..kb.ids import bare_id
-from ..kb.vocabularies import read_vocabulary_file
-from ..encoders.hub import has_native_bf16
 from ..ty import Concept
+from ..vocabularies.formats import read_vocabulary_file
 from .candidates import training_pairs
 from .common import required_path, start_output
 

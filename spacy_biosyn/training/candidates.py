@@ -10,11 +10,11 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 from scipy import sparse
 
-from ..corpus import Query
+from ..corpora.readers import Query
 from ..kb.dictionary import Dictionary
 from ..kb.ids import split_cuis
 from ..preprocess.text import normalize
-from ..scoring import sparse_scores, top_k
+from ..search.scoring import sparse_scores, top_k
 
 _CHUNK = 256  # queries scored at once: a (chunk x names) float32 block
 

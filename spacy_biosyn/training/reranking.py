@@ -29,14 +29,14 @@ from thinc.api import Config
 from tqdm import tqdm
 from wasabi import msg
 
-from ..corpus import Query, query_contexts, read_concept_queries, read_pubtator
+from ..corpora.readers import Query, query_contexts, read_concept_queries, read_pubtator
 from ..evaluation.queries import evaluate
+from ..files.storage import save_pipeline
 from ..kb.dictionary import Dictionary
 from ..kb.ids import bare_id, split_cuis
-from ..kb.reranker import CrossEncoderReranker, MentionInContext, combined_scores
 from ..names import PIPE_NAME
-from ..pipeline.settings import configure_linker
-from ..storage import save_pipeline
+from ..pipeline.configure import configure_linker
+from ..strategies.reranker import CrossEncoderReranker, MentionInContext, combined_scores
 from ..ty import Candidate
 from .common import RunLog, required_path, start_output
 from .objectives import marginal_nll

@@ -30,18 +30,18 @@ from thinc.api import Config
 from tqdm import tqdm
 from wasabi import msg
 
-from ..accuracy import acc_key
-from ..corpus import read_concept_queries
+from ..corpora.readers import read_concept_queries
 from ..encoders.hub import has_native_bf16
 from ..encoders.transformer import TransformerEncoder
 from ..evaluation.queries import evaluate
+from ..files.storage import replaced_atomically, save_pipeline
 from ..kb.dictionary import Dictionary
-from ..kb.sparse import SparseEncoder
 from ..linking.routes import VocabularyView
 from ..names import PIPE_NAME
+from ..pipeline.accuracy import acc_key
 from ..preprocess.text import normalize
-from ..scoring import biosyn_scores, pooled_sparse_scores
-from ..storage import replaced_atomically, save_pipeline
+from ..search.scoring import biosyn_scores, pooled_sparse_scores
+from ..search.tfidf import SparseEncoder
 from ..ty import Candidate
 from .candidates import (
     dense_top_k,

@@ -4,19 +4,19 @@ import json
 from pathlib import Path
 
 import bioc
-from bioc import biocjson, biocxml
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import spacy
+from bioc import biocjson, biocxml
+from helpers import DISEASES
 from typer.testing import CliRunner
 
 from spacy_biosyn.cli import app
 from spacy_biosyn.corpus_linking import link_corpus, read_rows, row_differences
 from spacy_biosyn.corpus_linking.output import MANIFEST, read_manifest, write_shard
-from spacy_biosyn.corpus_linking.sources import input_files, read_documents
+from spacy_biosyn.corpus_linking.text_sources import input_files, read_documents
 from spacy_biosyn.errors import CorpusError
-from helpers import DISEASES
 
 PATTERNS = [
     {"label": "Disease", "pattern": [{"LOWER": "breast"}, {"LOWER": "cancer"}]},
@@ -107,7 +107,7 @@ def test_a_rerun_links_only_the_shards_a_killed_run_left(corpus, reference, tmp_
 
 
 def test_a_run_that_fails_midway_keeps_its_shards_and_settings(corpus, reference, tmp_path, monkeypatch):
-    from spacy_biosyn.corpus_linking import engines
+    from spacy_biosyn.corpus_linking import backends as engines
 
     written = []
 
@@ -297,7 +297,7 @@ def test_the_command_links_and_reports_its_throughput(corpus, reference, tmp_pat
 
 
 def test_a_second_run_into_a_folder_that_a_run_is_writing_is_refused(corpus, reference, tmp_path):
-    from spacy_biosyn.storage import folder_locked
+    from spacy_biosyn.files.storage import folder_locked
 
     output = tmp_path / "out"
     output.mkdir()
@@ -528,7 +528,7 @@ def _row(document, start, end, cui="D001943"):
 def test_pubtator_output_reads_back_alike_in_every_pubtator_reader(tmp_path):
     from bioc import pubtator
 
-    from spacy_biosyn.corpus_linking.sources import Document
+    from spacy_biosyn.corpus_linking.text_sources import Document
     from spacy_biosyn.corpus_linking.writers import write_rows
 
     texts = {
@@ -562,7 +562,7 @@ def test_pubtator_output_reads_back_alike_in_every_pubtator_reader(tmp_path):
 
 
 def test_pubtator_and_bioc_output_keep_each_title_and_abstract_byte_for_byte(tmp_path):
-    from spacy_biosyn.corpus_linking.sources import Document
+    from spacy_biosyn.corpus_linking.text_sources import Document
     from spacy_biosyn.corpus_linking.writers import write_rows
 
     title, abstract = "  Breast cancer in carriers. ", " Huntington chorea was absent.\t"
@@ -596,7 +596,7 @@ def test_pubtator_output_of_ncbi_disease_keeps_every_title_and_abstract_line(sha
 
 
 def test_jsonl_rows_are_one_line_each_for_every_line_reader(tmp_path):
-    from spacy_biosyn.corpus_linking.sources import Document
+    from spacy_biosyn.corpus_linking.text_sources import Document
     from spacy_biosyn.corpus_linking.writers import write_rows
 
     document = Document("1", "Breast\u2028cancer\x85and gout\u2029.", None, "in.jsonl")

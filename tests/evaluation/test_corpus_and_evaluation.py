@@ -3,20 +3,19 @@ import spacy
 
 import spacy_biosyn.evaluation  # noqa: F401 (registers the Span extensions)
 from spacy_biosyn import MEDIC_NAMESPACES, BiosynError
-from spacy_biosyn.errors import MismatchError
-from spacy_biosyn.accuracy import link_scores
-from spacy_biosyn.corpus import (
+from spacy_biosyn.corpora.docs import pubtator_to_doc, pubtator_to_examples
+from spacy_biosyn.corpora.readers import (
     Annotation,
     CorpusError,
     PubTatorDocument,
     Query,
-    pubtator_to_doc,
-    pubtator_to_examples,
     read_concept_queries,
     read_pubtator,
 )
+from spacy_biosyn.errors import MismatchError
 from spacy_biosyn.evaluation.end_to_end import end_to_end_scores
 from spacy_biosyn.evaluation.queries import evaluate
+from spacy_biosyn.pipeline.accuracy import link_scores
 from spacy_biosyn.ty import Candidate, LinkedPart
 
 
@@ -172,7 +171,7 @@ def test_ids_compare_with_their_namespaces(gold, predicted, namespaces, right):
 
 
 def test_id_usage_counts_gold_ids_without_namespace(tmp_path):
-    from spacy_biosyn.corpus import read_id_usage
+    from spacy_biosyn.corpora.readers import read_id_usage
 
     pubtator = tmp_path / "train.txt"
     pubtator.write_text(
@@ -236,7 +235,8 @@ def test_cuiless_queries_are_skipped_and_counted_as_in_pubtator():
 
 
 def test_pubtator_becomes_ner_training_docs(tmp_path):
-    from spacy_biosyn.corpus import NCBI_LABELS, pubtator_to_docbin
+    from spacy_biosyn.corpora.docs import pubtator_to_docbin
+    from spacy_biosyn.corpora.readers import NCBI_LABELS
 
     title = "Schwartz–Jampel syndrome and café-au-lait spots"
     abstract = "Ocular and auditory toxicity of cisplatin; breast cancer."

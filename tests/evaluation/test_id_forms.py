@@ -6,10 +6,10 @@ from helpers import doc_with_ents
 from spacy.tokens import Span
 from spacy.training import Example
 
-from spacy_biosyn.accuracy import link_scores
 from spacy_biosyn.errors import MismatchError
 from spacy_biosyn.evaluation.end_to_end import end_to_end_scores
 from spacy_biosyn.kb.namespaces import recognized_namespaces
+from spacy_biosyn.pipeline.accuracy import link_scores
 
 CTD_STYLE = "MESH:D001943|OMIM:114480||breast cancer\nMESH:D010051|OMIM:167000||ovarian cancer\n"
 

@@ -5,10 +5,10 @@ from helpers import doc_with_ents, make_nlp
 
 from spacy_biosyn import Abbreviation, LinkingEngine
 from spacy_biosyn.encoders.transformer import TransformerEncoder
-from spacy_biosyn.kb.index import ExactIndex
+from spacy_biosyn.linking.data_sources import DataSources
+from spacy_biosyn.linking.linker_settings import LinkerSettings
 from spacy_biosyn.linking.mentions import Mention, MentionBatch
-from spacy_biosyn.linking.settings import LinkerSettings
-from spacy_biosyn.linking.sources import DataSources
+from spacy_biosyn.search.index import ExactIndex
 
 
 @pytest.fixture

@@ -5,11 +5,10 @@ import json
 
 import pytest
 import spacy
+from helpers import resealed
 
 from spacy_biosyn.errors import SavedStateError
-from spacy_biosyn.storage import MANIFEST
-
-from helpers import resealed
+from spacy_biosyn.files.storage import MANIFEST
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +93,7 @@ def test_saved_json_of_the_wrong_shape_is_named_in_one_line(copy, content):
 
 
 def test_a_whole_save_loads_and_its_files_are_hashed_once_per_load(saved, monkeypatch):
-    import spacy_biosyn.storage as storage
+    import spacy_biosyn.files.storage as storage
 
     hashed = []
     real = storage.file_sha256

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 import spacy
 import srsly
+from helpers import TEXT, as_saved_before_manifests, doc_with_ents, make_nlp, resealed
 from scipy import sparse
 
 from spacy_biosyn import BiosynError, MismatchError, SavedStateError, save_pipeline
-from helpers import TEXT, as_saved_before_manifests, doc_with_ents, make_nlp, resealed
 
 MENTIONS = ("Breast-Cancer", "Ovarian Cancer", "Type 2 Diabetes")
 
@@ -104,7 +104,7 @@ def test_an_encoder_folder_that_cannot_be_read_is_named_and_a_pickle_in_it_never
 
 @pytest.mark.parametrize("content", ["pickle", "objects", "truncated"])
 def test_name_vectors_that_are_not_a_float_matrix_are_named(tmp_path, content):
-    from spacy_biosyn.kb.index import ExactIndex
+    from spacy_biosyn.search.index import ExactIndex
 
     names = np.eye(4, dtype=np.float32)
     index = tmp_path / "index"

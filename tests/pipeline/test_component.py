@@ -281,7 +281,8 @@ def test_declares_what_it_needs_and_sets_for_spacys_tooling():
 
 
 def test_nlp_evaluate_reports_linking_accuracy(nlp):
-    from spacy_biosyn.corpus import Annotation, PubTatorDocument, pubtator_to_examples
+    from spacy_biosyn.corpora.docs import pubtator_to_examples
+    from spacy_biosyn.corpora.readers import Annotation, PubTatorDocument
 
     text = "Breast cancer and ovarian cancer, not gout."
     document = PubTatorDocument("1", text, [

@@ -31,7 +31,7 @@ def test_concepts_that_share_a_secondary_id_stay_apart():
 
 
 def test_pretraining_leaves_composite_and_cuiless_mentions_out(tmp_path):
-    from spacy_biosyn.corpus import read_concept_queries
+    from spacy_biosyn.corpora.readers import read_concept_queries
     from spacy_biosyn.training.candidates import training_pairs
 
     (tmp_path / "1.concept").write_text(

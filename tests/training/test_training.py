@@ -12,10 +12,11 @@ from spacy.util import load_config, registry
 from typer.testing import CliRunner
 
 from spacy_biosyn.cli import app
-from spacy_biosyn.corpus import read_concept_queries
+from spacy_biosyn.corpora.readers import read_concept_queries
 from spacy_biosyn.kb.dictionary import Dictionary
-from spacy_biosyn.kb.sparse import SparseEncoder
+from spacy_biosyn.search.tfidf import SparseEncoder
 from spacy_biosyn.training import hard_em, marginal_nll, pairwise_bce, train
+from spacy_biosyn.training import trainer as trainer_module
 from spacy_biosyn.training.candidates import (
     dense_top_k,
     mix_candidates,
@@ -24,7 +25,6 @@ from spacy_biosyn.training.candidates import (
     sparse_top_k,
     training_pairs,
 )
-from spacy_biosyn.training import trainer as trainer_module
 from spacy_biosyn.training.trainer import Trainer, TrainingSettings
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "biosyn.cfg"

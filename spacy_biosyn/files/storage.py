@@ -1,0 +1,306 @@
+"""A pipeline's files: saves that are all or nothing, loads that never see
+half a save, and saved files read with checks that name them.
+
+A save is written into a fresh folder beside its target and swapped in with
+one atomic rename, so a save killed at any point leaves the previous folder
+whole, and a reader sees either the old folder or the new one. On Linux the
+swap is `renameat2(RENAME_EXCHANGE)`; elsewhere the old folder is moved
+aside first, which leaves a moment without one.
+
+`nlp.to_disk` writes spaCy's own files (config, tokenizer, vocab) in place
+before and after the components' folders, so only `save_pipeline` makes a
+whole pipeline's save atomic; the biosyn_linker's folder, which holds
+nearly all of a save's bytes, is atomic either way.
+
+A save holds a lock on its staging folder (flock, released by the kernel
+when the process dies), so the staging folders of killed saves are told
+from those of running ones and removed by the next save or load beside them.
+
+A saved folder ends with its manifest (`manifest.json`): the SHA-256 of
+every file in it, read back before any of them is trusted, so a file that
+was edited, cut short, deleted or added is named on load instead of read.
+"""
+import ctypes
+import ctypes.util
+import glob
+import hashlib
+import logging
+import os
+import shutil
+import struct
+import time
+import uuid
+import zipfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, Iterator, Optional, TypeVar, Union
+
+import numpy as np
+import srsly
+
+from ..errors import BiosynError, SavedStateError
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock, and leftovers stay
+    fcntl = None
+
+T = TypeVar("T")
+logger = logging.getLogger("spacy_biosyn")
+_STAGING = ".saving-"
+_STAGING_GRACE_S = 10.0
+# Smaller members of an .npz are read whole: a map costs a file handle and a page.
+_MAP_AT_LEAST = 1 << 16
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def _renameat2() -> Callable:
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    return getattr(libc, "renameat2", None)
+
+
+_RENAMEAT2 = _renameat2() if os.name == "posix" else None
+
+
+@contextmanager
+def replaced_atomically(path: Union[str, Path]) -> Iterator[Path]:
+    """A fresh folder beside `path` to write into; when the block ends
+    without error it takes the place of `path`, and otherwise it is removed."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise BiosynError(f"{path} is a file, not a folder: give a new folder, or the folder of a saved pipeline")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.parent / f".{path.name}{_STAGING}{uuid.uuid4().hex[:8]}"
+    staging.mkdir()
+    with folder_locked(staging, wait=True):
+        remove_stale_staging(path)
+        try:
+            yield staging
+            if path.exists():
+                _exchange(staging, path)  # staging now holds the old folder
+                shutil.rmtree(staging)
+            else:
+                os.rename(staging, path)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+
+
+def remove_stale_staging(path: Union[str, Path]) -> None:
+    """Remove the staging folders that killed saves of `path` left beside
+    it (about a pipeline's size each); those of running saves are locked."""
+    path = Path(path)
+    if fcntl is None:
+        return
+    try:
+        leftovers = list(path.parent.glob(f".{glob.escape(path.name)}{_STAGING}*"))
+    except OSError:
+        return
+    for folder in leftovers:
+        try:
+            # A folder made this instant may not be locked yet by its save.
+            if time.time() - folder.stat().st_mtime < _STAGING_GRACE_S:
+                continue
+            with folder_locked(folder, wait=False):
+                shutil.rmtree(folder)
+            logger.info("removed %s, left by a save that was killed", folder)
+        except OSError:
+            pass  # a running save's (BlockingIOError), read-only, or removed meanwhile
+
+
+# The descriptors of the locks this process holds. A forked child closes its
+# copies: a flock lasts while any copy is open, so a worker that outlived a
+# killed run would hold the run's folder against every re-run.
+_HELD_LOCKS: set = set()
+
+
+def _release_inherited_locks() -> None:
+    for fd in _HELD_LOCKS:
+        os.close(fd)
+    _HELD_LOCKS.clear()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, where nothing forks
+    os.register_at_fork(after_in_child=_release_inherited_locks)
+
+
+@contextmanager
+def folder_locked(folder: Union[str, Path], wait: bool) -> Iterator[None]:
+    """Hold an exclusive lock on `folder` for the block; the kernel releases
+    it when the process dies, and forked children never hold it. Without
+    `wait`, BlockingIOError where another process holds it. Where there is
+    no flock (Windows), nothing is locked."""
+    if fcntl is None:
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY | os.O_CLOEXEC)
+    _HELD_LOCKS.add(fd)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        yield
+    finally:
+        if fd in _HELD_LOCKS:  # not closed already, as a forked child's copy
+            _HELD_LOCKS.discard(fd)
+            os.close(fd)
+
+
+def save_pipeline(nlp, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:
+    """`nlp.to_disk(path)`, all or nothing: a save killed at any point leaves
+    the pipeline that was at `path` loadable, and readers never see half of one."""
+    with replaced_atomically(path) as staging:
+        nlp.to_disk(staging, exclude=exclude)
+
+
+def _exchange(new: Path, old: Path) -> None:
+    if _RENAMEAT2 is not None:
+        if _RENAMEAT2(_AT_FDCWD, os.fsencode(new), _AT_FDCWD, os.fsencode(old), _RENAME_EXCHANGE) == 0:
+            return
+        errno = ctypes.get_errno()
+        if errno not in (22, 38, 95):  # EINVAL, ENOSYS, EOPNOTSUPP: no exchange on this file system
+            raise OSError(errno, os.strerror(errno), str(old))
+    aside = old.parent / f".{old.name}.old-{uuid.uuid4().hex[:8]}"
+    os.rename(old, aside)
+    os.rename(new, old)
+    os.rename(aside, new)
+
+
+def read_consistently(path: Union[str, Path], read: Callable[[], T]) -> T:
+    """`read()`, once more if it failed while a save swapped `path`: the
+    files it opened then came from two saves."""
+    path = Path(path)
+    before = _identity(path)
+    try:
+        return read()
+    except Exception:
+        if _identity(path) == before:
+            raise
+        return read()
+
+
+def read_saved_json(path: Union[str, Path], expect: Optional[type] = None) -> Any:
+    """A saved JSON file, or SavedStateError naming it when it is missing,
+    cut short, not JSON, or (with `expect`) JSON of another shape."""
+    path = Path(path)
+    if not path.is_file():
+        raise SavedStateError(f"{path} is missing: the saved pipeline is incomplete; save or build it again")
+    try:
+        content = srsly.read_json(path)
+    except (ValueError, RecursionError) as error:  # RecursionError: JSON nested too deep
+        raise SavedStateError(f"{path} is not valid JSON ({error}): a save was cut short, or the file was edited") from None
+    if expect is not None and not isinstance(content, expect):
+        shape = {dict: "an object", list: "a list"}.get(expect, expect.__name__)
+        raise SavedStateError(f"{path} holds {type(content).__name__} {str(content)[:40]!r}, not {shape}: the file was edited")
+    return content
+
+
+MANIFEST = "manifest.json"
+# Folders this process has checked against their manifest, by the stat of
+# every file: a pipe's folder and the linker inside it are hashed once.
+_CHECKED: Dict[tuple, str] = {}
+_CHECKED_AT_MOST = 64
+
+
+def write_manifest(folder: Union[str, Path]) -> None:
+    """Write `folder`'s manifest: the SHA-256 of every file below it (the
+    manifests of folders inside it included), written last."""
+    folder = Path(folder)
+    files = {name: file_sha256(folder / name) for name in _files_below(folder)}
+    srsly.write_json(folder / MANIFEST, {"sha256": files})
+
+
+def check_manifest(folder: Union[str, Path]) -> str:
+    """Check every file below `folder` against its manifest; returns the
+    manifest's digest (what the folder holds, byte for byte). Raises
+    SavedStateError naming the first file that is missing, changed or not
+    in the manifest, or the manifest itself when it is not one."""
+    folder = Path(folder)
+    manifest = folder / MANIFEST
+    if not manifest.is_file():
+        raise SavedStateError(f"{manifest} is missing: the save is incomplete; save or build it again")
+    present = list(_files_below(folder))
+    key = (str(folder.resolve()), *((name, *_stat(folder / name)) for name in (MANIFEST, *present)))
+    if key in _CHECKED:
+        return _CHECKED[key]
+    if len(_CHECKED) >= _CHECKED_AT_MOST:  # from_bytes checks a new temporary folder each time
+        _CHECKED.clear()
+    listed = read_saved_json(manifest, expect=dict).get("sha256")
+    if not isinstance(listed, dict) or not all(isinstance(v, str) for v in listed.values()):
+        raise SavedStateError(f"{manifest}: not a manifest (no \"sha256\" object of file checksums); save it again")
+    for name in sorted(set(listed) | set(present)):
+        if name not in present:
+            raise SavedStateError(f"{folder / name} is missing: the save is incomplete; save or build it again")
+        if name not in listed:
+            raise SavedStateError(f"{folder / name} is not part of the save in {folder} (its manifest does not list it): remove it")
+        if file_sha256(folder / name) != listed[name]:
+            raise SavedStateError(
+                f"{folder / name} is not the file that was saved (its checksum differs from {manifest}): "
+                "it was edited or damaged; save or build it again"
+            )
+    _CHECKED[key] = digest = file_sha256(manifest)
+    return digest
+
+
+def _files_below(folder: Path) -> Iterator[str]:
+    """The files a save wrote: not the manifest, nor hidden ones, which no
+    save writes or reads (.ipynb_checkpoints, .DS_Store, editors' swap files)."""
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder)
+        if path.is_file() and path != folder / MANIFEST and not any(part.startswith(".") for part in relative.parts):
+            yield relative.as_posix()
+
+
+def _stat(path: Path) -> tuple:
+    # ctime too: a copy that puts the mtime back (cp -p, rsync -a) cannot put it back.
+    stat = path.stat()
+    return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns
+
+
+def file_sha256(path: Union[str, Path]) -> str:
+    """The SHA-256 of a file's bytes, read in blocks."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def mapped_npz(path: Union[str, Path]) -> Dict[str, np.ndarray]:
+    """The arrays of an .npz file, memory-mapped where the archive stores
+    them uncompressed (np.savez, scipy's save_npz(compressed=False)): pages
+    are read when touched, so a search that reads a few rows of a large
+    matrix keeps the rest on disk. Compressed members are read whole.
+    Never unpickles."""
+    path = Path(path)
+    arrays = {}
+    with zipfile.ZipFile(path) as archive, path.open("rb") as raw:
+        stored = all(info.compress_type == zipfile.ZIP_STORED for info in archive.infolist())
+        for info in archive.infolist():
+            name = info.filename[: -len(".npy")]
+            if not stored or info.file_size < _MAP_AT_LEAST:
+                arrays[name] = np.lib.format.read_array(archive.open(info), allow_pickle=False)
+                continue
+            # A member's bytes follow its local header, whose extra field
+            # (zip64 sizes) may differ from the central directory's.
+            raw.seek(info.header_offset + 26)
+            name_length, extra_length = struct.unpack("<HH", raw.read(4))
+            raw.seek(info.header_offset + 30 + name_length + extra_length)
+            version = np.lib.format.read_magic(raw)
+            shape, fortran, dtype = (
+                np.lib.format.read_array_header_1_0(raw) if version == (1, 0)
+                else np.lib.format.read_array_header_2_0(raw)
+            )
+            if dtype.hasobject:
+                raise SavedStateError(f"{path}: {info.filename} holds Python objects, which are never loaded")
+            arrays[name] = np.memmap(
+                path, dtype=dtype, mode="r", offset=raw.tell(), shape=shape, order="F" if fortran else "C"
+            )
+    return arrays
+
+
+def _identity(path: Path):
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return stat.st_dev, stat.st_ino

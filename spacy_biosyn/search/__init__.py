@@ -1,0 +1,3 @@
+"""The name search: the score S = S_dense + lambda x S_sparse and its unit
+scale (scoring.py), the char tf-idf, the index kinds, and the ranker that
+turns mention strings into ranked names."""

@@ -1,0 +1,200 @@
+"""Approximate search for dictionaries of millions of names, with faiss.
+
+Each mention's candidates are the best names by dense score from any faiss
+index (HNSW, IVF-PQ, fp16 or int8 storage, by faiss's factory string) and
+the best by sparse score, and S is computed on their union with the vectors
+that index stores. A module of its own: faiss is imported only by pipelines
+that use it.
+"""
+from __future__ import annotations  # faiss's types name faiss, which may be missing
+
+from pathlib import Path
+from typing import Optional, Union
+
+import numpy as np
+from scipy import sparse
+from sklearn.decomposition import TruncatedSVD
+from spacy.util import registry
+
+from ..parts import FAISS_INDEX
+from .index import FAISS_FILE, IndexBase, import_faiss
+from .scoring import biosyn_scores, pooled_sparse_scores, sparse_scores, top_k
+
+try:
+    import faiss
+except ImportError:
+    # The name must still enumerate and resolve where the extra is missing
+    # (catalogue imports every entry point): the constructor says what to install.
+    faiss = None
+
+
+@registry.misc(FAISS_INDEX)
+class FaissIndex(IndexBase):
+    """Approximate search for large dictionaries. `factory` is a faiss
+    index_factory string for the name vectors: "HNSW32" (graph, fp32),
+    "HNSW32,SQfp16" or "HNSW32,SQ8" (graph over fp16 / int8 vectors),
+    "IVF4096,PQ48" (inverted lists over product-quantized vectors).
+    `ef_search` and `nprobe` trade speed for recall where the index has them.
+
+    Each mention's candidates are the `pool_size` best names by dense score
+    and the `pool_size` best by sparse score; S is computed on their union.
+    With `sparse_dims` > 0 the sparse pool comes from a second faiss index
+    (`sparse_factory`) over the tf-idf rows projected to that many dimensions
+    by a truncated SVD, and tf-idf is computed for the pooled names only;
+    with 0 every name's tf-idf is scored, which grows with the dictionary.
+    """
+
+    def __init__(
+        self,
+        factory: str = "HNSW32,SQfp16",
+        pool_size: int = 64,
+        ef_search: int = 128,
+        nprobe: int = 32,
+        sparse_dims: int = 0,
+        sparse_factory: str = "HNSW32",
+        max_training_names: int = 200_000,
+        chunk_size: int = 16,
+        seed: int = 0,
+    ):
+        if pool_size < 1:
+            raise ValueError(f"pool_size must be positive, got {pool_size}")
+        if chunk_size < 1:
+            raise ValueError(f"chunk_size must be positive, got {chunk_size}")
+        super().__init__()
+        import_faiss(FAISS_INDEX)
+        self.factory = factory
+        self.pool_size = pool_size
+        self.ef_search = ef_search
+        self.nprobe = nprobe
+        self.sparse_dims = sparse_dims
+        self.sparse_factory = sparse_factory
+        self.max_training_names = max_training_names
+        # Small chunks: scoring every name's tf-idf takes (chunk x names) floats.
+        self.chunk_size = chunk_size
+        self.seed = seed
+        self._dense: Optional[faiss.Index] = None
+        self._projection: Optional[np.ndarray] = None  # tf-idf vocabulary x sparse_dims
+        self._sparse_index: Optional[faiss.Index] = None
+
+    @property
+    def dim(self) -> int:
+        return self._dense.d
+
+    def reconstruct(self, ids: np.ndarray) -> np.ndarray:
+        ids = np.asarray(ids, dtype=np.int64)
+        return self._dense.reconstruct_batch(ids.ravel()).reshape(*ids.shape, self.dim)
+
+    @property
+    def holds_exact_vectors(self) -> bool:
+        # float32 storage ("Flat", "HNSW32"); SQ and PQ codes decode to approximations
+        index = faiss.downcast_index(self._dense)
+        storage = faiss.downcast_index(index.storage) if isinstance(index, faiss.IndexHNSW) else index
+        return isinstance(storage, faiss.IndexFlat)
+
+    def build(self, vectors: np.ndarray, sparse_vectors: sparse.csr_matrix) -> "FaissIndex":
+        super().build(vectors, sparse_vectors)
+        if self.sparse_dims:
+            dims = min(self.sparse_dims, self._sparse.shape[1] - 1)
+            sample = self._training_sample(self._sparse)
+            svd = TruncatedSVD(dims, random_state=self.seed).fit(sample)
+            self._projection = np.ascontiguousarray(svd.components_.T, dtype=np.float32)
+            self._sparse_index = self._faiss(self.sparse_factory, self._project(self._sparse))
+        return self
+
+    def add(self, vectors: np.ndarray, sparse_vectors: sparse.csr_matrix) -> None:
+        super().add(vectors, sparse_vectors)
+        if self.sparse_dims and sparse_vectors.shape[0]:
+            self._sparse_index.add(self._project(sparse_vectors))
+
+    def _build_dense(self, vectors: np.ndarray) -> None:
+        self._dense = self._faiss(self.factory, vectors)
+
+    def _add_dense(self, vectors: np.ndarray) -> None:
+        self._dense.add(vectors)
+
+    def _project(self, sparse_rows: sparse.csr_matrix) -> np.ndarray:
+        return np.ascontiguousarray(sparse_rows @ self._projection, dtype=np.float32)
+
+    def _faiss(self, factory: str, vectors: np.ndarray) -> faiss.Index:
+        try:
+            index = faiss.index_factory(vectors.shape[1], factory, faiss.METRIC_INNER_PRODUCT)
+        except RuntimeError as error:
+            raise ValueError(f"FaissIndex: faiss cannot build {factory!r}: {error}") from None
+        if not index.is_trained:
+            index.train(self._training_sample(vectors))
+        index.add(vectors)
+        _set_search_parameters(index, self.ef_search, self.nprobe)
+        return index
+
+    def _training_sample(self, rows):
+        # A fixed sample keeps builds reproducible and bounds k-means' and SVD's time.
+        if rows.shape[0] <= self.max_training_names:
+            return rows
+        rng = np.random.default_rng(self.seed)
+        return rows[np.sort(rng.choice(rows.shape[0], self.max_training_names, replace=False))]
+
+    def _chunk_size(self) -> int:
+        return self.chunk_size
+
+    def _pool(self, k: int) -> int:
+        return min(max(self.pool_size, k), len(self))
+
+    def _search_chunk(self, dense_q, sparse_q, weight, k):
+        pool = self._pool(k)
+        if self.sparse_dims:
+            _, sparse_pool = self._sparse_index.search(self._project(sparse_q), pool)
+            sparse_of = lambda pooled: pooled_sparse_scores(self._sparse, sparse_q, pooled)  # noqa: E731
+        else:
+            every_name = sparse_scores(self._sparse, sparse_q)
+            sparse_pool = top_k(weight * every_name, pool)
+            sparse_of = lambda pooled: np.take_along_axis(every_name, pooled, axis=1)  # noqa: E731
+        _, dense_pool = self._dense.search(dense_q, pool)
+        candidates = np.concatenate([dense_pool, sparse_pool], axis=1)
+        # An approximate index may find fewer names than asked (id -1): those
+        # slots repeat a found name and drop out as duplicates below.
+        candidates = np.where(candidates < 0, candidates.max(axis=1, keepdims=True), candidates)
+        candidates.sort(axis=1)  # so that top_k's column order is id order
+        dense = np.einsum("bd,bcd->bc", dense_q, self.reconstruct(candidates))
+        totals = biosyn_scores(dense, sparse_of(candidates), weight)
+        totals[:, 1:][candidates[:, 1:] == candidates[:, :-1]] = -np.inf  # duplicates
+        order = top_k(totals, k)
+        return np.take_along_axis(totals, order, axis=1), np.take_along_axis(candidates, order, axis=1)
+
+    def to_disk(self, path: Union[str, Path]) -> None:
+        super().to_disk(path)
+        faiss.write_index(self._dense, str(Path(path) / FAISS_FILE))
+        if self.sparse_dims:
+            faiss.write_index(self._sparse_index, str(Path(path) / "sparse.faiss"))
+            np.save(Path(path) / "sparse_projection.npy", self._projection)
+
+    def from_disk(self, path: Union[str, Path]) -> "FaissIndex":
+        path = Path(path)
+        if self.sparse_dims:
+            if not (path / "sparse.faiss").exists():
+                raise ValueError(
+                    f"{path} has no sparse.faiss: it was built with sparse_dims = 0, "
+                    f"not {self.sparse_dims}; configure the index as it was built"
+                )
+            self._sparse_index = faiss.read_index(str(path / "sparse.faiss"))
+            self._projection = np.load(path / "sparse_projection.npy", allow_pickle=False)
+        if not (path / FAISS_FILE).exists():
+            raise ValueError(
+                f"{path} has no {FAISS_FILE}: it was saved by spacy_biosyn.ExactIndex; "
+                "configure that back-end, or build this one"
+            )
+        super().from_disk(path)
+        self._dense = faiss.read_index(str(path / FAISS_FILE))
+        for index in (self._dense, self._sparse_index):
+            if index is not None:
+                _set_search_parameters(index, self.ef_search, self.nprobe)
+        return self
+
+
+def _set_search_parameters(index: faiss.Index, ef_search: int, nprobe: int) -> None:
+    ivf = faiss.try_extract_index_ivf(index)
+    if ivf is not None:
+        ivf.nprobe = nprobe
+        ivf.make_direct_map()  # reconstruct() of IVF names
+    hnsw = getattr(faiss.downcast_index(index), "hnsw", None)
+    if hnsw is not None:
+        hnsw.efSearch = ef_search

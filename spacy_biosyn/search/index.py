@@ -1,0 +1,265 @@
+"""Search: the k dictionary names with the highest S = dense + lambda * sparse.
+
+`ExactIndex` (the default) ranks as brute force does: the dense score of
+every name is one matrix product with the name vectors (BLAS), over chunks
+of mentions sized to bound memory, and the tf-idf score is added for the
+names that a bound leaves able to reach the top k. On MEDIC's 72k names
+that is about four times faster than faiss's flat search of a candidate
+pool, which spent its time keeping heaps. The vectors are held column-major
+(each dimension's values for all names side by side), which halves the
+product's time for the few mentions of one doc (docs/record.md),
+and saved so as a .npy file that is memory-mapped at load: loading reads no
+vector until a search needs it.
+
+The tf-idf rows are saved uncompressed and memory-mapped too: a search
+reads only the rows it scores.
+
+`FaissIndex` (faiss_index.py) trades exactness for memory and speed on
+dictionaries of millions of names.
+"""
+from pathlib import Path
+from typing import Optional, Tuple, Union
+
+import numpy as np
+from scipy import sparse
+from spacy.util import registry
+
+from ..checks import is_whole_number
+from ..errors import SavedStateError
+from ..files.storage import mapped_npz
+from ..parts import EXACT_INDEX, EXACT_INDEX_V1
+from .scoring import biosyn_scores, top_k
+
+# Float rounding between two ways of computing one score: near-ties are
+# scored in full instead of being ruled out.
+_BOUND_EPS = 1e-5
+# The names' tf-idf rows, in every back-end's folder; the linker checksums it.
+SPARSE_FILE = "sparse.npz"
+VECTORS_FILE = "vectors.npy"
+# What ExactIndex saved before v2; still read.
+FAISS_FILE = "dense.faiss"
+
+
+class IndexBase:
+    """The names' tf-idf rows (a CSR matrix, saved without pickle) and the
+    search loop over chunks of mentions; subclasses hold the name vectors."""
+
+    def __init__(self) -> None:
+        self._sparse: Optional[sparse.csr_matrix] = None
+
+    def __len__(self) -> int:
+        return 0 if self._sparse is None else self._sparse.shape[0]
+
+    @property
+    def dim(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def sparse_vectors(self) -> sparse.csr_matrix:
+        return self._sparse
+
+    def reconstruct(self, ids: np.ndarray) -> np.ndarray:
+        """The stored vectors of names `ids` (any shape), as the index holds them."""
+        raise NotImplementedError
+
+    @property
+    def holds_exact_vectors(self) -> bool:
+        """Whether reconstruct() gives the vectors as they were built, not
+        compressed ones: then a mention that is a name can take its vector."""
+        raise NotImplementedError
+
+    def build(self, vectors: np.ndarray, sparse_vectors: sparse.csr_matrix):
+        _check_rows(vectors, sparse_vectors)
+        self._build_dense(np.ascontiguousarray(vectors, dtype=np.float32))
+        self._sparse = sparse.csr_matrix(sparse_vectors, dtype=np.float32)
+        return self
+
+    def add(self, vectors: np.ndarray, sparse_vectors: sparse.csr_matrix) -> None:
+        """Index more names after the built ones (synonyms added at search
+        time): rows already indexed keep their ids."""
+        _check_rows(vectors, sparse_vectors)
+        if len(vectors):
+            self._add_dense(np.ascontiguousarray(vectors, dtype=np.float32))
+            self._sparse = sparse.vstack([self._sparse, sparse_vectors], format="csr", dtype=np.float32)
+
+    def search(
+        self,
+        dense_queries: np.ndarray,
+        sparse_queries: sparse.csr_matrix,
+        sparse_weight: float,
+        k: int,
+    ) -> Tuple[np.ndarray, np.ndarray]:
+        """(scores, ids), each (n_queries, min(k, len(self))), best first."""
+        k = min(k, len(self))
+        n_queries = dense_queries.shape[0]
+        if sparse_queries.shape[0] != n_queries:
+            raise ValueError(f"{n_queries} dense but {sparse_queries.shape[0]} sparse query vectors")
+        scores = np.empty((n_queries, k), dtype=np.float32)
+        ids = np.empty((n_queries, k), dtype=np.int64)
+        dense_queries = np.ascontiguousarray(dense_queries, dtype=np.float32)
+        chunk = self._chunk_size()
+        for start in range(0, n_queries, chunk):
+            rows = slice(start, start + chunk)
+            scores[rows], ids[rows] = self._search_chunk(
+                dense_queries[rows], sparse_queries[rows], sparse_weight, k
+            )
+        return scores, ids
+
+    def _chunk_size(self) -> int:
+        raise NotImplementedError
+
+    def _search_chunk(self, dense_q, sparse_q, weight, k):
+        raise NotImplementedError
+
+    def _build_dense(self, vectors: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _add_dense(self, vectors: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def to_disk(self, path: Union[str, Path]) -> None:
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        # Uncompressed, so that loading maps the rows instead of reading them.
+        sparse.save_npz(path / SPARSE_FILE, self._sparse, compressed=False)
+
+    def from_disk(self, path: Union[str, Path]):
+        file = Path(path) / SPARSE_FILE
+        arrays = mapped_npz(file)
+        if arrays.get("format", np.array(b"")).item() != b"csr" or "shape" not in arrays:
+            raise SavedStateError(f"{file} does not hold a CSR matrix of tf-idf rows")
+        self._sparse = sparse.csr_matrix(
+            (arrays["data"], arrays["indices"], arrays["indptr"]), shape=tuple(arrays["shape"])
+        )
+        return self
+
+
+@registry.misc(EXACT_INDEX)
+class ExactIndex(IndexBase):
+    """Exact search: the ranking of S over every name for every mention.
+    `chunk_scores` is how many (mention, name) dense scores one chunk
+    holds, which bounds the search's memory whatever the dictionary's size."""
+
+    def __init__(self, chunk_scores: int = 2**23):
+        if not is_whole_number(chunk_scores, 1):
+            raise ValueError(f"chunk_scores must be a whole number >= 1, got {chunk_scores!r}")
+        super().__init__()
+        self.chunk_scores = chunk_scores
+        self._vectors: Optional[np.ndarray] = None
+
+    @property
+    def dim(self) -> int:
+        return self._vectors.shape[1]
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """The name vectors (n_names x dim); read-only when memory-mapped."""
+        return self._vectors
+
+    def reconstruct(self, ids: np.ndarray) -> np.ndarray:
+        return self._vectors[np.asarray(ids, dtype=np.int64)]
+
+    @property
+    def holds_exact_vectors(self) -> bool:
+        return True
+
+    def _build_dense(self, vectors: np.ndarray) -> None:
+        self._vectors = np.asfortranarray(vectors)
+
+    def _add_dense(self, vectors: np.ndarray) -> None:
+        self._vectors = np.asfortranarray(np.concatenate([self._vectors, vectors]))
+
+    def _chunk_size(self) -> int:
+        return max(1, self.chunk_scores // max(1, len(self)))
+
+    def _search_chunk(self, dense_q, sparse_q, weight, k):
+        dense = dense_q @ self._vectors.T
+        # tf-idf rows are unit and non-negative, so S_sparse lies in [0, 1] and
+        # no name's S exceeds its dense score + max(lambda, 0). The k best
+        # names by dense score give a k-th S that the true k-th S is at least;
+        # only names whose dense score comes within that headroom of it can
+        # rank, and only they are scored in full: usually a few hundred of
+        # MEDIC's 72k, where a sparse product with every name took a third
+        # of the search.
+        headroom = max(weight, 0.0) + _BOUND_EPS
+        seeds = top_k(dense, k)
+        queries = sparse_q.toarray()
+        scores = np.empty((len(dense), k), dtype=np.float32)
+        ids = np.empty((len(dense), k), dtype=np.int64)
+        for row, (row_dense, query) in enumerate(zip(dense, queries)):
+            seed_totals = biosyn_scores(row_dense[seeds[row]], self._sparse[seeds[row]] @ query, weight)
+            candidates = np.flatnonzero(row_dense >= seed_totals.min() - headroom)
+            totals = biosyn_scores(row_dense[candidates], self._sparse[candidates] @ query, weight)
+            best = top_k(totals[None], k)[0]
+            scores[row], ids[row] = totals[best], candidates[best]
+        return scores, ids
+
+    def to_disk(self, path: Union[str, Path]) -> None:
+        super().to_disk(path)
+        # Column-major in the file too, so the memory map is the search layout.
+        np.save(Path(path) / VECTORS_FILE, np.asfortranarray(self._vectors), allow_pickle=False)
+
+    def from_disk(self, path: Union[str, Path]) -> "ExactIndex":
+        path = Path(path)
+        super().from_disk(path)
+        if (path / VECTORS_FILE).exists():
+            try:
+                vectors = np.asarray(np.load(path / VECTORS_FILE, mmap_mode="r", allow_pickle=False))
+            except (ValueError, OSError, EOFError) as error:  # pickled, objects, cut short
+                raise SavedStateError(
+                    f"{path / VECTORS_FILE} is not a saved matrix of name vectors ({error}); save or build "
+                    "the pipeline again"
+                ) from None
+        elif (path / FAISS_FILE).exists():
+            vectors = _flat_vectors(path / FAISS_FILE)
+        else:
+            raise ValueError(f"{path} holds no name vectors ({VECTORS_FILE})")
+        if vectors.ndim != 2 or vectors.dtype != np.float32:
+            raise ValueError(
+                f"{path / VECTORS_FILE} holds {vectors.dtype} of shape {vectors.shape}, "
+                "not a float32 matrix of name vectors"
+            )
+        self._vectors = vectors
+        return self
+
+
+@registry.misc(EXACT_INDEX_V1)
+def exact_index_v1(pool_size: int = 64, chunk_size: int = 128) -> ExactIndex:
+    """What pipelines saved before v2 name. v1 searched a faiss pool under a
+    bound; v2 returns the same exact ranking by scoring every name, so
+    these settings have nothing left to set."""
+    return ExactIndex()
+
+
+def estimated_bytes(n_names: int, dim: int, sparse_nnz: int, bytes_per_dimension: int = 4) -> int:
+    """About what an index of `n_names` vectors of `dim` dimensions (float32,
+    or 1 byte for int8 codes) and tf-idf rows of `sparse_nnz` entries holds."""
+    return n_names * dim * bytes_per_dimension + sparse_nnz * 8  # a float32 value and an int32 column per entry
+
+
+def import_faiss(needed_by: str):
+    """faiss, an optional dependency, or ImportError saying which extra brings it."""
+    try:
+        import faiss
+    except ImportError:
+        raise ImportError(f'{needed_by} needs faiss: pip install "spacy-biosyn[faiss]"') from None
+    return faiss
+
+
+def _flat_vectors(path: Path) -> np.ndarray:
+    faiss = import_faiss(f"{path}, an index saved before spacy_biosyn.ExactIndex.v2,")
+
+    index = faiss.read_index(str(path))
+    dense = faiss.downcast_index(index)  # a view: `index` must outlive it
+    if not isinstance(dense, faiss.IndexFlat):
+        raise ValueError(
+            f"{path} is a faiss {type(dense).__name__}, not the flat "
+            "index of spacy_biosyn.ExactIndex: configure the spacy_biosyn.FaissIndex.v1 "
+            "back-end that built it"
+        )
+    return dense.reconstruct_batch(np.arange(dense.ntotal, dtype=np.int64))
+
+
+def _check_rows(vectors: np.ndarray, sparse_vectors: sparse.csr_matrix) -> None:
+    if vectors.shape[0] != sparse_vectors.shape[0]:
+        raise ValueError(f"{vectors.shape[0]} dense but {sparse_vectors.shape[0]} sparse name vectors")

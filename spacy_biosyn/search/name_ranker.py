@@ -1,0 +1,432 @@
+"""Scoring: normalized mention strings in, ranked dictionary names out.
+
+The linker owns the dictionary, both encoders and the index, and knows nothing
+of spaCy: the pipeline component, the evaluation and the trainer all rank
+through it, so they cannot disagree about what S is.
+
+Search strategies plug in around the name search: synonyms added at search
+time join the index, an optional concept scorer (strategies/concept_scorers.py) re-ranks each
+mention's pool of names by concept, and an optional sieve (strategies/sieve.py) puts an
+accepted synonym first.
+"""
+from collections import OrderedDict
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import srsly
+from scipy.sparse import csr_matrix, vstack
+
+from ..checks import is_whole_number
+from ..errors import DictionaryError, MismatchError
+from ..files.storage import MANIFEST, check_manifest, file_sha256, read_saved_json, write_manifest
+from ..kb.dictionary import Dictionary, NameRows, read_details, write_details
+from ..kb.knowledge_base import KnowledgeBase
+from ..strategies.nil_default import NilDefault, nil_default
+from ..ty import Candidate, Encoder, SearchIndex
+from .index import SPARSE_FILE as _SPARSE_FILE
+from .index import ExactIndex, estimated_bytes
+from .tfidf import SparseEncoder
+
+# What the vocabulary says of each concept (names as written, types, definitions).
+DETAILS_FILE = "concepts.jsonl"
+# Names re-encoded at load time to prove the saved vectors came from this encoder.
+_N_PROBES = 8
+_PROBE_MIN_COSINE = 0.99
+
+
+class RankCache:
+    """The ranked candidates of the last `size` (text, k) asked for, the
+    least recently used dropped first; 0 keeps nothing. Entries hold while
+    the linker's parts are the objects they were ranked with: a new
+    dictionary, synonyms, encoder, index, tf-idf or lambda empties it."""
+
+    def __init__(self, size: int):
+        if not is_whole_number(size, 0):
+            raise ValueError(f"cache_size must be a whole number >= 0, got {size!r}")
+        self.size = size
+        self.lookups = self.hits = 0
+        self._entries: "OrderedDict[tuple, Tuple[Candidate, ...]]" = OrderedDict()
+        self._parts: tuple = ()
+
+    def check(self, parts: tuple) -> None:
+        if len(parts) != len(self._parts) or any(a is not b and a != b for a, b in zip(parts, self._parts)):
+            self._entries.clear()
+            self._parts = parts
+
+    def clear(self) -> None:
+        """Forget every entry and the hit count."""
+        self._entries.clear()
+        self.lookups = self.hits = 0
+
+    def get(self, key: tuple) -> Optional[Tuple[Candidate, ...]]:
+        if not self.size:
+            return None
+        self.lookups += 1
+        found = self._entries.get(key)
+        if found is not None:
+            self.hits += 1
+            self._entries.move_to_end(key)
+        return found
+
+    def put(self, key: tuple, candidates: List[Candidate]) -> None:
+        if self.size:
+            self._entries[key] = tuple(candidates)
+            if len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+
+
+class _NamesByConcept:
+    """The linker as a concept scorer sees it (ty.NamesByConcept)."""
+
+    def __init__(self, linker: "Linker"):
+        self._linker = linker
+        self.similarity = linker.encoder.similarity
+        self.sparse_weight = linker.sparse_weight
+
+    def rows_of(self, cui: str) -> np.ndarray:
+        return self._linker.dictionary.rows_by_cui[cui]
+
+    def dense_vectors(self, rows: np.ndarray) -> np.ndarray:
+        return self._linker.index.reconstruct(rows)
+
+    def sparse_vectors(self, rows: np.ndarray) -> csr_matrix:
+        return self._linker.index.sparse_vectors[rows]
+
+
+class Linker:
+    def __init__(
+        self,
+        encoder: Encoder,
+        index: SearchIndex,
+        sparse_weight: float,
+        *,
+        concept_scorer: Optional[Callable] = None,
+        sieve: Optional[Callable] = None,
+        cache_size: int = 0,
+    ):
+        self.encoder = encoder
+        self.index = index
+        self._sparse_weight = sparse_weight
+        self.concept_scorer = concept_scorer
+        self.sieve = sieve
+        self.sparse = SparseEncoder()
+        self.dictionary: Optional[Dictionary] = None
+        # The names add_synonyms() merged in, searched alone by the sieve.
+        self.synonyms: Optional[Dictionary] = None
+        self._synonym_index = ExactIndex()
+        self.cache = RankCache(cache_size)
+        # Found on first use; a new encoder, dictionary or lambda forgets it.
+        self._nil_default: Optional[NilDefault] = None
+
+    @property
+    def is_ready(self) -> bool:
+        return self.dictionary is not None
+
+    def _require_dictionary(self) -> None:
+        if not self.is_ready:
+            raise RuntimeError("the linker has no dictionary: call nlp.initialize() first")
+
+    @property
+    def kb(self) -> KnowledgeBase:
+        """The concepts of the dictionary, synonyms included: `kb.cui_to_entity[cui]`."""
+        self._require_dictionary()
+        return KnowledgeBase(self.dictionary)
+
+    @property
+    def names_by_concept(self) -> "_NamesByConcept":
+        """What a concept scorer may read of this linker (ty.NamesByConcept)."""
+        return _NamesByConcept(self)
+
+    @property
+    def sparse_weight(self) -> float:
+        return self._sparse_weight
+
+    @sparse_weight.setter
+    def sparse_weight(self, weight: float) -> None:
+        if weight != self._sparse_weight:
+            self._nil_default = None
+        self._sparse_weight = weight
+
+    @property
+    def nil_default(self) -> NilDefault:
+        """What nil_threshold "auto" is for this encoder, lambda and
+        vocabulary (strategies/nil_default.py): found once, and saved with the linker."""
+        if self._nil_default is None:
+            self._require_dictionary()
+            self._nil_default = nil_default(self)
+        return self._nil_default
+
+    def build(
+        self,
+        dictionary: Dictionary,
+        refit_sparse: bool = True,
+        vectors: Optional[np.ndarray] = None,
+        sparse: Optional[SparseEncoder] = None,
+        announce: Optional[Callable[[str], None]] = None,
+    ) -> None:
+        """Encode every name and index them. `refit_sparse=False` keeps the
+        fitted tf-idf, as BioSyn does when a trained model meets a new
+        dictionary (dev and test dictionaries add names to the training one);
+        `sparse` is a fitted tf-idf to use as it is (the trainer's, fitted on
+        the training dictionary). `vectors` are the names' dense vectors when
+        the caller already has them from this encoder (the trainer does, once
+        per epoch). `announce` is told the memory the index will take
+        before the names are encoded."""
+        if len(dictionary) == 0:
+            raise ValueError("cannot build a linker over an empty dictionary")
+        if vectors is not None and len(vectors) != len(dictionary):
+            raise ValueError(f"{len(vectors)} vectors for {len(dictionary)} names")
+        if sparse is not None:
+            self.sparse = sparse
+        elif refit_sparse or not self.sparse.is_fitted:
+            self.sparse.fit(dictionary.names)
+        sparse_rows = self.sparse.transform(dictionary.names)
+        if announce is not None:
+            announce(self._plan(len(dictionary), sparse_rows.nnz))
+        if vectors is None:
+            vectors = self.encoder.encode(dictionary.names)
+        self.index.build(vectors, sparse_rows)
+        self.dictionary = dictionary
+        self.synonyms = None
+        self._nil_default = None
+
+    def _plan(self, n_names: int, sparse_nnz: int) -> str:
+        planned = getattr(self.index, "planned_bytes", None)
+        kind, size = planned(n_names, self.encoder.dim, sparse_nnz) if planned else (
+            type(self.index).__name__, estimated_bytes(n_names, self.encoder.dim, sparse_nnz)
+        )
+        return f"{n_names:,} names: the {kind} index will take about {size / 2**30:.2f} GiB; encoding them now"
+
+    def set_encoder(self, encoder: Encoder, reencode: bool) -> None:
+        """Search with another encoder from now on. `reencode`: encode every
+        name with it; else the stored vectors stay, which is right only for
+        the same model in another runtime (the load-time probe checks it)."""
+        self.encoder = encoder
+        self._nil_default = None
+        if reencode and self.is_ready:
+            self.index.build(encoder.encode(self.dictionary.names), self.index.sparse_vectors)
+            if self.synonyms is not None:
+                self._index_synonyms()
+
+    def add_synonyms(self, synonyms: Dictionary) -> None:
+        """Search more names, such as training mentions or a user's domain
+        names, without retraining: only names new to the dictionary are
+        encoded and indexed; a known name gains the synonym's CUIs."""
+        if not self.is_ready:
+            raise RuntimeError("add_synonyms needs a built linker: call build() first")
+        if not len(synonyms):
+            raise ValueError("add_synonyms: no names to add")
+        merged = self.dictionary.with_synonyms(synonyms.pairs())
+        new = merged.names[len(self.dictionary) :]
+        if new:
+            self.index.add(self.encoder.encode(new), self.sparse.transform(new))
+        self.dictionary = merged
+        self._nil_default = None
+        if self.synonyms is not None:
+            synonyms = self.synonyms.with_synonyms(synonyms.pairs())
+        self.synonyms = synonyms
+        self._index_synonyms()
+
+    def _index_synonyms(self) -> None:
+        # Vectors come from the main index: every synonym is one of its names.
+        rows = [self.dictionary.row(name) for name in self.synonyms.names]
+        if None in rows:
+            missing = self.synonyms.names[rows.index(None)]
+            raise MismatchError(f"the synonym {missing!r} is not a name of the linker's dictionary")
+        rows = np.array(rows, dtype=np.int64)
+        self._synonym_index.build(self.index.reconstruct(rows), self.index.sparse_vectors[rows])
+
+    def rank(self, texts: Sequence[str], k: int, rows: Optional[NameRows] = None) -> List[List[Candidate]]:
+        """The k best candidates for each normalized text, best first. Each
+        distinct text is encoded once; an empty text gets no candidates.
+        `rows`: the texts' rows among the names as already looked up (by
+        preprocessing), for this linker's dictionary."""
+        self._require_dictionary()
+        self.cache.check((self.encoder, self.index, self.sparse, self.dictionary, self.synonyms, self.sparse_weight))
+        ranked: Dict[str, List[Candidate]] = {"": []}
+        unique = []
+        for text in dict.fromkeys(t for t in texts if t):
+            found = self.cache.get((text, k))
+            if found is None:
+                unique.append(text)
+            else:
+                ranked[text] = found
+        if unique:
+            dense_q, sparse_q = self._queries(unique, rows)
+            scorer = self.concept_scorer
+            pool = k if scorer is None else max(k, scorer.pool_size)
+            found = self._search(self.index, self.dictionary, dense_q, sparse_q, pool)
+            if scorer is not None:
+                found = [c[:k] for c in scorer(self.names_by_concept, dense_q, sparse_q, found)]
+            if self.sieve is not None and self.synonyms is not None:
+                nearest = self._search(self._synonym_index, self.synonyms, dense_q, sparse_q, 1)
+                found = [self.sieve(t, n[0], c) for t, n, c in zip(unique, nearest, found)]
+            found = [self._on_unit_scale(c, query, text) for c, query, text in zip(found, dense_q, unique)]
+            ranked.update(zip(unique, found))
+            for text, candidates in zip(unique, found):
+                self.cache.put((text, k), candidates)
+        return [list(ranked[t]) for t in texts]
+
+    def score_names(self, texts: Sequence[str], k: int) -> List[List[Candidate]]:
+        """The k best names of each normalized text by S alone (no concept
+        scorer, sieve or cache), scored on [0, 1] as `rank` scores them."""
+        self._require_dictionary()
+        dense_q, sparse_q = self._queries(list(texts))
+        found = self._search(self.index, self.dictionary, dense_q, sparse_q, k)
+        return [self._on_unit_scale(c, query, text) for c, query, text in zip(found, dense_q, texts)]
+
+    def _queries(self, texts: List[str], rows: Optional[NameRows] = None) -> Tuple[np.ndarray, csr_matrix]:
+        """The dense vectors and tf-idf rows of normalized texts. A text that
+        is one of the names already has both in the index (a string encodes
+        to the same vector whoever asks, up to batch noise of about 1e-6, far
+        below the tie tolerance; its tf-idf row is the same exactly), so only
+        the others are encoded."""
+        if rows is None or rows.dictionary is not self.dictionary:
+            rows = NameRows(self.dictionary)
+        rows = [rows[text] for text in texts]
+        known = [i for i, row in enumerate(rows) if row is not None]
+        new = [i for i, row in enumerate(rows) if row is None]
+        known_rows = np.array([rows[i] for i in known], dtype=np.int64)
+        new_texts = [texts[i] for i in new]
+        if not self.index.holds_exact_vectors:
+            dense = self.encoder.encode(texts)
+        else:
+            dense = np.empty((len(texts), self.index.dim), dtype=np.float32)
+            dense[known] = self.index.reconstruct(known_rows)
+            if new:
+                dense[new] = self.encoder.encode(new_texts)
+        pieces = [self.index.sparse_vectors[known_rows]] if known else []
+        if new:
+            pieces.append(self.sparse.transform(new_texts))
+        # Rows back in the texts' order.
+        order = np.argsort(np.array(known + new, dtype=np.int64), kind="stable")
+        return dense, vstack(pieces, format="csr", dtype=np.float32)[order]
+
+    def _on_unit_scale(self, candidates: List[Candidate], query: np.ndarray, text: str) -> List[Candidate]:
+        """Scores as users read and threshold them, on [0, 1] as scispaCy's
+        and spaCy's are: S over the S of a name written as the mention
+        (|m|^2 + lambda; 1 + lambda with cosine), so that name scores 1.0
+        exactly (float32 sums put it 1e-6 off); the order is S's. (The sieve
+        and concept scorers work on S itself.) `text` is the normalized mention."""
+        perfect = float(query @ query) + self.sparse_weight
+        if perfect <= 0:  # a zero vector and no tf-idf: nothing scores
+            return [c._replace(score=0.0) for c in candidates]
+        return [c._replace(score=1.0 if c.name == text else min(1.0, max(0.0, c.score / perfect))) for c in candidates]
+
+    def _search(self, index: SearchIndex, dictionary: Dictionary, dense_q, sparse_q, k: int):
+        scores, ids = index.search(dense_q, sparse_q, self.sparse_weight, k)
+        found = zip(dictionary.names.take(ids.ravel()), dictionary.concepts.take(ids.ravel()), scores.ravel().tolist())
+        candidates = [Candidate(*fields) for fields in found]
+        width = ids.shape[1]
+        return [candidates[start : start + width] for start in range(0, len(candidates), width)]
+
+    def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:
+        """Save the state; exclude=["encoder"] when the encoder is saved by
+        whoever shares it (linkers routed by entity label)."""
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        self.dictionary.to_file(path / "dictionary.txt")
+        self.sparse.to_disk(path / "tfidf.json")
+        if "encoder" not in exclude:
+            self.encoder.to_disk(path / "encoder")
+        self.index.to_disk(path / "index")
+        srsly.write_json(path / "index.json", {
+            "n_names": len(self.index),
+            "dictionary_sha256": self.dictionary.fingerprint(),
+            "similarity": self.encoder.similarity,
+            "pooling": self.encoder.pooling,
+            "nil_default": self.nil_default.to_json(),
+            # A load then refuses this folder without its manifest.
+            "manifest": MANIFEST,
+        })
+        if self.synonyms is not None:
+            self.synonyms.to_file(path / "synonyms.txt")
+        else:
+            (path / "synonyms.txt").unlink(missing_ok=True)
+        write_details(path / DETAILS_FILE, self.dictionary.details)
+        # Last: every file above, the index's whole (a probe re-encodes a few
+        # names only, so one replaced vector would pass it), the concepts'
+        # types and the saved threshold included.
+        write_manifest(path)
+
+    def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "Linker":
+        path = Path(path)
+        meta = read_saved_json(path / "index.json", expect=dict)
+        if "manifest" in meta or (path / MANIFEST).exists():
+            check_manifest(path)
+        else:
+            _check_listed_files(path, meta)
+        try:
+            dictionary = Dictionary.from_saved(path / "dictionary.txt", meta["dictionary_sha256"])
+        except DictionaryError:
+            raise MismatchError(
+                f"{path / 'dictionary.txt'} is not the dictionary the index in {path} was "
+                "built for; rebuild the index (python -m spacy_biosyn build)"
+            ) from None
+        self.sparse.from_disk(path / "tfidf.json")
+        if "encoder" not in exclude:
+            self.encoder.from_disk(path / "encoder")
+        self.index.from_disk(path / "index")
+        self._check_saved_state(path, dictionary, meta)
+        self.dictionary = dictionary.with_details(read_details(path / DETAILS_FILE))
+        # Saves from before it was saved find it on first use.
+        self._nil_default = NilDefault.from_json(meta["nil_default"], str(path / "index.json")) if "nil_default" in meta else None
+        self.synonyms = None
+        if (path / "synonyms.txt").exists():
+            self.synonyms = Dictionary.from_file(path / "synonyms.txt")
+            try:
+                self._index_synonyms()
+            except MismatchError as error:
+                raise MismatchError(f"{path / 'synonyms.txt'}: {error}") from None
+        return self
+
+    def _check_saved_state(self, path: Path, dictionary: Dictionary, meta: dict) -> None:
+        for setting in ("similarity", "pooling"):
+            if meta.get(setting) != getattr(self.encoder, setting):
+                raise MismatchError(
+                    f"the vectors in {path / 'index'} were made with {setting} = {meta.get(setting)!r}, "
+                    f"but the encoder is configured with {getattr(self.encoder, setting)!r}: load the "
+                    "pipeline with the config it was saved with, or rebuild the index"
+                )
+        if len(self.index) != len(dictionary):
+            raise MismatchError(
+                f"{path / 'index'} holds {len(self.index)} names but "
+                f"{path / 'dictionary.txt'} has {len(dictionary)}"
+            )
+        if self.index.sparse_vectors.shape[1] != self.sparse.n_features:
+            raise MismatchError(
+                f"{path / 'index'} holds tf-idf rows of {self.index.sparse_vectors.shape[1]} features but "
+                f"{path / 'tfidf.json'} makes {self.sparse.n_features}"
+            )
+        if self.index.dim != self.encoder.dim:
+            raise MismatchError(
+                f"{path / 'index'} holds {self.index.dim}-dimensional vectors but the encoder "
+                f"in {path / 'encoder'} makes {self.encoder.dim}-dimensional ones"
+            )
+        probes = np.linspace(0, len(dictionary) - 1, min(_N_PROBES, len(dictionary))).astype(int)
+        saved = self.index.reconstruct(probes)
+        fresh = self.encoder.encode([dictionary.names[i] for i in probes])
+        cosine = (saved * fresh).sum(1) / (
+            np.linalg.norm(saved, axis=1) * np.linalg.norm(fresh, axis=1) + 1e-12
+        )
+        if cosine.min() < getattr(self.encoder, "probe_min_cosine", _PROBE_MIN_COSINE):
+            raise MismatchError(
+                f"the vectors in {path / 'index'} were not made by the encoder in "
+                f"{path / 'encoder'} (cosine {cosine.min():.3f} on a re-encoded name); "
+                "rebuild the index with this encoder"
+            )
+
+
+def _check_listed_files(path: Path, meta: dict) -> None:
+    """Saves from before manifests checksummed the tf-idf and the index
+    files in index.json (the earliest the tf-idf rows alone)."""
+    checksums = {"tfidf.json": meta.get("tfidf_sha256")}
+    checksums.update(meta.get("index_sha256") or {f"index/{_SPARSE_FILE}": meta.get("sparse_sha256")})
+    for name, checksum in checksums.items():
+        file = path / name
+        if not file.is_file() or file_sha256(file) != checksum:
+            raise MismatchError(
+                f"{file} is not the file saved with {path / 'index.json'} (missing, or its checksum "
+                "differs): the pipeline's files come from different saves; save or build it again"
+            )

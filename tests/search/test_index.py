@@ -1,0 +1,274 @@
+"""The exact index must return exactly the brute-force ranking of S; the
+approximate back-ends must come close and survive a save and load."""
+import numpy as np
+import pytest
+from scipy import sparse
+from spacy.util import registry
+
+from spacy_biosyn.search.faiss_index import FaissIndex
+from spacy_biosyn.search.index import ExactIndex
+from spacy_biosyn.search.scoring import pooled_sparse_scores, sparse_scores, top_k
+from spacy_biosyn.training.candidates import dense_top_k
+
+
+def brute_force(names_dense, names_sparse, q_dense, q_sparse, weight, k):
+    scores = q_dense @ names_dense.T + weight * (q_sparse @ names_sparse.T).toarray()
+    order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(scores, order, axis=1), order
+
+
+def memory_mapped(array):
+    while array is not None:
+        if isinstance(array, np.memmap):
+            return True
+        array = array.base
+    return False
+
+
+def random_problem(seed, n_names=500, n_queries=40, dim=16, vocab=60):
+    rng = np.random.default_rng(seed)
+
+    def unit_rows(m):
+        return (m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32)
+
+    def tfidf_like(rows):
+        m = sparse.random(rows, vocab, density=0.1, random_state=rng, dtype=np.float32)
+        diagonal = sparse.csr_matrix(
+            (np.ones(rows, np.float32), (np.arange(rows), np.arange(rows) % vocab)), (rows, vocab)
+        )
+        m = sparse.csr_matrix(m + diagonal)  # no empty rows
+        return sparse.csr_matrix(m.multiply(1 / np.sqrt(m.multiply(m).sum(1))))
+
+    return (
+        unit_rows(rng.normal(size=(n_names, dim))),
+        tfidf_like(n_names),
+        unit_rows(rng.normal(size=(n_queries, dim))),
+        tfidf_like(n_queries),
+    )
+
+
+@pytest.mark.parametrize("weight", [0.0, 0.125, 1.0, 4.0, -0.5])
+@pytest.mark.parametrize("chunk_scores", [1, 3000, 2**23])
+def test_search_equals_brute_force(weight, chunk_scores):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=chunk_scores % 97)
+    index = ExactIndex(chunk_scores=chunk_scores).build(names_dense, names_sparse)
+    scores, ids = index.search(q_dense, q_sparse, weight, k=10)
+    expected_scores, expected_ids = brute_force(names_dense, names_sparse, q_dense, q_sparse, weight, 10)
+    np.testing.assert_allclose(scores, expected_scores, rtol=0, atol=1e-5)
+    np.testing.assert_array_equal(ids, expected_ids)
+
+
+@pytest.mark.parametrize("k", [1, 10])
+def test_a_dictionary_large_enough_for_block_bounds_still_equals_brute_force(k):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=13, n_names=6000, n_queries=30)
+    q_dense[:10] = names_dense[[5, 70, 700, 1000, 2500, 3000, 4095, 4096, 5990, 5999]]  # block edges
+    scores, ids = ExactIndex().build(names_dense, names_sparse).search(q_dense, q_sparse, 0.0, k=k)
+    expected_scores, expected_ids = brute_force(names_dense, names_sparse, q_dense, q_sparse, 0.0, k)
+    np.testing.assert_allclose(scores, expected_scores, rtol=0, atol=1e-5)
+    np.testing.assert_array_equal(ids, expected_ids)
+
+
+def test_k_larger_than_dictionary_returns_every_name():
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=3, n_names=7)
+    scores, ids = ExactIndex().build(names_dense, names_sparse).search(q_dense, q_sparse, 1.0, k=50)
+    assert ids.shape == (q_dense.shape[0], 7)
+    assert all(sorted(row) == list(range(7)) for row in ids.tolist())
+
+
+def test_round_trip_gives_identical_results(tmp_path):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=5)
+    index = ExactIndex().build(names_dense, names_sparse)
+    index.to_disk(tmp_path / "index")
+    loaded = ExactIndex().from_disk(tmp_path / "index")
+    for a, b in zip(index.search(q_dense, q_sparse, 0.5, 5), loaded.search(q_dense, q_sparse, 0.5, 5)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_loaded_vectors_and_tfidf_rows_are_memory_mapped_and_still_take_new_names(tmp_path):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=6, n_names=5000)
+    ExactIndex().build(names_dense[:4000], names_sparse[:4000]).to_disk(tmp_path / "index")
+    loaded = ExactIndex().from_disk(tmp_path / "index")
+    rows = loaded.sparse_vectors
+    assert all(memory_mapped(a) for a in (loaded.vectors, rows.data, rows.indices))
+    loaded.add(names_dense[4000:], names_sparse[4000:])
+    expected = brute_force(names_dense, names_sparse, q_dense, q_sparse, 0.5, 10)
+    for a, b in zip(loaded.search(q_dense, q_sparse, 0.5, 10), expected):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
+
+
+def test_vectors_are_saved_column_major_and_row_major_files_of_earlier_versions_rank_alike(tmp_path):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=8, n_names=3000)
+    index = ExactIndex().build(names_dense, names_sparse)
+    index.to_disk(tmp_path / "index")
+    assert np.load(tmp_path / "index" / "vectors.npy", mmap_mode="r").flags.f_contiguous
+    np.save(tmp_path / "index" / "vectors.npy", np.ascontiguousarray(names_dense))  # as saved before
+    old = ExactIndex().from_disk(tmp_path / "index")
+    assert old.vectors.flags.c_contiguous
+    expected = brute_force(names_dense, names_sparse, q_dense, q_sparse, 0.5, 10)
+    for searched in (index, old):
+        for a, b in zip(searched.search(q_dense, q_sparse, 0.5, 10), expected):
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
+
+
+def test_an_index_saved_before_v2_loads_with_identical_results(tmp_path):
+    # ExactIndex.v1 saved a flat faiss index; configs saved then name v1.
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=8)
+    FaissIndex("Flat").build(names_dense, names_sparse).to_disk(tmp_path / "index")
+    old = registry.misc.get("spacy_biosyn.ExactIndex.v1")(pool_size=64, chunk_size=128)
+    old.from_disk(tmp_path / "index")
+    new = ExactIndex().build(names_dense, names_sparse)
+    for a, b in zip(old.search(q_dense, q_sparse, 0.5, 5), new.search(q_dense, q_sparse, 0.5, 5)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_tfidf_rows_saved_compressed_by_earlier_versions_load_with_identical_results(tmp_path):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=10)
+    index = ExactIndex().build(names_dense, names_sparse)
+    index.to_disk(tmp_path / "index")
+    sparse.save_npz(tmp_path / "index" / "sparse.npz", names_sparse, compressed=True)
+    loaded = ExactIndex().from_disk(tmp_path / "index")
+    for a, b in zip(index.search(q_dense, q_sparse, 0.5, 5), loaded.search(q_dense, q_sparse, 0.5, 5)):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("size", [10, 100_000])
+def test_tfidf_rows_holding_python_objects_are_never_unpickled(tmp_path, size):
+    names_dense, names_sparse, _, _ = random_problem(seed=11)
+    ExactIndex().build(names_dense, names_sparse).to_disk(tmp_path / "index")
+    np.savez(tmp_path / "index" / "sparse.npz", data=np.array([object()] * size), format=np.array(b"csr"))
+    with pytest.raises(ValueError, match="object|Object"):
+        ExactIndex().from_disk(tmp_path / "index")
+
+
+def _save_float64_vectors(folder, names_dense, names_sparse):
+    ExactIndex().build(names_dense, names_sparse).to_disk(folder)
+    np.save(folder / "vectors.npy", names_dense.astype(np.float64))
+
+
+def _save_an_approximate_index(folder, names_dense, names_sparse):
+    FaissIndex("HNSW32").build(names_dense, names_sparse).to_disk(folder)
+
+
+# Every refusal of ExactIndex.from_disk, each naming the file at fault; those
+# of a whole pipeline's save (checksums, files of other saves) are in test_serialization.py.
+@pytest.mark.parametrize("save, message", [
+    (_save_float64_vectors, r"vectors.npy holds float64"),
+    (_save_an_approximate_index, r"dense.faiss is a faiss IndexHNSWFlat"),
+])
+def test_an_index_folder_that_is_not_an_exact_index_is_refused_naming_the_file(tmp_path, save, message):
+    names_dense, names_sparse, _, _ = random_problem(seed=9)
+    save(tmp_path / "index", names_dense, names_sparse)
+    with pytest.raises(ValueError, match=message):
+        ExactIndex().from_disk(tmp_path / "index")
+
+
+def test_mismatched_dense_and_sparse_rows_are_refused():
+    names_dense, names_sparse, _, _ = random_problem(seed=1)
+    with pytest.raises(ValueError, match="dense but"):
+        ExactIndex().build(names_dense[:-1], names_sparse)
+
+
+FACTORIES = ["HNSW32", "HNSW32,SQfp16", "HNSW32,SQ8", "IVF8,PQ4", "IVF8,SQ8", "IVF8,SQ4"]
+
+
+@pytest.mark.parametrize("factory", ["Flat", "HNSW32"])
+def test_faiss_index_with_a_pool_of_every_name_equals_brute_force(factory):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=11)
+    index = FaissIndex(factory, pool_size=len(names_dense)).build(names_dense, names_sparse)
+    scores, ids = index.search(q_dense, q_sparse, 0.5, k=10)
+    expected_scores, expected_ids = brute_force(names_dense, names_sparse, q_dense, q_sparse, 0.5, 10)
+    np.testing.assert_allclose(scores, expected_scores, rtol=0, atol=1e-5)
+    np.testing.assert_array_equal(ids, expected_ids)
+
+
+@pytest.mark.parametrize(
+    "factory,min_recall", [("HNSW32,SQfp16", 0.85), ("HNSW32,SQ8", 0.85), ("IVF8,PQ4", 0.4)]
+)
+def test_approximate_back_ends_find_most_of_the_true_top_k(factory, min_recall):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=7, n_names=2000, n_queries=50)
+    index = FaissIndex(factory, pool_size=32, nprobe=4).build(names_dense, names_sparse)
+    _, ids = index.search(q_dense, q_sparse, 0.5, k=10)
+    _, expected = brute_force(names_dense, names_sparse, q_dense, q_sparse, 0.5, 10)
+    recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ids.tolist(), expected.tolist())])
+    assert recall >= min_recall
+    assert all(len(set(row)) == 10 for row in ids.tolist())  # distinct names, no -1
+
+
+@pytest.mark.parametrize("factory", FACTORIES)
+def test_every_back_end_round_trips(tmp_path, factory):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=5, n_names=1000)
+    index = FaissIndex(factory, pool_size=16, nprobe=2).build(names_dense, names_sparse)
+    index.to_disk(tmp_path / "index")
+    loaded = FaissIndex(factory, pool_size=16, nprobe=2).from_disk(tmp_path / "index")
+    for a, b in zip(index.search(q_dense, q_sparse, 0.5, 5), loaded.search(q_dense, q_sparse, 0.5, 5)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_an_unknown_faiss_factory_is_named():
+    names_dense, names_sparse, _, _ = random_problem(seed=1)
+    with pytest.raises(ValueError, match="'HNSW,nonsense'"):
+        FaissIndex("HNSW,nonsense").build(names_dense, names_sparse)
+
+
+def test_pooled_sparse_scores_equal_the_full_product():
+    names_dense, names_sparse, _, q_sparse = random_problem(seed=4)
+    ids = np.random.default_rng(0).integers(0, names_sparse.shape[0], size=(q_sparse.shape[0], 7))
+    full = sparse_scores(names_sparse, q_sparse)
+    pooled = pooled_sparse_scores(names_sparse, q_sparse, ids)
+    np.testing.assert_allclose(pooled, np.take_along_axis(full, ids, axis=1), atol=1e-6)
+
+
+def test_a_projected_sparse_pool_of_every_name_equals_brute_force():
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=12)
+    index = FaissIndex("Flat", pool_size=len(names_dense), sparse_dims=16, sparse_factory="Flat")
+    scores, ids = index.build(names_dense, names_sparse).search(q_dense, q_sparse, 1.0, k=10)
+    expected_scores, expected_ids = brute_force(names_dense, names_sparse, q_dense, q_sparse, 1.0, 10)
+    np.testing.assert_allclose(scores, expected_scores, rtol=0, atol=1e-5)
+    np.testing.assert_array_equal(ids, expected_ids)
+
+
+def test_a_projected_sparse_pool_finds_most_of_the_true_top_k_and_round_trips(tmp_path):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=7, n_names=2000, n_queries=50)
+    settings = dict(factory="HNSW32,SQfp16", pool_size=32, sparse_dims=32, sparse_factory="HNSW32")
+    index = FaissIndex(**settings).build(names_dense, names_sparse)
+    scores, ids = index.search(q_dense, q_sparse, 0.5, k=10)
+    _, expected = brute_force(names_dense, names_sparse, q_dense, q_sparse, 0.5, 10)
+    assert np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ids.tolist(), expected.tolist())]) >= 0.8
+    index.to_disk(tmp_path / "index")
+    loaded = FaissIndex(**settings).from_disk(tmp_path / "index")
+    for a, b in zip((scores, ids), loaded.search(q_dense, q_sparse, 0.5, k=10)):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="sparse_dims = 0"):
+        FaissIndex("HNSW32", sparse_dims=8).from_disk(_saved_without_projection(tmp_path))
+
+
+def _saved_without_projection(tmp_path):
+    names_dense, names_sparse, _, _ = random_problem(seed=3)
+    FaissIndex("HNSW32").build(names_dense, names_sparse).to_disk(tmp_path / "plain")
+    return tmp_path / "plain"
+
+
+@pytest.mark.parametrize("n_names", [50, 20_000])
+def test_top_k_keeps_equal_scores_in_id_order_as_a_stable_sort_does(n_names):
+    # Scores rounded to two levels make ties at the k-th place in every row:
+    # the short rows take the plain sort, the long ones the block bound.
+    scores = np.round(np.random.default_rng(3).random((6, n_names)), 1).astype(np.float32)
+    expected = np.argsort(-scores, axis=1, kind="stable")[:, :10]
+    np.testing.assert_array_equal(top_k(scores, 10), expected)
+
+
+def test_training_candidates_break_ties_as_the_search_does():
+    # Scores of one decimal tie at the 5th place; argpartition used to keep
+    # an arbitrary one of the tied names there.
+    names = np.round(np.random.default_rng(0).random((100, 1)), 1).astype(np.float32)
+    query = np.ones((1, 1), dtype=np.float32)
+    expected = np.argsort(-(query @ names.T), axis=1, kind="stable")[:, :5]
+    np.testing.assert_array_equal(dense_top_k(query, names, 5), expected)
+
+
+def test_without_faiss_the_error_names_the_extra_that_brings_it(monkeypatch):
+    from spacy_biosyn.search.index import import_faiss
+
+    monkeypatch.setitem(__import__("sys").modules, "faiss", None)  # as if not installed
+    with pytest.raises(ImportError, match=r'spacy_biosyn.FaissIndex.v1 needs faiss: pip install "spacy-biosyn\[faiss\]"'):
+        import_faiss("spacy_biosyn.FaissIndex.v1")

@@ -1,0 +1,32 @@
+"""The kb layer's Linker, built as a pipe's engine builds one for its
+dictionary: mention strings in, ranked names out."""
+import pytest
+
+from spacy_biosyn import Dictionary
+from spacy_biosyn.encoders.transformer import TransformerEncoder
+from spacy_biosyn.search.index import ExactIndex
+from spacy_biosyn.search.name_ranker import Linker
+
+
+def test_a_mention_that_is_a_name_takes_its_stored_vectors_and_ranks_as_if_encoded(tiny_encoder, disease_dictionary, monkeypatch):
+    # The kb layer's Linker, as the pipe's engine builds one for its dictionary.
+    linker = Linker(TransformerEncoder(tiny_encoder).load(), ExactIndex(), 0.125)
+    linker.build(Dictionary.from_file(disease_dictionary))
+    texts = ["breast cancer", "ovarian tumour", "type 2 diabetes", "breast cancer"]
+    encoded, transformed = [], []
+    encode, transform = linker.encoder.encode, linker.sparse.transform
+    monkeypatch.setattr(linker.encoder, "encode", lambda batch: encoded.append(list(batch)) or encode(batch))
+    monkeypatch.setattr(linker.sparse, "transform", lambda batch: transformed.append(list(batch)) or transform(batch))
+    distinct = list(dict.fromkeys(texts))
+    _, sparse_rows = linker._queries(distinct)
+    assert transformed == [["ovarian tumour"]]
+    assert (sparse_rows != transform(distinct)).nnz == 0  # the stored tf-idf rows, in the texts' order
+    encoded.clear()
+    reused = linker.rank(texts, 5)
+    assert encoded == [["ovarian tumour"]]
+    monkeypatch.setattr(type(linker.index), "holds_exact_vectors", property(lambda self: False))
+    every_text_encoded = linker.rank(texts, 5)
+    assert encoded[-1] == ["breast cancer", "ovarian tumour", "type 2 diabetes"]
+    for a, b in zip(reused, every_text_encoded):
+        assert [c.name for c in a] == [c.name for c in b]
+        assert [c.score for c in a] == pytest.approx([c.score for c in b], abs=1e-5)
