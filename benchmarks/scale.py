@@ -226,7 +226,7 @@ def _linker(work: Path, backend: str):
     from spacy.util import registry
 
     from spacy_biosyn.encoders.onnx import MODEL_FILE, OnnxEncoder
-    from spacy_biosyn.search.name_ranker import Linker
+    from spacy_biosyn.search.name_ranker import FixedSettings, Linker
 
     class SyntheticVectorsLinker(Linker):
         def _check_saved_state(self, path, dictionary, meta):
@@ -241,7 +241,7 @@ def _linker(work: Path, backend: str):
         from spacy_biosyn.encoders.transformer import TransformerEncoder
 
         encoder = TransformerEncoder(str(work / "encoder"))
-    return SyntheticVectorsLinker(encoder, index, sparse_weight)
+    return SyntheticVectorsLinker(encoder, index, lambda: FixedSettings(sparse_weight))
 
 
 def _build(work: Path, backend: str) -> dict:

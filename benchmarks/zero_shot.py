@@ -18,7 +18,7 @@ from spacy_biosyn.evaluation.queries import evaluate
 from spacy_biosyn.kb.dictionary import Dictionary
 from spacy_biosyn.preprocess.text import normalize
 from spacy_biosyn.search.index import ExactIndex
-from spacy_biosyn.search.name_ranker import Linker
+from spacy_biosyn.search.name_ranker import FixedSettings, Linker
 from spacy_biosyn.search.tfidf import SparseEncoder
 from spacy_biosyn.ty import Candidate
 
@@ -56,12 +56,13 @@ def main() -> None:
         settings = [("cls", "cosine", args.lambdas), ("mean", "cosine", args.lambdas), ("cls", "dot", [0.0])]
         for pooling, similarity, lambdas in settings:
             encoder = TransformerEncoder(encoder_path, pooling=pooling, similarity=similarity).load()
-            linker = Linker(encoder, ExactIndex(), 0.0)
+            weight = {"lambda": 0.0}  # the ranker reads it at each ranking
+            linker = Linker(encoder, ExactIndex(), lambda: FixedSettings(weight["lambda"]))
             start = time.perf_counter()
             linker.build(dictionary)
             build_s = time.perf_counter() - start
             for lam in lambdas:
-                linker.sparse_weight = lam
+                weight["lambda"] = lam
                 m = evaluate(lambda texts: linker.rank([normalize(t) for t in texts], K), queries, K)
                 method = f"{pooling} {similarity}" + (f" + {lam:g} * tf-idf" if lam else " alone")
                 rows.append((dataset, method, f"{build_s:.0f}s", pct(m['link_acc_1'], 1), pct(m['link_acc_5'], 1)))

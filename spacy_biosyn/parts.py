@@ -5,6 +5,18 @@ takes the name from here; setup.cfg's entry points are checked against
 this catalogue (tests/test_registry.py). A leaf module, cheap to import."""
 from typing import NamedTuple
 
+import catalogue
+
+
+class registry:
+    """spaCy's registries of the linker's parts, by their catalogue
+    namespaces: what registers here is what `spacy.util.registry.misc` and
+    `.readers` find, without importing spaCy into the modules below the
+    pipe (the linking engine has no spaCy below it)."""
+
+    misc = catalogue.Registry(("spacy", "misc"), entry_points=True)
+    readers = catalogue.Registry(("spacy", "readers"), entry_points=True)
+
 
 class Part(NamedTuple):
     name: str

@@ -63,6 +63,14 @@ class LinkedPart(NamedTuple):
     candidates: List[Candidate]
 
 
+class RankSettings(Protocol):
+    """What a name ranker reads of its linker's settings each time it ranks
+    (a linking engine's LinkerSettings): it keeps no copy of its own."""
+
+    sparse_weight: float
+    cache_size: int
+
+
 @runtime_checkable
 class AbbreviationDetector(Protocol):
     """A doc's text in (the doc itself, where the detector has `reads_doc`),

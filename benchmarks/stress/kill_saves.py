@@ -61,7 +61,7 @@ TWO_VERSIONS = textwrap.dedent("""
     for i in [int(sys.argv[2][5:])] if once else range(10**6):
         # lambda as a save holds it: the state differs between the versions, not only the config
         pipe.top_k = versions[i % 2][0]
-        pipe.engine.use_saved_sparse_weight(versions[i % 2][1])
+        pipe.engine.configure({"sparse_weight": versions[i % 2][1]}, saved_state=True)
         nlp.to_disk(sys.argv[1])
 """)
 

@@ -19,12 +19,11 @@ from pathlib import Path
 from typing import List, Optional, Sequence, Union
 
 import numpy as np
-from spacy.util import registry
 
 from ..checks import is_whole_number
 from ..files.downloads import cache_folder
 from ..files.storage import replaced_atomically
-from ..parts import ONNX_ENCODER
+from ..parts import ONNX_ENCODER, registry
 from .base import EncoderBase, encode_in_batches, offline_copy, read_saved, unit_rows
 
 MODEL_FILE = "model.onnx"

@@ -13,11 +13,10 @@ from typing import Optional, Sequence, Union
 
 import numpy as np
 import torch
-from spacy.util import registry
 from transformers import AutoModel
 
 from ..errors import SavedStateError
-from ..parts import TRANSFORMER_ENCODER
+from ..parts import TRANSFORMER_ENCODER, registry
 from .base import EncoderBase, encode_in_batches, read_saved
 from .hub import choose_device, load_pretrained, save_pretrained
 

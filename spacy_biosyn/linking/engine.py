@@ -16,7 +16,7 @@ Its state is saved and loaded by state.py.
 """
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Collection, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -63,22 +63,25 @@ class LinkingEngine:
         concept_scorer: Optional[ConceptScorer] = None,
         reranker: Optional[Reranker] = None,
         sources: DataSources = DataSources(),
+        stop_words: Collection[str],
     ):
         """`name` (the pipe's) leads every error. `settings` are checked by
         their model, each part against its Protocol (ty.py); `sources` are
         what initialize() reads unless it is given others, and what the
-        engine reads on first use if nobody called it."""
+        engine reads on first use if nobody called it. `stop_words`: the
+        function words of everyday English, which alone link to nothing
+        (preprocess/everyday_words.py; the pipe gives spaCy's English ones)."""
         check_parts(name, {"encoder": encoder, "index": index, "sieve": sieve, "concept_scorer": concept_scorer,
                            "reranker": reranker})
         self.name = name
         self.sources = sources
         self.abbreviation_detector = abbreviations
-        default = Linker(encoder, index, settings.sparse_weight, concept_scorer=concept_scorer, sieve=sieve,
-                         cache_size=settings.cache_size)
-        # The engine's own: outside code asks the methods below.
-        self.routes = Routes(default, labels=sources.routes, dictionary_labels=settings.dictionary_labels)
-        self.preprocessor = MentionPreprocessor(settings.split_composites)
         self._settings = settings
+        # The engine's own: outside code asks the methods below. Each reads
+        # the settings it needs from `settings` when it needs them.
+        default = Linker(encoder, index, self._current_settings, concept_scorer=concept_scorer, sieve=sieve)
+        self.routes = Routes(default, self._current_settings, labels=sources.routes)
+        self.preprocessor = MentionPreprocessor(stop_words)
         self._reranker: Optional[Reranker] = None
         self._configured = False
         self.configure({}, reranker=reranker)  # sets what the settings derive: namespaces, type filter, caches
@@ -90,25 +93,35 @@ class LinkingEngine:
         """Every setting, checked; changed by `configure` alone."""
         return self._settings
 
+    def _current_settings(self) -> LinkerSettings:
+        # What routes, rankers and caches read at each use: they hold no copy.
+        return self._settings
+
     @property
     def reranker(self) -> Optional[Reranker]:
         """The cross-encoder that re-scores the first stage (None: none); changed by `configure`."""
         return self._reranker
 
-    def configure(self, changes: Dict[str, Any], *, reranker: Optional[Reranker] = KEEP) -> None:
+    def configure(
+        self, changes: Dict[str, Any], *, reranker: Optional[Reranker] = KEEP, saved_state: bool = False
+    ) -> None:
         """Change EDITABLE_SETTINGS (and the re-ranker, unless KEEP), checked
         as the factory checks them; nothing changes unless all are valid.
-        On a pipe, use `configure_linker`, which keeps nlp.config in agreement."""
-        settings = self._settings.updated(self.name, changes)
+        `saved_state`: the changes are what a saved state holds (its trained
+        lambda), which may change any setting. On a pipe, use
+        `configure_linker`, which keeps nlp.config in agreement."""
+        settings = (LinkerSettings.checked(self.name, {**self._settings.model_dump(), **changes}) if saved_state
+                    else self._settings.updated(self.name, changes))
         reranker = self._reranker if reranker is KEEP else reranker
         if reranker is not None and reranker.candidates < settings.top_k:
             raise ValueError(
                 f"{self.name}: the re-ranker re-scores {reranker.candidates} candidates but top_k is "
                 f"{settings.top_k}: set reranker.candidates >= top_k"
             )
-        # Not as the engine is made: a pipeline saved when scores were S holds a
-        # threshold above 1, which its load moves onto [0, 1]; load() and initialize() check it.
-        if "nil_threshold" in changes or self._configured:
+        # Not as the engine is made, nor for a saved state's lambda: a pipeline saved when
+        # scores were S holds a threshold above 1, which its load moves onto [0, 1]; load()
+        # and initialize() check it.
+        if not saved_state and ("nil_threshold" in changes or self._configured):
             settings.check_threshold_scale(self.name, reranked=reranker is not None)
         type_filter = TypeFilter(settings.types, settings.exclude_types)
         self._check_type_filter(type_filter)
@@ -116,7 +129,6 @@ class LinkingEngine:
         self._reranker = reranker
         self._namespaced = None if settings.id_namespaces is None else IdNamespaces(settings.id_namespaces)
         self._type_filter = type_filter
-        self.routes.set_cache_size(settings.cache_size)
         self._configured = True
         self._resolve_nil_thresholds()
 
@@ -135,12 +147,6 @@ class LinkingEngine:
     def _where(self, route: str) -> str:
         """The pipe, or its route, as errors name it."""
         return self.name if route == DEFAULT else f"{self.name}, the route for {route!r}"
-
-    def use_saved_sparse_weight(self, weight: float) -> None:
-        """lambda as a saved state holds it (trained with its encoder): the
-        settings and every route's scores use it from now on."""
-        self._settings = self._settings.model_copy(update={"sparse_weight": float(weight)})
-        self.routes.set_sparse_weight(float(weight))
 
     def score_namespaces(self) -> Optional[Dict[str, str]]:
         """The namespaces scores compare gold and predicted IDs through: the
@@ -398,7 +404,8 @@ class LinkingEngine:
             mention.route = self.routes.route_of(mention.label)
             if mention.is_routed:
                 mention.readings = self.preprocessor.readings(
-                    mention.text, long_forms[mention.document], name_rows[mention.route].is_name
+                    mention.text, long_forms[mention.document], name_rows[mention.route].is_name,
+                    self._settings.split_composites,
                 )
                 wanted.setdefault(mention.route, {}).update(dict.fromkeys(p for r in mention.readings for p in r))
         ranked = {
@@ -438,20 +445,24 @@ class LinkingEngine:
 
     # -- state --
 
-    def save(self, path: Union[str, Path], exclude: Iterable[str] = ()) -> None:
+    def save(self, path: Union[str, Path], exclude: Iterable[str] = (), saved_under: Optional[dict] = None) -> None:
         """Save all but the `exclude`d fields (state.py: cfg, encoder, linker,
-        routes, corrections, id_usage, reranker) into `path`, replaced whole."""
+        routes, corrections, id_usage, reranker) into `path`, replaced whole.
+        `saved_under`: the pipe's block of the pipeline's config.cfg written
+        beside it, which a load then requires."""
         self._ready_to_save()
-        save_state(self, path, exclude)
+        save_state(self, path, exclude, saved_under)
 
     def load(
-        self, path: Union[str, Path], exclude: Iterable[str] = (), config_block: Optional[dict] = None
+        self, path: Union[str, Path], exclude: Iterable[str] = (), config_block: Optional[dict] = None,
+        config_file_block: Optional[dict] = None,
     ) -> Dict[str, Any]:
         """Read what `save` wrote; returns the settings loading changed
         (the saved lambda, or a threshold of an older scale), which a pipe
         writes into its config. `config_block`: the pipe's block of its
-        pipeline's config, checked against the settings the state was saved under."""
-        changed = load_state(self, path, exclude, config_block)
+        pipeline's config; `config_file_block`: its block of the config.cfg
+        beside the save; both checked against the settings the state was saved under."""
+        changed = load_state(self, path, exclude, config_block, config_file_block)
         # After a threshold saved on the old scale was moved onto [0, 1].
         self._settings.check_threshold_scale(self.name, reranked=self._reranker is not None)
         self._vocabularies_changed()

@@ -12,7 +12,7 @@ the Protocols of ty.py.
 from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Union
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
-from thinc.api import Config
+from confection import Config
 from typing_extensions import Annotated
 
 from .. import parts

@@ -5,13 +5,13 @@ DEFAULT for the `dictionary`'s, an entity label (casefolded: NER models
 differ in case, scispaCy's emit DISEASE, the corpora Disease) for a route
 of its own, such as BC5CDR's Chemical spans against a chemical vocabulary.
 Every route's linker is made by `new_linker` from the default one, so all
-share one encoder, lambda, search back-end and scorers, and a setting
-changed here changes them all;
-and every vocabulary indexed here reports each concept by the ID its
-annotators used most (`id_usage`).
+share one encoder, search back-end and scorers, and all read lambda and
+cache_size from the engine's settings; dictionary_labels is read from
+there too. Every vocabulary indexed here reports each concept by the ID
+its annotators used most (`id_usage`).
 """
 import copy
-from typing import Dict, Iterable, List, Optional
+from typing import Callable, Dict, Iterable, List, Optional, Protocol
 
 import numpy as np
 
@@ -26,16 +26,20 @@ from ..ty import Encoder, SearchIndex
 DEFAULT = ""
 
 
+class RouteSettings(Protocol):
+    """What routing reads of the engine's settings, each time it routes."""
+
+    dictionary_labels: Optional[List[str]]
+
+
 class Routes:
     """The linkers of a pipe by key: DEFAULT, and each routed label."""
 
-    def __init__(
-        self, default: Linker, *, labels: Iterable[str] = (), dictionary_labels: Optional[Iterable[str]] = None
-    ):
-        """`default`: the dictionary's linker, not yet built, whose settings every route shares."""
+    def __init__(self, default: Linker, settings: Callable[[], RouteSettings], *, labels: Iterable[str] = ()):
+        """`default`: the dictionary's linker, not yet built, whose parts and
+        settings every route shares; `settings` returns the engine's settings as they are now."""
         self._unbuilt_index = copy.deepcopy(default.index)
-        # The labels linked against the default linker; None: every label without a route.
-        self.dictionary_labels = None if dictionary_labels is None else {label.casefold() for label in dictionary_labels}
+        self._settings = settings
         # Gold ID -> how often annotated corpora use it; empty: each vocabulary's order stands.
         self.id_usage: Dict[str, int] = {}
         self.linkers: Dict[str, Linker] = {DEFAULT: default}
@@ -47,10 +51,9 @@ class Routes:
         return Linker(
             default.encoder,
             copy.deepcopy(self._unbuilt_index),
-            default.sparse_weight,
+            self._settings,
             concept_scorer=default.concept_scorer,
             sieve=default.sieve,
-            cache_size=default.cache.size,
         )
 
     @property
@@ -114,7 +117,9 @@ class Routes:
         key = label.casefold()
         if key in self.linkers and key != DEFAULT:
             return key
-        if self.dictionary_labels is not None and key not in self.dictionary_labels:
+        # The labels linked against the default linker; None: every label without a route.
+        labels = self._settings().dictionary_labels
+        if labels is not None and key not in {label.casefold() for label in labels}:
             return None
         return DEFAULT if self.default.is_ready else None
 
@@ -123,22 +128,10 @@ class Routes:
         """Whether any linker has names to rank."""
         return any(linker.is_ready for linker in self.linkers.values())
 
-    def set_sparse_weight(self, weight: float) -> None:
-        """Every linker scores with lambda `weight` from now on (the engine's settings hold it)."""
-        for linker in self.linkers.values():
-            linker.sparse_weight = weight
-
     def set_encoder(self, encoder: Encoder, reencode: bool) -> None:
         """Every linker gets `encoder`; `reencode` encodes their names with it (Linker.set_encoder)."""
         for linker in self.linkers.values():
             linker.set_encoder(encoder, reencode)
-
-    def set_cache_size(self, size: int) -> None:
-        """Every linker remembers `size` ranked strings from now on (a new
-        size starts an empty cache)."""
-        for linker in self.linkers.values():
-            if linker.cache.size != size:
-                linker.cache = RankCache(size)
 
     def clear_caches(self) -> None:
         for linker in self.linkers.values():

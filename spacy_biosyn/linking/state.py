@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Protocol, Tuple, Union
 
 import srsly
-from thinc.api import Config
 
 from .. import __version__
 from ..checks import is_weight
@@ -64,9 +63,7 @@ class SavedEngine(Protocol):
     preprocessor: MentionPreprocessor
     reranker: Optional[Reranker]
 
-    def configure(self, changes: Dict[str, Any]) -> None: ...
-
-    def use_saved_sparse_weight(self, weight: float) -> None: ...
+    def configure(self, changes: Dict[str, Any], *, saved_state: bool = False) -> None: ...
 
 
 def _writers(engine: SavedEngine, bound: Optional[dict]) -> Dict[str, Callable[[Path], None]]:
@@ -140,14 +137,14 @@ def _threshold_to_unit_scale(
 
 
 def _readers(
-    engine: SavedEngine, given: _AsGiven, changes: Dict[str, Any], block: Optional[dict]
+    engine: SavedEngine, given: _AsGiven, changes: Dict[str, Any], block: Optional[dict], file_block: Optional[dict]
 ) -> Dict[str, Callable[[Path], None]]:
     routes = engine.routes
     cfg = {}
 
     def read_cfg(path: Path) -> None:
         cfg.update(_checked_cfg(path / "cfg"))
-        _check_settings(path, engine.name, cfg.get("settings_sha256"), cfg.get("bound_settings"))
+        _check_settings(path, engine.name, cfg.get("settings_sha256"), cfg.get("bound_settings"), file_block)
         _check_loaded_with(path, engine, cfg.get("bound_settings"), block)
         unsaved = [label for label in routes.labels if label not in cfg["routes"]]
         if unsaved:
@@ -161,7 +158,7 @@ def _readers(
         # lambda is what the state was saved with, wherever it is read.
         if not _same(float(cfg["sparse_weight"]), given.settings.sparse_weight):
             changes["sparse_weight"] = float(cfg["sparse_weight"])
-        engine.use_saved_sparse_weight(cfg["sparse_weight"])
+        engine.configure({"sparse_weight": float(cfg["sparse_weight"])}, saved_state=True)
         if cfg.get("score_scale") != SCORE_SCALE:
             _threshold_to_unit_scale(path, engine, given, cfg["sparse_weight"], changes)
 
@@ -200,11 +197,16 @@ def _readers(
     }
 
 
-def save_state(engine: SavedEngine, path: Union[str, Path], exclude: Iterable[str]) -> None:
-    # nlp.to_disk writes config.cfg before the components: a save killed in
-    # between leaves the new settings over the old state. The state records
-    # the settings it was saved under, and a load refuses any other.
-    settings = _bound_settings(_component_block(Path(path).parent / "config.cfg", engine.name))
+def save_state(
+    engine: SavedEngine, path: Union[str, Path], exclude: Iterable[str], saved_under: Optional[dict] = None
+) -> None:
+    """Save `engine` into `path`, replaced whole. `saved_under`: the
+    component's block of the pipeline's config.cfg beside it (None: saved
+    on its own). nlp.to_disk writes config.cfg before the components: a
+    save killed in between leaves the new settings over the old state, so
+    the state records the settings it was saved under, and a load refuses
+    any other."""
+    settings = _bound_settings(saved_under)
     with replaced_atomically(path) as staging:
         for field, write in _writers(engine, settings).items():
             if field not in exclude:
@@ -213,12 +215,15 @@ def save_state(engine: SavedEngine, path: Union[str, Path], exclude: Iterable[st
 
 
 def load_state(
-    engine: SavedEngine, path: Union[str, Path], exclude: Iterable[str], block: Optional[dict] = None
+    engine: SavedEngine, path: Union[str, Path], exclude: Iterable[str], block: Optional[dict] = None,
+    file_block: Optional[dict] = None,
 ) -> Dict[str, Any]:
     """Read a save into `engine`, every file checked against its manifest
     first; returns the settings reading changed. `block`: the pipe's config
     block as its pipeline now holds it (overrides given to spacy.load
-    included), whose state-bound settings must be those saved."""
+    included), whose state-bound settings must be those saved; `file_block`:
+    the component's block of the config.cfg beside the save, as the file
+    says it (None: none), which must be the one the state was saved under."""
     path = Path(path)
     remove_stale_staging(path)
     changes: Dict[str, Any] = {}
@@ -228,7 +233,7 @@ def load_state(
         changes.clear()  # read_consistently may read twice
         if (path / MANIFEST).exists():
             check_manifest(path)
-        for field, read_field in _readers(engine, given, changes, block).items():
+        for field, read_field in _readers(engine, given, changes, block, file_block).items():
             if field not in exclude:
                 read_field(path)
 
@@ -310,17 +315,6 @@ def _checked_mapping(path: Path, value_type: type) -> dict:
     return mapping
 
 
-def _component_block(config_file: Path, name: str) -> Optional[dict]:
-    """The component's block of a pipeline's config.cfg, or None where there
-    is none (a component saved on its own)."""
-    if not config_file.is_file():
-        return None
-    try:
-        return Config().from_disk(config_file, interpolate=False).get("components", {}).get(name)
-    except Exception:  # noqa: BLE001: not a config this check can read; spaCy's load reports it
-        return None
-
-
 def _bound_settings(block: Optional[dict]) -> Optional[dict]:
     """The settings the saved state depends on: all but EDITABLE_SETTINGS
     and scispaCy's names for two of them."""
@@ -397,12 +391,14 @@ def _same(saved: object, now: object) -> bool:
     return saved == now
 
 
-def _check_settings(path: Path, name: str, saved: Optional[str], saved_bound: Optional[dict]) -> None:
-    """Refuse a config.cfg whose state-bound settings are not those the
-    state was saved under, naming them; the editable ones may differ.
-    Saves before the split hashed the whole block, which still matches."""
+def _check_settings(
+    path: Path, name: str, saved: Optional[str], saved_bound: Optional[dict], block: Optional[dict]
+) -> None:
+    """Refuse a config.cfg (its component `block`) whose state-bound
+    settings are not those the state was saved under, naming them; the
+    editable ones may differ. Saves before the split hashed the whole
+    block, which still matches."""
     config_file = path.parent / "config.cfg"
-    block = _component_block(config_file, name)
     bound = _bound_settings(block)
     if saved is None or block is None or saved in (_sha256(bound), _sha256(block)):
         return

@@ -38,7 +38,9 @@ from ..linking.mentions import Mention, MentionBatch
 from ..ty import Abbreviation, Candidate, Reranker
 from .accuracy import UNSCORED_CUIS, link_scores, with_keyed_ids
 from .annotate import annotate_docs
-from .configure import BoundSetting, RefusedName, Setting, change_setting, config_block_of, record_loaded
+from .configure import (
+    BoundSetting, RefusedName, Setting, change_setting, config_block_of, record_loaded, saved_config_block,
+)
 from .extensions import doc_abbreviations, register_extensions
 
 register_extensions()
@@ -222,10 +224,11 @@ class BiosynLinker(Pipe):
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:
         """Save all but the `exclude`d fields (linking/state.py); the folder
         is replaced whole, so a save killed midway leaves the previous one."""
-        self.engine.save(path, exclude)
+        self.engine.save(path, exclude, saved_under=saved_config_block(path, self.name))
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "BiosynLinker":
-        record_loaded(self, self.engine.load(path, exclude, config_block_of(self)))
+        changed = self.engine.load(path, exclude, config_block_of(self), saved_config_block(path, self.name))
+        record_loaded(self, changed)
         return self
 
     def to_bytes(self, *, exclude: Iterable[str] = ()) -> bytes:

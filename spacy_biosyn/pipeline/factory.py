@@ -11,6 +11,7 @@ import warnings
 from pathlib import Path
 from typing import Dict, List, Optional, Union
 
+from spacy.lang.en.stop_words import STOP_WORDS
 from spacy.language import Language
 
 from ..checks import takes_arguments
@@ -136,7 +137,7 @@ def make_biosyn_linker(
         preferred_ids_from=preferred_ids_from, corrections=corrections,
     )
     engine = LinkingEngine(name, settings, encoder=encoder, index=index, abbreviations=abbreviations, sieve=sieve,
-                           concept_scorer=concept_scorer, reranker=reranker, sources=sources)
+                           concept_scorer=concept_scorer, reranker=reranker, sources=sources, stop_words=STOP_WORDS)
     _warn_if_threshold_of_another_encoder(name, engine.nil_threshold(), nil_threshold_encoder, encoder)
     pipe = BiosynLinker(nlp.vocab, name, engine)
     remember_pipeline(pipe, nlp)

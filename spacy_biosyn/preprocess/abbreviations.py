@@ -28,9 +28,8 @@ import tempfile
 from typing import Iterator, List, Optional, Tuple, Union
 
 import numpy as np
-from spacy.util import registry
 
-from ..parts import AB3P, SCHWARTZ_HEARST, SCISPACY_ABBREVIATIONS
+from ..parts import AB3P, SCHWARTZ_HEARST, SCISPACY_ABBREVIATIONS, registry
 from ..ty import Abbreviation, AbbreviationDetector
 
 logger = logging.getLogger("spacy_biosyn")

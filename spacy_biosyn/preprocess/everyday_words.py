@@ -8,8 +8,8 @@ links; their words can.
 A mention is everyday English when every word of it is frequent in
 English (at least `FREQUENT` on wordfreq's Zipf scale, the log10 of uses
 per billion words: about the 4,000 most frequent words), and either all of
-them are function words (spaCy's English stop words: "the", "is", "as",
-"all"), or one is not and neither it nor the mention is a name of the
+them are function words (a language's stop words, which the pipe takes from
+spaCy's English: "the", "is", "as", "all"), or one is not and neither it nor the mention is a name of the
 vocabulary ("pain", "the pain" and "death" link to MEDIC's concepts;
 "protein" and "sleep" are no names). A mention written in capitals is an acronym ("AS", "ALL", "CAN"
 name diseases) and is never everyday English; one without a letter
@@ -17,16 +17,19 @@ name diseases) and is never everyday English; one without a letter
 installed with their packages: nothing is downloaded.
 """
 from functools import lru_cache
-from typing import Callable
+from typing import Callable, Collection, FrozenSet
 
-from spacy.lang.en.stop_words import STOP_WORDS
 from wordfreq import tokenize, zipf_frequency
 
 from .text import normalize
 
 FREQUENT = 4.5
-# "ca" is the tokenizer's piece of "can't" there, and calcium's symbol here.
-FUNCTION_WORDS = STOP_WORDS - {"ca"}
+
+
+def function_words(stop_words: Collection[str]) -> FrozenSet[str]:
+    """A language's stop words as function words here: "ca" is spaCy's
+    tokenizer's piece of "can't" there, and calcium's symbol here."""
+    return frozenset(stop_words) - {"ca"}
 
 
 @lru_cache(maxsize=100_000)
@@ -34,9 +37,10 @@ def _is_frequent(word: str) -> bool:
     return zipf_frequency(word, "en") >= FREQUENT
 
 
-def is_everyday_english(text: str, is_name: Callable[[str], bool]) -> bool:
+def is_everyday_english(text: str, is_name: Callable[[str], bool], function_words: Collection[str]) -> bool:
     """Whether a mention as written is everyday English, not a concept;
-    `is_name` says whether a normalized string is a name of the vocabulary."""
+    `is_name` says whether a normalized string is a name of the vocabulary,
+    `function_words` which words are function words (`function_words()`)."""
     letters = [c for c in text if c.isalpha()]
     if not letters:
         return any(c.isdigit() for c in text)  # punctuation alone is read as nothing to link anyway
@@ -46,7 +50,7 @@ def is_everyday_english(text: str, is_name: Callable[[str], bool]) -> bool:
     words = tokenize(text, "en")
     if not words or not all(map(_is_frequent, words)):
         return False
-    content_words = [word for word in words if word not in FUNCTION_WORDS]
+    content_words = [word for word in words if word not in function_words]
     if not content_words:
         return True
     # "pain" and "the pain" name MEDIC's concept; "protein" and "the protein" none

@@ -9,11 +9,11 @@ and keeps the one that scores best.
 """
 import re
 from itertools import islice, product
-from typing import Callable, Dict, Iterable, List, Optional
+from typing import Callable, Collection, Dict, Iterable, List, Optional
 
 from ..ty import Abbreviation, Reading
 from .composites import is_only_coordinators, split_composite
-from .everyday_words import is_everyday_english
+from .everyday_words import function_words, is_everyday_english
 from .text import correct, normalize
 
 _MAX_EXPANSIONS = 4  # a mention using several ambiguous short forms stays cheap
@@ -30,8 +30,10 @@ def long_forms_by_short_form(abbreviations: Iterable[Abbreviation]) -> Dict[str,
 
 
 class MentionPreprocessor:
-    def __init__(self, split_composites: bool = True, corrections: Optional[Dict[str, str]] = None):
-        self.split_composites = split_composites
+    def __init__(self, stop_words: Collection[str], corrections: Optional[Dict[str, str]] = None):
+        """`stop_words`: a language's, the function words of everyday English
+        (everyday_words.py); `corrections`: misspelling -> correction."""
+        self.function_words = function_words(stop_words)
         self.corrections = corrections or {}
 
     def clean(self, text: str) -> str:
@@ -39,18 +41,19 @@ class MentionPreprocessor:
         return correct(normalize(text), self.corrections)
 
     def readings(
-        self, text: str, long_forms: Dict[str, List[str]], is_name: Callable[[str], bool]
+        self, text: str, long_forms: Dict[str, List[str]], is_name: Callable[[str], bool], split_composites: bool = True
     ) -> List[Reading]:
         """The ways to read a mention, most likely first; a mention of only
         punctuation, or of everyday English (everyday_words.py), has the
         single empty reading (nothing to link). `is_name` says whether a
-        normalized string is a dictionary name."""
-        if is_everyday_english(text, is_name):
+        normalized string is a dictionary name; `split_composites` whether
+        a composite mention is read as its parts."""
+        if is_everyday_english(text, is_name, self.function_words):
             return [()]
         readings: List[Reading] = []
         for expanded in self._expansions(text, long_forms, is_name):
             ways = [[expanded]]
-            if self.split_composites:
+            if split_composites:
                 parts = split_composite(expanded)
                 # A composite that is a name as written ("breast and ovarian
                 # cancer" names a syndrome too) is also read as its parts, after

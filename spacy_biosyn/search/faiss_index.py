@@ -14,9 +14,8 @@ from typing import Optional, Union
 import numpy as np
 from scipy import sparse
 from sklearn.decomposition import TruncatedSVD
-from spacy.util import registry
 
-from ..parts import FAISS_INDEX
+from ..parts import FAISS_INDEX, registry
 from .index import FAISS_FILE, IndexBase, import_faiss
 from .scoring import biosyn_scores, pooled_sparse_scores, sparse_scores, top_k
 

@@ -22,12 +22,11 @@ from typing import Optional, Tuple, Union
 
 import numpy as np
 from scipy import sparse
-from spacy.util import registry
 
 from ..checks import is_whole_number
 from ..errors import SavedStateError
 from ..files.storage import mapped_npz
-from ..parts import EXACT_INDEX, EXACT_INDEX_V1
+from ..parts import EXACT_INDEX, EXACT_INDEX_V1, registry
 from .scoring import biosyn_scores, top_k
 
 # Float rounding between two ways of computing one score: near-ties are

@@ -11,19 +11,18 @@ accepted synonym first.
 """
 from collections import OrderedDict
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import srsly
 from scipy.sparse import csr_matrix, vstack
 
-from ..checks import is_whole_number
 from ..errors import DictionaryError, MismatchError
 from ..files.storage import MANIFEST, check_manifest, file_sha256, read_saved_json, write_manifest
 from ..kb.dictionary import Dictionary, NameRows, read_details, write_details
 from ..kb.knowledge_base import KnowledgeBase
 from ..strategies.nil_default import NilDefault, nil_default
-from ..ty import Candidate, Encoder, SearchIndex
+from ..ty import Candidate, Encoder, RankSettings, SearchIndex
 from .index import SPARSE_FILE as _SPARSE_FILE
 from .index import ExactIndex, estimated_bytes
 from .tfidf import SparseEncoder
@@ -36,18 +35,21 @@ _PROBE_MIN_COSINE = 0.99
 
 
 class RankCache:
-    """The ranked candidates of the last `size` (text, k) asked for, the
-    least recently used dropped first; 0 keeps nothing. Entries hold while
-    the linker's parts are the objects they were ranked with: a new
-    dictionary, synonyms, encoder, index, tf-idf or lambda empties it."""
+    """The ranked candidates of the last cache_size (text, k) asked for,
+    the least recently used dropped first; 0 keeps nothing. cache_size is
+    read from `settings()` at each use. Entries hold while the linker's
+    parts are the objects they were ranked with: a new dictionary,
+    synonyms, encoder, index, tf-idf or lambda empties it."""
 
-    def __init__(self, size: int):
-        if not is_whole_number(size, 0):
-            raise ValueError(f"cache_size must be a whole number >= 0, got {size!r}")
-        self.size = size
+    def __init__(self, settings: Callable[[], RankSettings]):
+        self._settings = settings
         self.lookups = self.hits = 0
         self._entries: "OrderedDict[tuple, Tuple[Candidate, ...]]" = OrderedDict()
         self._parts: tuple = ()
+
+    @property
+    def size(self) -> int:
+        return self._settings().cache_size
 
     def check(self, parts: tuple) -> None:
         if len(parts) != len(self._parts) or any(a is not b and a != b for a, b in zip(parts, self._parts)):
@@ -70,10 +72,11 @@ class RankCache:
         return found
 
     def put(self, key: tuple, candidates: List[Candidate]) -> None:
-        if self.size:
+        size = self.size
+        if size:
             self._entries[key] = tuple(candidates)
-            if len(self._entries) > self.size:
-                self._entries.popitem(last=False)
+        while len(self._entries) > size:  # a smaller cache_size takes effect here
+            self._entries.popitem(last=False)
 
 
 class _NamesByConcept:
@@ -94,20 +97,29 @@ class _NamesByConcept:
         return self._linker.index.sparse_vectors[rows]
 
 
+class FixedSettings(NamedTuple):
+    """Settings for a ranker used alone (benchmarks, tests); in a pipe the
+    ranker reads its engine's LinkerSettings."""
+
+    sparse_weight: float
+    cache_size: int = 0
+
+
 class Linker:
     def __init__(
         self,
         encoder: Encoder,
         index: SearchIndex,
-        sparse_weight: float,
+        settings: Callable[[], RankSettings],
         *,
         concept_scorer: Optional[Callable] = None,
         sieve: Optional[Callable] = None,
-        cache_size: int = 0,
     ):
+        """`settings` returns the linker's settings as they are now: lambda
+        and cache_size are read from it at every ranking, never copied."""
         self.encoder = encoder
         self.index = index
-        self._sparse_weight = sparse_weight
+        self._settings = settings
         self.concept_scorer = concept_scorer
         self.sieve = sieve
         self.sparse = SparseEncoder()
@@ -115,9 +127,11 @@ class Linker:
         # The names add_synonyms() merged in, searched alone by the sieve.
         self.synonyms: Optional[Dictionary] = None
         self._synonym_index = ExactIndex()
-        self.cache = RankCache(cache_size)
-        # Found on first use; a new encoder, dictionary or lambda forgets it.
+        self.cache = RankCache(settings)
+        # Found on first use, for the lambda it was found with; a new
+        # encoder or dictionary forgets it.
         self._nil_default: Optional[NilDefault] = None
+        self._nil_default_weight: Optional[float] = None
 
     @property
     def is_ready(self) -> bool:
@@ -140,21 +154,18 @@ class Linker:
 
     @property
     def sparse_weight(self) -> float:
-        return self._sparse_weight
-
-    @sparse_weight.setter
-    def sparse_weight(self, weight: float) -> None:
-        if weight != self._sparse_weight:
-            self._nil_default = None
-        self._sparse_weight = weight
+        """lambda, as the linker's settings hold it now."""
+        return self._settings().sparse_weight
 
     @property
     def nil_default(self) -> NilDefault:
         """What nil_threshold "auto" is for this encoder, lambda and
-        vocabulary (strategies/nil_default.py): found once, and saved with the linker."""
-        if self._nil_default is None:
+        vocabulary (strategies/nil_default.py): found once per lambda, and
+        saved with the linker."""
+        if self._nil_default is None or self._nil_default_weight != self.sparse_weight:
             self._require_dictionary()
             self._nil_default = nil_default(self)
+            self._nil_default_weight = self.sparse_weight
         return self._nil_default
 
     def build(
@@ -372,6 +383,7 @@ class Linker:
         self.dictionary = dictionary.with_details(read_details(path / DETAILS_FILE))
         # Saves from before it was saved find it on first use.
         self._nil_default = NilDefault.from_json(meta["nil_default"], str(path / "index.json")) if "nil_default" in meta else None
+        self._nil_default_weight = self.sparse_weight
         self.synonyms = None
         if (path / "synonyms.txt").exists():
             self.synonyms = Dictionary.from_file(path / "synonyms.txt")

@@ -17,11 +17,10 @@ from typing import Tuple, Union
 import numpy as np
 import srsly
 from scipy import sparse
-from spacy.util import registry
 
 from ..errors import SavedStateError
 from ..names import LARGE_VOCABULARY_NAMES
-from ..parts import SIZED_INDEX
+from ..parts import SIZED_INDEX, registry
 from .index import ExactIndex, estimated_bytes
 
 _KIND_FILE = "kind.json"

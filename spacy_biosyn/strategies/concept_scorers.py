@@ -12,9 +12,8 @@ from typing import Dict, List
 
 import numpy as np
 from scipy import sparse
-from spacy.util import registry
 
-from ..parts import ALIAS_COUNT_RERANKER, CONCEPT_CENTROIDS
+from ..parts import ALIAS_COUNT_RERANKER, CONCEPT_CENTROIDS, registry
 from ..search.scoring import biosyn_scores
 from ..ty import Candidate, Concept, NamesByConcept
 

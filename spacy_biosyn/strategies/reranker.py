@@ -23,12 +23,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, List, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
-from spacy.util import registry
 
 from ..checks import is_number, is_whole_number
 from ..encoders.base import DEFAULT_ENCODER_NAME
 from ..encoders.hub import choose_device, load_pretrained, save_pretrained
-from ..parts import CROSS_ENCODER_RERANKER
+from ..parts import CROSS_ENCODER_RERANKER, registry
 from ..ty import Candidate
 
 if TYPE_CHECKING:

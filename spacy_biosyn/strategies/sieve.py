@@ -9,9 +9,8 @@ the whole dictionary stands.
 """
 from typing import List, Optional
 
-from spacy.util import registry
 
-from ..parts import SIEVE
+from ..parts import SIEVE, registry
 from ..ty import Candidate
 
 

@@ -17,12 +17,12 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
-from spacy.util import registry
 
 from ..files.downloads import cached_path
 from ..kb.dictionary import Concept, ConceptDetails, Dictionary, DictionaryError
 from ..kb.ids import DEFAULT_ID_PREFERENCE, IdPreference, checked_id
 from ..parts import (
+    registry,
     BIOSYN_DICTIONARY,
     CTD_CHEMICALS,
     MEDIC_VOCABULARY,

@@ -20,12 +20,11 @@ from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Mapping, Tuple, Union
 from xml.etree import ElementTree
 
-from spacy.util import registry
 
 from ..files.downloads import cached_path
 from ..kb.dictionary import ConceptDetails, Dictionary, DictionaryError
 from ..kb.ids import checked_id
-from ..parts import MESH_VOCABULARY
+from ..parts import MESH_VOCABULARY, registry
 from ..preprocess.text import numbered_lines, open_maybe_gzipped
 from ..ty import Concept
 

@@ -1,6 +1,7 @@
 """The linking engine without spaCy: mention strings and documents in,
 what their spans will say out, as the biosyn_linker pipe says it."""
 import pytest
+from spacy.lang.en.stop_words import STOP_WORDS
 from helpers import doc_with_ents, make_nlp
 
 from spacy_biosyn import Abbreviation, LinkingEngine
@@ -14,7 +15,7 @@ from spacy_biosyn.search.index import ExactIndex
 @pytest.fixture
 def engine(tiny_encoder, disease_dictionary):
     engine = LinkingEngine("engine", LinkerSettings(sparse_weight=10.0), encoder=TransformerEncoder(tiny_encoder),
-                           index=ExactIndex(), sources=DataSources(dictionary=disease_dictionary))
+                           index=ExactIndex(), sources=DataSources(dictionary=disease_dictionary), stop_words=STOP_WORDS)
     engine.initialize()
     return engine
 
@@ -46,7 +47,7 @@ def test_a_batch_of_documents_links_each_mention_with_its_documents_abbreviation
 def test_a_label_no_linker_serves_is_left_unlinked(tiny_encoder, disease_dictionary):
     settings = LinkerSettings(sparse_weight=10.0, dictionary_labels=["Disease"])
     engine = LinkingEngine("engine", settings, encoder=TransformerEncoder(tiny_encoder), index=ExactIndex(),
-                           sources=DataSources(dictionary=disease_dictionary))
+                           sources=DataSources(dictionary=disease_dictionary), stop_words=STOP_WORDS)
     assert engine.link(["gout", "gout"], label="Gene") == [None, None]
     assert engine.link(["gout"], label="disease")[0].candidates
 

@@ -2,7 +2,11 @@
 are no name of the vocabulary, numbers; acronyms and names still link."""
 import pytest
 
-from spacy_biosyn.preprocess.everyday_words import is_everyday_english
+from spacy.lang.en.stop_words import STOP_WORDS
+
+from spacy_biosyn.preprocess.everyday_words import function_words, is_everyday_english
+
+FUNCTION_WORDS = function_words(STOP_WORDS)
 
 NAMES = {"pain", "breast cancer", "as", "ca"}
 
@@ -14,7 +18,7 @@ def is_name(text):
 @pytest.mark.parametrize("text", ["a", "the", "of the", "Is", "as", "protein", "the protein", "sleep", "1", "2.5",
                                   "wasn't"])
 def test_function_words_frequent_words_and_numbers_are_everyday_english(text):
-    assert is_everyday_english(text, is_name)
+    assert is_everyday_english(text, is_name, FUNCTION_WORDS)
 
 
 @pytest.mark.parametrize("text", [
@@ -26,7 +30,7 @@ def test_function_words_frequent_words_and_numbers_are_everyday_english(text):
     "...",  # punctuation alone is read as nothing to link elsewhere
 ])
 def test_names_acronyms_and_rare_words_are_not(text):
-    assert not is_everyday_english(text, is_name)
+    assert not is_everyday_english(text, is_name, FUNCTION_WORDS)
 
 
 def test_the_engine_leaves_everyday_english_unlinked_and_links_the_rest(nlp):

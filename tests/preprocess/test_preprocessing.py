@@ -4,6 +4,8 @@ import pytest
 import spacy
 from helpers import doc_with_ents, make_nlp
 
+from spacy.lang.en.stop_words import STOP_WORDS
+
 from spacy_biosyn.preprocess.composites import MAX_PARTS, split_composite
 from spacy_biosyn.preprocess.readings import MentionPreprocessor, long_forms_by_short_form
 from spacy_biosyn.preprocess.text import correct, read_corrections
@@ -53,7 +55,7 @@ def test_what_is_not_a_coordination_is_left_whole(mention):
 
 
 def test_a_dictionary_name_with_a_coordination_is_read_whole_first_then_as_its_parts():
-    preprocessor = MentionPreprocessor()
+    preprocessor = MentionPreprocessor(STOP_WORDS)
     whole = preprocessor.clean("hand, foot and mouth disease")
     readings = preprocessor.readings
     assert readings("Hand, foot and mouth disease", {}, {whole}.__contains__) == [
@@ -67,7 +69,7 @@ SCA = [Abbreviation("SCA1", "spinocerebellar ataxia type 1", 31, 0)]
 
 def test_a_short_form_is_read_through_its_long_form_wherever_it_is_used():
     long_forms = long_forms_by_short_form(SCA)
-    readings = MentionPreprocessor().readings
+    readings = MentionPreprocessor(STOP_WORDS).readings
     assert readings("SCA1", long_forms, never_a_name) == [("spinocerebellar ataxia type 1",)]
     assert readings("SCA1-like disease", long_forms, never_a_name) == [
         ("spinocerebellar ataxia type 1 like disease",)
@@ -83,34 +85,34 @@ def test_ambiguous_short_forms_give_one_reading_per_meaning():
     long_forms = long_forms_by_short_form(
         [Abbreviation("PD", "Parkinson's disease", 10, 0), Abbreviation("PD", "peritoneal dialysis", 90, 70)]
     )
-    readings = MentionPreprocessor().readings
+    readings = MentionPreprocessor(STOP_WORDS).readings
     assert readings("PD", long_forms, never_a_name) == [("parkinson s disease",), ("peritoneal dialysis",)]
     # A short form that is itself a dictionary name is also ranked as written.
     assert readings("PD", long_forms, {"pd"}.__contains__)[-1] == ("pd",)
 
 
 def test_a_composite_that_is_a_name_is_read_whole_first_and_as_its_parts_second():
-    readings = MentionPreprocessor().readings
+    readings = MentionPreprocessor(STOP_WORDS).readings
     names = {"breast and ovarian cancer"}.__contains__
     assert readings("Breast and ovarian cancer", {}, names) == [
         ("breast and ovarian cancer",), ("breast cancer", "ovarian cancer")
     ]
     assert readings("Breast and ovarian cancer", {}, never_a_name) == [("breast cancer", "ovarian cancer")]
-    assert MentionPreprocessor(split_composites=False).readings("Breast and ovarian cancer", {}, names) == [
+    assert MentionPreprocessor(STOP_WORDS).readings("Breast and ovarian cancer", {}, names, split_composites=False) == [
         ("breast and ovarian cancer",)
     ]
 
 
 def test_abbreviations_then_composites_then_normalization():
     long_forms = long_forms_by_short_form([Abbreviation("OC", "ovarian cancer", 20, 0)])
-    preprocessor = MentionPreprocessor(corrections={"cancer": "neoplasm"})
+    preprocessor = MentionPreprocessor(STOP_WORDS, corrections={"cancer": "neoplasm"})
     assert preprocessor.readings("Breast or OC", long_forms, never_a_name) == [
         ("breast neoplasm", "ovarian neoplasm")
     ]
-    assert MentionPreprocessor(split_composites=False).readings("breast or OC", long_forms, never_a_name) == [
+    assert MentionPreprocessor(STOP_WORDS).readings("breast or OC", long_forms, never_a_name, split_composites=False) == [
         ("breast or ovarian cancer",)
     ]
-    assert MentionPreprocessor().readings("(-)", {}, never_a_name) == [()]
+    assert MentionPreprocessor(STOP_WORDS).readings("(-)", {}, never_a_name) == [()]
 
 
 def test_corrections_replace_whole_words_only(tmp_path):

@@ -5,12 +5,12 @@ import pytest
 from spacy_biosyn import Dictionary
 from spacy_biosyn.encoders.transformer import TransformerEncoder
 from spacy_biosyn.search.index import ExactIndex
-from spacy_biosyn.search.name_ranker import Linker
+from spacy_biosyn.search.name_ranker import FixedSettings, Linker
 
 
 def test_a_mention_that_is_a_name_takes_its_stored_vectors_and_ranks_as_if_encoded(tiny_encoder, disease_dictionary, monkeypatch):
     # The kb layer's Linker, as the pipe's engine builds one for its dictionary.
-    linker = Linker(TransformerEncoder(tiny_encoder).load(), ExactIndex(), 0.125)
+    linker = Linker(TransformerEncoder(tiny_encoder).load(), ExactIndex(), lambda: FixedSettings(0.125))
     linker.build(Dictionary.from_file(disease_dictionary))
     texts = ["breast cancer", "ovarian tumour", "type 2 diabetes", "breast cancer"]
     encoded, transformed = [], []
