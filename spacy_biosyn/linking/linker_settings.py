@@ -62,12 +62,21 @@ def editable(default: Any, **constraints) -> Any:
     return Field(default, json_schema_extra={"editable": True}, **constraints)
 
 
+def bound(default: Any, rebuilt_by: str, **constraints) -> Any:
+    """A setting the saved names, vectors, tf-idf or lambda were made with:
+    refused when changed on a built pipe, saying how it is `rebuilt_by`."""
+    return Field(default, json_schema_extra={"rebuilt_by": rebuilt_by}, **constraints)
+
+
 class LinkerSettings(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", validate_assignment=True)
 
     # Chosen on NCBI and BC5CDR-Disease dev with MiniLM (benchmarks/zero_shot.py):
     # with cosine scores in [-1, 1], a larger lambda lets tf-idf overrule meaning.
-    sparse_weight: Finite = Field(0.125, ge=0)
+    sparse_weight: Finite = bound(
+        0.125, "lambda is trained with the encoder and saved with its index: train, or build again with "
+        "--sparse-weight", ge=0,
+    )
     # Concepts in span._.kb_ents (per part of a composite), and names in
     # span._.candidates; at most MAX_RANKED (a huge one ranked every name for every mention).
     top_k: int = editable(5, ge=1, le=MAX_RANKED)
@@ -75,10 +84,12 @@ class LinkerSettings(BaseModel):
     # lists several names per concept). A re-ranker's candidates or a concept
     # scorer's pool take its place. At most MAX_RANKED.
     names_searched: int = editable(30, ge=1, le=MAX_RANKED)
-    split_composites: bool = True
+    split_composites: bool = bound(True, "the saved tf-idf was fitted on the names as split: build the pipeline again")
     # The labels (any case) linked against `dictionary`; null: every label
     # without a route. ["Disease"] keeps a scispaCy NER's GENE spans unlinked.
-    dictionary_labels: Optional[List[Label]] = None
+    dictionary_labels: Optional[List[Label]] = bound(
+        None, "the saved routes were made for them: build again with --dictionary-labels"
+    )
     # Below this score span._.cui is None (NIL) and kb_ents is empty; the names
     # stay in span._.candidates. Scores lie on [0, 1]: S = dense + lambda x
     # tf-idf over the S of a name written as the mention (which scores 1.0),
@@ -180,6 +191,11 @@ class LinkerSettings(BaseModel):
 EDITABLE_SETTINGS = tuple(
     name for name, field in LinkerSettings.model_fields.items() if (field.json_schema_extra or {}).get("editable")
 )
+# The others, each with how it is given a new value.
+REBUILT_BY = {
+    name: field.json_schema_extra["rebuilt_by"] for name, field in LinkerSettings.model_fields.items()
+    if name not in EDITABLE_SETTINGS
+}
 
 
 def readable(error: ValidationError) -> str:

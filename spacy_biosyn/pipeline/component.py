@@ -32,7 +32,7 @@ from ..kb.knowledge_base import KnowledgeBase
 from ..kb.namespaces import ConceptKeys
 from ..linking.data_sources import VocabularySource
 from ..linking.engine import LinkingEngine
-from ..linking.linker_settings import LinkerSettings
+from ..linking.linker_settings import EDITABLE_SETTINGS, SCISPACY_ALIASES, SCISPACY_REFUSALS, LinkerSettings
 from ..linking.links import SpanLinks
 from ..linking.mentions import Mention, MentionBatch
 from ..ty import Abbreviation, Candidate, Reranker
@@ -57,27 +57,9 @@ class DocLinks(NamedTuple):
 
 
 class BiosynLinker(Pipe):
-    # Editable settings as attributes: set, they are saved with the pipeline.
-    top_k = Setting()
-    names_searched = Setting()
-    nil_threshold_encoder = Setting()
-    types = Setting()
-    exclude_types = Setting()
-    drop_nil = Setting()
-    resolve_shared_names = Setting()
-    cache_size = Setting()
-    set_kb_id = Setting()
-    id_namespaces = Setting()
-    # scispaCy's names for them
-    k = Setting("names_searched")
-    max_entities_per_mention = Setting("top_k")
-    # Bound to the saved state, or with no equivalent: refused when assigned.
-    sparse_weight = BoundSetting()
-    split_composites = BoundSetting()
-    dictionary_labels = BoundSetting()
-    threshold = RefusedName()
-    filter_for_definitions = RefusedName()
-    resolve_abbreviations = RefusedName()
+    # Each setting of LinkerSettings is an attribute (declared below the
+    # class, from the model): an editable one, set, is saved with the
+    # pipeline; one bound to the saved state is refused when assigned.
 
     def __init__(self, vocab, name: str, engine: LinkingEngine):
         """Built by the factory (factory.py) from its config."""
@@ -240,6 +222,21 @@ class BiosynLinker(Pipe):
         return self
 
 
+def _declare_settings(pipe: type) -> None:
+    """The pipe's setting attributes, one per setting of the model (but
+    nil_threshold, a property that says the threshold it means), and one
+    per scispaCy name: an alias reads and sets ours, a name with no
+    equivalent is refused."""
+    attributes = {name: Setting() if name in EDITABLE_SETTINGS else BoundSetting()
+                  for name in LinkerSettings.model_fields if name != "nil_threshold"}
+    attributes.update((alias, Setting(ours)) for alias, ours in SCISPACY_ALIASES.items())
+    attributes.update((name, RefusedName()) for name in SCISPACY_REFUSALS)
+    for name, attribute in attributes.items():
+        attribute.__set_name__(pipe, name)
+        setattr(pipe, name, attribute)
+
+
+_declare_settings(BiosynLinker)
 # What the pipe holds itself, and what spaCy sets on any pipe.
 _OWN = ("vocab", "name", "engine", "error_handler")
 # The attributes an assignment may name: the settings (editable, or refused

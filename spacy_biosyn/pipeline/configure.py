@@ -17,6 +17,7 @@ from confection import Config
 
 from ..linking.linker_settings import (
     KEEP,
+    REBUILT_BY,
     SCISPACY_ALIASES,
     SCISPACY_REFUSALS,
     SWAPPABLE_PARTS,
@@ -166,21 +167,13 @@ class Setting:
         change_setting(pipe, self.setting, value)
 
 
-# How a setting bound to the saved state is given a new value.
-_REBUILT_BY = {
-    "sparse_weight": "lambda is trained with the encoder and saved with its index: train, or build again with --sparse-weight",
-    "split_composites": "the saved tf-idf was fitted on the names as split: build the pipeline again",
-    "dictionary_labels": "the saved routes were made for them: build again with --dictionary-labels",
-}
-
-
 class BoundSetting(Setting):
     """A setting bound to the saved names, vectors and tf-idf: read as any
     setting, and refused when assigned, naming what rebuilds it."""
 
     def __set__(self, pipe: Pipe, value) -> None:
         raise AttributeError(
-            f"{pipe.name}: {self.setting} cannot be changed on a built pipe ({_REBUILT_BY[self.setting]})"
+            f"{pipe.name}: {self.setting} cannot be changed on a built pipe ({REBUILT_BY[self.setting]})"
         )
 
 

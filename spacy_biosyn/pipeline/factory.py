@@ -7,9 +7,10 @@ linking/linker_settings.py with its default. Nothing heavy happens here: the
 encoder loads and the vocabulary is indexed by initialize() or on first
 use, so `spacy.load` of a packaged pipeline needs no dictionary or hub.
 """
+import inspect
 import warnings
 from pathlib import Path
-from typing import Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 from spacy.lang.en.stop_words import STOP_WORDS
 from spacy.language import Language
@@ -18,7 +19,7 @@ from ..checks import takes_arguments
 from ..encoders.base import DEFAULT_ENCODER_NAME, encoder_label
 from ..linking.data_sources import DataSources, VocabularySource
 from ..linking.engine import LinkingEngine
-from ..linking.linker_settings import LinkerSettings, from_scispacy
+from ..linking.linker_settings import SCISPACY_ALIASES, SCISPACY_REFUSALS, LinkerSettings, from_scispacy
 from ..names import PIPE_NAME
 from ..parts import AB3P, SIZED_INDEX, TRANSFORMER_ENCODER
 from ..ty import AbbreviationDetector, ConceptScorer, Encoder, Reranker, SearchIndex, Sieve
@@ -26,7 +27,68 @@ from .component import BiosynLinker
 from .configure import remember_pipeline, store_blocks_in_our_names
 
 
-@Language.factory(
+def make_biosyn_linker(
+    nlp: Language,
+    name: str,
+    linker_name: Optional[str],
+    dictionary: Optional[VocabularySource],
+    routes: Dict[str, VocabularySource],
+    synonyms: List[str],
+    preferred_ids_from: List[str],
+    corrections: Optional[str],
+    encoder: Union[str, Encoder],
+    index: SearchIndex,
+    abbreviations: Optional[AbbreviationDetector],
+    sieve: Optional[Sieve],
+    concept_scorer: Optional[ConceptScorer],
+    reranker: Optional[Reranker],
+    # LinkerSettings' fields, and scispaCy's names for some: declared by the
+    # settings model, and added to the signature spaCy validates a block against below.
+    **settings: Any,
+) -> "BiosynLinker":
+    given = from_scispacy(name, {**settings, "abbreviations": abbreviations})
+    checked = LinkerSettings.checked(name, given)
+    abbreviations = given["abbreviations"]
+    if isinstance(encoder, str):
+        from ..encoders.transformer import TransformerEncoder
+
+        encoder = TransformerEncoder(encoder)
+    # A class's instances all have __call__ on their type: the detector is checked by its signature.
+    if abbreviations is not None and not takes_arguments(abbreviations, 1):
+        raise ValueError(
+            f"{name}: abbreviations must be a detector called on a doc's text, such as spacy_biosyn.Ab3P.v1 "
+            "or spacy_biosyn.SchwartzHearst.v1, spacy_biosyn.ScispacyAbbreviations.v1 (the pairs of scispaCy's "
+            f"abbreviation_detector), or null; got {type(abbreviations).__name__}"
+        )
+    sources = DataSources.checked(
+        name, linker_name=linker_name, dictionary=dictionary, routes=routes, synonyms=synonyms,
+        preferred_ids_from=preferred_ids_from, corrections=corrections,
+    )
+    engine = LinkingEngine(name, checked, encoder=encoder, index=index, abbreviations=abbreviations, sieve=sieve,
+                           concept_scorer=concept_scorer, reranker=reranker, sources=sources, stop_words=STOP_WORDS)
+    _warn_if_threshold_of_another_encoder(name, engine.nil_threshold(), checked.nil_threshold_encoder, encoder)
+    pipe = BiosynLinker(nlp.vocab, name, engine)
+    remember_pipeline(pipe, nlp)
+    store_blocks_in_our_names(nlp)
+    return pipe
+
+
+def _with_settings(signature: inspect.Signature) -> inspect.Signature:
+    """The factory's signature with each setting as a parameter of its own:
+    LinkerSettings' fields (their defaults come from default_config) and
+    scispaCy's names (null unless given). spaCy validates a config block
+    against it, so a misspelt setting is refused by name; the settings
+    model then checks each value strictly."""
+    fixed = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    declared = [inspect.Parameter(field, inspect.Parameter.KEYWORD_ONLY, annotation=Any)
+                for field in LinkerSettings.model_fields]
+    declared += [inspect.Parameter(alias, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Any)
+                 for alias in (*SCISPACY_ALIASES, *SCISPACY_REFUSALS)]
+    return signature.replace(parameters=fixed + declared)
+
+
+make_biosyn_linker.__signature__ = _with_settings(inspect.signature(make_biosyn_linker))
+Language.factory(
     PIPE_NAME,
     default_config={
         # A vocabulary of the catalogue (named/catalogue.py: umls, mesh, rxnorm,
@@ -80,69 +142,7 @@ from .configure import remember_pipeline, store_blocks_in_our_names
         "span._.parts",
     ],
     default_score_weights={"link_cui_acc": 1.0, "link_acc_1": 0.0, "link_acc_5": 0.0, "nel_micro_f": 0.0},
-)
-def make_biosyn_linker(
-    nlp: Language,
-    name: str,
-    linker_name: Optional[str],
-    dictionary: Optional[VocabularySource],
-    routes: Dict[str, VocabularySource],
-    synonyms: List[str],
-    preferred_ids_from: List[str],
-    corrections: Optional[str],
-    encoder: Union[str, Encoder],
-    index: SearchIndex,
-    abbreviations: Optional[AbbreviationDetector],
-    sieve: Optional[Sieve],
-    concept_scorer: Optional[ConceptScorer],
-    reranker: Optional[Reranker],
-    # LinkerSettings' fields, typed loosely here: the model checks them strictly.
-    sparse_weight: float,
-    top_k: int,
-    names_searched: int,
-    split_composites: bool,
-    dictionary_labels: Optional[List[str]],
-    nil_threshold: Optional[Union[float, str]],
-    nil_threshold_encoder: Optional[str],
-    types: Optional[Union[List[str], str]],
-    exclude_types: Union[List[str], str, None],
-    drop_nil: bool,
-    resolve_shared_names: bool,
-    cache_size: int,
-    set_kb_id: bool,
-    id_namespaces: Optional[Dict[str, str]],
-    # scispaCy's names for settings (settings.from_scispacy); null unless given.
-    resolve_abbreviations: Optional[bool] = None,
-    k: Optional[int] = None,
-    max_entities_per_mention: Optional[int] = None,
-    threshold: Optional[float] = None,
-    filter_for_definitions: Optional[bool] = None,
-) -> "BiosynLinker":
-    given = from_scispacy(name, locals())
-    settings = LinkerSettings.checked(name, given)
-    abbreviations = given["abbreviations"]
-    if isinstance(encoder, str):
-        from ..encoders.transformer import TransformerEncoder
-
-        encoder = TransformerEncoder(encoder)
-    # A class's instances all have __call__ on their type: the detector is checked by its signature.
-    if abbreviations is not None and not takes_arguments(abbreviations, 1):
-        raise ValueError(
-            f"{name}: abbreviations must be a detector called on a doc's text, such as spacy_biosyn.Ab3P.v1 "
-            "or spacy_biosyn.SchwartzHearst.v1, spacy_biosyn.ScispacyAbbreviations.v1 (the pairs of scispaCy's "
-            f"abbreviation_detector), or null; got {type(abbreviations).__name__}"
-        )
-    sources = DataSources.checked(
-        name, linker_name=linker_name, dictionary=dictionary, routes=routes, synonyms=synonyms,
-        preferred_ids_from=preferred_ids_from, corrections=corrections,
-    )
-    engine = LinkingEngine(name, settings, encoder=encoder, index=index, abbreviations=abbreviations, sieve=sieve,
-                           concept_scorer=concept_scorer, reranker=reranker, sources=sources, stop_words=STOP_WORDS)
-    _warn_if_threshold_of_another_encoder(name, engine.nil_threshold(), nil_threshold_encoder, encoder)
-    pipe = BiosynLinker(nlp.vocab, name, engine)
-    remember_pipeline(pipe, nlp)
-    store_blocks_in_our_names(nlp)
-    return pipe
+)(make_biosyn_linker)
 
 
 def _warn_if_threshold_of_another_encoder(

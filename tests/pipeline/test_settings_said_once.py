@@ -1,8 +1,50 @@
 """Settings that cannot silently do nothing: scispaCy's names saved as
 ours, type filters that match the vocabulary, the text API's shape."""
+import dataclasses
+import inspect
+import re
+from pathlib import Path
+
 import pytest
 import spacy
 from helpers import make_nlp
+from spacy.language import Language
+
+from spacy_biosyn.linking.data_sources import DataSources
+from spacy_biosyn.linking.linker_settings import PART_CONTRACTS, SCISPACY_ALIASES, SCISPACY_REFUSALS, LinkerSettings
+from spacy_biosyn.pipeline.component import BiosynLinker
+from spacy_biosyn.pipeline.configure import BoundSetting, RefusedName, Setting
+from spacy_biosyn.pipeline.factory import make_biosyn_linker
+
+CONFIGURATION_DOCS = Path(__file__).parents[2] / "docs" / "configuration.md"
+
+
+def documented_settings() -> set:
+    """The names in the first column of docs/configuration.md's table of settings."""
+    rows = [line.split("|")[1] for line in CONFIGURATION_DOCS.read_text(encoding="utf-8").splitlines()
+            if line.startswith("| `")]
+    return {name for cell in rows for name in re.findall(r"`(\w+)`", cell)}
+
+
+def test_each_setting_is_declared_once_by_the_settings_model_and_every_list_agrees():
+    settings = set(LinkerSettings.model_fields)
+    scispacy = set(SCISPACY_ALIASES) | set(SCISPACY_REFUSALS)
+    factory = set(inspect.signature(make_biosyn_linker).parameters) - {"nlp", "name"}
+    # the factory declares the sources and parts; the model the settings
+    assert factory - settings - scispacy == {f.name for f in dataclasses.fields(DataSources)} | set(PART_CONTRACTS) | {
+        "abbreviations"}
+    assert settings | scispacy <= factory
+    assert set(Language.get_factory_meta("biosyn_linker").default_config) == factory - scispacy
+    attributes = {name for name, value in vars(BiosynLinker).items() if isinstance(value, (Setting, RefusedName))}
+    assert attributes | {"nil_threshold"} == settings | scispacy
+    bound = {name for name, value in vars(BiosynLinker).items() if isinstance(value, BoundSetting)}
+    assert bound == {"sparse_weight", "split_composites", "dictionary_labels"}
+    assert documented_settings() == factory
+
+
+def test_a_misspelt_setting_is_refused_by_name(tiny_encoder, disease_dictionary):
+    with pytest.raises(Exception, match="topk"):
+        make_nlp(tiny_encoder, disease_dictionary, topk=3)
 
 from spacy_biosyn.kb.dictionary import ConceptDetails
 
