@@ -11,12 +11,13 @@ the Protocols of ty.py.
 """
 from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from confection import Config
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from typing_extensions import Annotated
 
 from .. import parts
 from ..kb.namespaces import IdNamespaces
+from ..search.scoring import is_on_unit_scale
 from ..strategies.nil_default import NilDefault
 from ..ty import ConceptScorer, Encoder, Reranker, SearchIndex, Sieve, check_part
 
@@ -148,7 +149,7 @@ class LinkerSettings(BaseModel):
         by the engine once it knows whether it re-ranks, and after a load
         has moved a threshold saved on the old scale (S) onto this one."""
         threshold = self.nil_threshold
-        if reranked or not isinstance(threshold, (int, float)) or 0.0 <= threshold <= 1.0:
+        if reranked or not isinstance(threshold, (int, float)) or is_on_unit_scale(threshold):
             return
         raise ValueError(
             f"{name}: nil_threshold {threshold} lies outside [0, 1], where scores lie (a name written as the mention "

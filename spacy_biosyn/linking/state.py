@@ -33,6 +33,7 @@ from ..files.storage import (
     write_manifest,
 )
 from ..preprocess.readings import MentionPreprocessor
+from ..search.scoring import UNIT_SCALE, old_scale_factor, unit_from_old_scale
 from ..ty import Reranker
 from .data_sources import DataSources
 from .linker_settings import EDITABLE_SETTINGS, SCISPACY_ALIASES, LinkerSettings
@@ -47,9 +48,6 @@ _READ_FORMATS = (1, SAVE_FORMAT)
 # writes them, no deeper than its folders go.
 _SAVED_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
 _MAX_DEPTH = 8
-# The scale of the scores a saved nil_threshold is on: "unit", [0, 1]; a
-# save without it was made when scores were S itself (up to 1 + lambda).
-SCORE_SCALE = "unit"
 
 
 class SavedEngine(Protocol):
@@ -82,7 +80,7 @@ def _writers(engine: SavedEngine, bound: Optional[dict]) -> Dict[str, Callable[[
         # lambda is learned by training, so it is state, not just config.
         "cfg": lambda path: srsly.write_json(path / "cfg", {
             "format": SAVE_FORMAT,
-            "score_scale": SCORE_SCALE,
+            "score_scale": UNIT_SCALE,
             "saved_by": f"spacy-biosyn {__version__}",
             "sparse_weight": engine.settings.sparse_weight,
             "routes": routes.labels,
@@ -114,7 +112,7 @@ def _threshold_to_unit_scale(
     reranker = engine.reranker
     if reranker is not None:
         weight = given.first_stage_weight
-        reranker.first_stage_weight = weight * (1 + sparse_weight)
+        reranker.first_stage_weight = weight * old_scale_factor(sparse_weight)
         changes["reranker"] = reranker
         warnings.warn(
             f"{path}: saved when first-stage scores were S; they are now on [0, 1], and its re-ranker's "
@@ -125,7 +123,7 @@ def _threshold_to_unit_scale(
     threshold = given.settings.nil_threshold
     if not isinstance(threshold, (int, float)) or isinstance(threshold, bool):
         return
-    converted = round(threshold / (1 + sparse_weight), 6)
+    converted = unit_from_old_scale(threshold, sparse_weight)
     engine.configure({"nil_threshold": converted})
     changes["nil_threshold"] = converted
     warnings.warn(
@@ -159,7 +157,7 @@ def _readers(
         if not _same(float(cfg["sparse_weight"]), given.settings.sparse_weight):
             changes["sparse_weight"] = float(cfg["sparse_weight"])
         engine.configure({"sparse_weight": float(cfg["sparse_weight"])}, saved_state=True)
-        if cfg.get("score_scale") != SCORE_SCALE:
+        if cfg.get("score_scale") != UNIT_SCALE:
             _threshold_to_unit_scale(path, engine, given, cfg["sparse_weight"], changes)
 
     def read_linker(path: Path) -> None:

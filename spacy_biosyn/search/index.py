@@ -27,11 +27,10 @@ from ..checks import is_whole_number
 from ..errors import SavedStateError
 from ..files.storage import mapped_npz
 from ..parts import EXACT_INDEX, EXACT_INDEX_V1, registry
-from .scoring import biosyn_scores, top_k
+from .scoring import biosyn_scores, max_sparse_gain, top_k
 
 # Float rounding between two ways of computing one score: near-ties are
 # scored in full instead of being ruled out.
-_BOUND_EPS = 1e-5
 # The names' tf-idf rows, in every back-end's folder; the linker checksums it.
 SPARSE_FILE = "sparse.npz"
 VECTORS_FILE = "vectors.npy"
@@ -173,14 +172,13 @@ class ExactIndex(IndexBase):
 
     def _search_chunk(self, dense_q, sparse_q, weight, k):
         dense = dense_q @ self._vectors.T
-        # tf-idf rows are unit and non-negative, so S_sparse lies in [0, 1] and
-        # no name's S exceeds its dense score + max(lambda, 0). The k best
+        # No name's S exceeds its dense score + max_sparse_gain. The k best
         # names by dense score give a k-th S that the true k-th S is at least;
         # only names whose dense score comes within that headroom of it can
         # rank, and only they are scored in full: usually a few hundred of
         # MEDIC's 72k, where a sparse product with every name took a third
         # of the search.
-        headroom = max(weight, 0.0) + _BOUND_EPS
+        headroom = max_sparse_gain(weight)
         seeds = top_k(dense, k)
         queries = sparse_q.toarray()
         scores = np.empty((len(dense), k), dtype=np.float32)

@@ -25,6 +25,7 @@ from ..strategies.nil_default import NilDefault, nil_default
 from ..ty import Candidate, Encoder, RankSettings, SearchIndex
 from .index import SPARSE_FILE as _SPARSE_FILE
 from .index import ExactIndex, estimated_bytes
+from .scoring import perfect_score, unit_score
 from .tfidf import SparseEncoder
 
 # What the vocabulary says of each concept (names as written, types, definitions).
@@ -316,14 +317,12 @@ class Linker:
 
     def _on_unit_scale(self, candidates: List[Candidate], query: np.ndarray, text: str) -> List[Candidate]:
         """Scores as users read and threshold them, on [0, 1] as scispaCy's
-        and spaCy's are: S over the S of a name written as the mention
-        (|m|^2 + lambda; 1 + lambda with cosine), so that name scores 1.0
-        exactly (float32 sums put it 1e-6 off); the order is S's. (The sieve
-        and concept scorers work on S itself.) `text` is the normalized mention."""
-        perfect = float(query @ query) + self.sparse_weight
-        if perfect <= 0:  # a zero vector and no tf-idf: nothing scores
-            return [c._replace(score=0.0) for c in candidates]
-        return [c._replace(score=1.0 if c.name == text else min(1.0, max(0.0, c.score / perfect))) for c in candidates]
+        and spaCy's are (scoring.unit_score): a name written as the
+        normalized mention `text` scores 1.0 exactly; the order is S's.
+        (The sieve and concept scorers work on S itself.)"""
+        perfect = perfect_score(query, self.sparse_weight)
+        return [c._replace(score=1.0 if c.name == text and perfect > 0 else unit_score(c.score, perfect))
+                for c in candidates]
 
     def _search(self, index: SearchIndex, dictionary: Dictionary, dense_q, sparse_q, k: int):
         scores, ids = index.search(dense_q, sparse_q, self.sparse_weight, k)

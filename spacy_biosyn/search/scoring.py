@@ -1,10 +1,14 @@
-"""The score and the ranking rule, written once for search, training and
-concept scoring.
+"""The score, its scale and the ranking rule, written once for search,
+training, concept scoring, NIL thresholds and saved pipelines.
 
 BioSyn scores a (mention, name) pair S = S_dense + lambda * S_sparse: the
 inner product of their encoder vectors plus lambda times the inner product
 of their tf-idf rows. Ranking keeps the k best, and equal scores in id order,
 so that every back-end and the trainer agree on ties.
+
+Users read, and threshold, S on the unit scale: S over the S of a name
+written as the mention (|m|^2 + lambda), which then scores 1.0. Pipelines
+saved before the unit scale hold thresholds on S itself.
 """
 import numpy as np
 from scipy import sparse
@@ -14,6 +18,47 @@ def biosyn_scores(dense, sparse_scores, sparse_weight):
     """S = S_dense + lambda * S_sparse, for numbers, numpy arrays or torch
     tensors alike (the trainer's loss takes its gradient)."""
     return dense + sparse_weight * sparse_scores
+
+
+# tf-idf rows are unit and non-negative: S_sparse lies in [0, 1].
+MAX_SPARSE_SCORE = 1.0
+# What a saved threshold's scale is called; saves without it are on S itself.
+UNIT_SCALE = "unit"
+
+
+def max_sparse_gain(sparse_weight: float, tolerance: float = 1e-5) -> float:
+    """How far a name's S can lie above its dense score (lambda x the
+    largest S_sparse), with a float32 tolerance: the exact index scores in
+    full only names whose dense score comes within this of the k-th S."""
+    return max(sparse_weight, 0.0) * MAX_SPARSE_SCORE + tolerance
+
+
+def perfect_score(query: np.ndarray, sparse_weight: float) -> float:
+    """The S of a name written exactly as the mention: |m|^2 + lambda
+    (1 + lambda for cosine encoders' unit vectors)."""
+    return float(query @ query) + sparse_weight * MAX_SPARSE_SCORE
+
+
+def unit_score(score: float, perfect: float) -> float:
+    """S on the unit scale, clipped to [0, 1] (float32 sums stray 1e-6)."""
+    return 0.0 if perfect <= 0 else min(1.0, max(0.0, score / perfect))
+
+
+def is_on_unit_scale(threshold: float) -> bool:
+    """Whether a threshold lies where unit scores lie."""
+    return 0.0 <= threshold <= 1.0
+
+
+def unit_from_old_scale(threshold: float, sparse_weight: float) -> float:
+    """A threshold saved when scores were S, on the unit scale: S / (1 +
+    lambda), exact for cosine scores."""
+    return round(threshold / old_scale_factor(sparse_weight), 6)
+
+
+def old_scale_factor(sparse_weight: float) -> float:
+    """What S was over unit scores for cosine encoders (1 + lambda): a
+    re-ranker's first_stage_weight grows by it, so that its scores stay."""
+    return 1.0 + sparse_weight * MAX_SPARSE_SCORE
 
 
 def sparse_scores(names: sparse.csr_matrix, queries: sparse.csr_matrix) -> np.ndarray:

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..checks import is_number
 from ..errors import SavedStateError
+from ..search.scoring import is_on_unit_scale
 
 # (weights sha256, lambda) -> the threshold measured on both disease dev
 # sets, gold spans and end to end (docs/record.md, "The default NIL
@@ -55,7 +56,7 @@ class NilDefault(NamedTuple):
     def from_json(cls, data: object, where: str) -> "NilDefault":
         threshold = data.get("threshold") if isinstance(data, dict) else None
         if not (isinstance(data, dict) and isinstance(data.get("source"), str)
-                and (threshold is None or (is_number(threshold) and 0 <= threshold <= 1))):
+                and (threshold is None or (is_number(threshold) and is_on_unit_scale(threshold)))):
             raise SavedStateError(
                 f"{where}: nil_default must be {{\"threshold\": a number in [0, 1] or null, \"source\": text}}, "
                 f"got {data!r:.80}; save or build the pipeline again"
