@@ -9,6 +9,7 @@ from ..errors import BiosynError
 from ..files.downloads import redacted
 from ..names import DEFAULT_ENCODER_NAME, PIPE_NAME
 from ..parts import EXACT_INDEX, FAISS_INDEX, SIZED_INDEX, TRANSFORMER_ENCODER
+from ..vocabularies.formats import FORMAT_HELP
 from .common import (
     ENCODER_HELP,
     ID_NAMESPACES_OPTION,
@@ -24,9 +25,6 @@ INDEXES = {"sized": SIZED_INDEX, "exact": EXACT_INDEX, "faiss": FAISS_INDEX}
 
 
 DICTIONARY_HELP = "The vocabulary: a file or its URL (fetched once into a cache), in --format"
-
-
-FORMAT_HELP = "biosyn, medic, ctd-chemicals, umls, obo, mesh or scispacy (default: detected from the file, and said)"
 
 
 ROUTE_HELP = (

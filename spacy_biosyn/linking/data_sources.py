@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Dict, Optional, Sequence, TypeVar, Union
 
 from ..named.catalogue import named_vocabulary
-from ..vocabularies.formats import VocabularyReader
+from ..vocabularies.common import VocabularyReader
 
 # A path, read as a BioSyn `CUI||name` file, or a registered vocabulary reader.
 VocabularySource = Union[str, VocabularyReader]

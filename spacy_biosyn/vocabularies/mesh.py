@@ -17,7 +17,7 @@ import gzip
 import zlib
 from functools import partial
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Mapping, Tuple, Union
+from typing import Dict, List, Mapping
 from xml.etree import ElementTree
 
 
@@ -26,9 +26,7 @@ from ..kb.dictionary import ConceptDetails, Dictionary, DictionaryError
 from ..kb.ids import checked_id
 from ..parts import MESH_VOCABULARY, registry
 from ..preprocess.text import numbered_lines, open_maybe_gzipped
-from ..ty import Concept
-
-Entries = Iterator[Tuple[Concept, str]]
+from .common import Entries, PathLike, VocabularyReader
 
 # ASCII release fields: the record's ID, its name(s), entry terms, types, definition.
 _ASCII_ID = "UI"
@@ -43,7 +41,7 @@ MAPPED = "mapped:"
 _XML_RECORDS = {"DescriptorRecord": "DescriptorUI", "SupplementalRecord": "SupplementalRecordUI"}
 
 
-def read_mesh(path: Union[str, Path]) -> Dictionary:
+def read_mesh(path: PathLike) -> Dictionary:
     """A MeSH descriptor or supplementary file, ASCII or XML (or its URL)."""
     path = cached_path(path)
     try:
@@ -152,5 +150,5 @@ def _maps(concept: ConceptDetails) -> bool:
 
 
 @registry.readers(MESH_VOCABULARY)
-def mesh_vocabulary(path: str) -> Callable[[], Dictionary]:
+def mesh_vocabulary(path: str) -> VocabularyReader:
     return partial(read_mesh, path)

@@ -310,6 +310,23 @@ def test_ctds_chemicals_are_told_from_medic_by_their_header_whatever_the_files_n
         read_vocabulary_file(write(tmp_path, "CTD_chemicals.tsv", CTD_TSV), "ctd-chemicals")
 
 
+def test_a_ctd_file_read_as_the_other_names_the_format_and_the_reader_the_format_table_gives_it(tmp_path):
+    import re
+
+    from spacy_biosyn.vocabularies.formats import READERS
+
+    chemicals, diseases = write(tmp_path, "a.tsv", CTD_CHEMICALS), write(tmp_path, "b.tsv", CTD_TSV)
+    for path, wrong, right in ((chemicals, "medic", "ctd-chemicals"), (diseases, "ctd-chemicals", "medic")):
+        with pytest.raises(DictionaryError, match=re.escape(f"read it as {right} (--format {right}, {READERS[right].reader})")):
+            READERS[wrong].read(path)
+
+
+def test_a_file_whose_name_holds_two_formats_names_is_the_later_formats(tmp_path):
+    # MEDIC's concepts as UMLS rows: "medic" names a MEDIC file, "mrconso" a UMLS one.
+    assert detect_format(write(tmp_path, "medic_MRCONSO.RRF", MRCONSO)) == "umls"
+    assert detect_format(write(tmp_path, "medic_ctd_chemicals.tsv", "C1||aspirin\n")) == "ctd-chemicals"
+
+
 def test_a_biosyn_file_whose_first_name_holds_a_tab_is_read_as_biosyn(tmp_path):
     path = write(tmp_path, "dictionary.txt", "D001943||breast\tcancer\nD010051||ovarian cancer\n")
     assert detect_format(path) == "biosyn"
