@@ -53,13 +53,13 @@ PROCESS = """
 import json, sys, time, urllib.request
 start = time.perf_counter()
 import spacy
-from spacy_biosyn.search.name_ranker import Linker
+from spacy_biosyn.search.name_ranker import NameRanker
 from benchmarks.named_linkers import hashed_vectors
 modes, config = sys.argv[1].split(","), json.loads(sys.argv[2])
 if "refuse" in modes:
     def refuse(*args, **kwargs):
         raise AssertionError("a warm start encoded names or made a request")
-    Linker.build = refuse
+    NameRanker.build = refuse
     urllib.request.urlopen = refuse
 if "hashed" in modes:
     from spacy_biosyn.encoders.transformer import TransformerEncoder

@@ -18,7 +18,7 @@ stored vectors and tf-idf rows and saves the linker; one loads it (encoder,
 dictionary, tf-idf, index) and ranks BioSyn's NCBI dev queries. Resident
 memory is that second process's RSS after loading and its peak while
 ranking, and its private (anonymous) memory after ranking. The encoder
-probe of Linker.from_disk is skipped there: it would rightly reject the
+probe of NameRanker.from_disk is skipped there: it would rightly reject the
 distractors' synthetic vectors.
 """
 import json
@@ -226,9 +226,9 @@ def _linker(work: Path, backend: str):
     from spacy.util import registry
 
     from spacy_biosyn.encoders.onnx import MODEL_FILE, OnnxEncoder
-    from spacy_biosyn.search.name_ranker import FixedSettings, Linker
+    from spacy_biosyn.search.name_ranker import FixedSettings, NameRanker
 
-    class SyntheticVectorsLinker(Linker):
+    class SyntheticVectorsLinker(NameRanker):
         def _check_saved_state(self, path, dictionary, meta):
             """Skips the encoder probe; distractors' vectors are not the encoder's."""
 

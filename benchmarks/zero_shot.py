@@ -18,7 +18,7 @@ from spacy_biosyn.evaluation.queries import evaluate
 from spacy_biosyn.kb.dictionary import Dictionary
 from spacy_biosyn.preprocess.text import normalize
 from spacy_biosyn.search.index import ExactIndex
-from spacy_biosyn.search.name_ranker import FixedSettings, Linker
+from spacy_biosyn.search.name_ranker import FixedSettings, NameRanker
 from spacy_biosyn.search.tfidf import SparseEncoder
 from spacy_biosyn.ty import Candidate
 
@@ -57,7 +57,7 @@ def main() -> None:
         for pooling, similarity, lambdas in settings:
             encoder = TransformerEncoder(encoder_path, pooling=pooling, similarity=similarity).load()
             weight = {"lambda": 0.0}  # the ranker reads it at each ranking
-            linker = Linker(encoder, ExactIndex(), lambda: FixedSettings(weight["lambda"]))
+            linker = NameRanker(encoder, ExactIndex(), lambda: FixedSettings(weight["lambda"]))
             start = time.perf_counter()
             linker.build(dictionary)
             build_s = time.perf_counter() - start

@@ -63,7 +63,7 @@ _EXPORTS = {
     "link_corpus": "corpus_linking",
     "Candidate": "ty",
     "LinkedPart": "ty",
-    "Linker": "search.name_ranker",
+    "NameRanker": "search.name_ranker",
     "LinkingEngine": "linking.engine",
     "SpanLinks": "linking.links",
     "Sieve": "strategies.sieve",

@@ -1,6 +1,6 @@
 """The linking engine: mentions in, linked parts out, with no spaCy type.
 
-It holds the one LinkerSettings of a linker, its routes (one kb.Linker per
+It holds the one LinkerSettings of a linker, its routes (one NameRanker per
 vocabulary, routes.py), the mention preprocessor, the re-ranker and the
 abbreviation detector, and does every step between a mention and what its
 span will say:
@@ -27,7 +27,7 @@ from ..kb.namespaces import KNOWN_NAMESPACES, IdNamespaces
 from ..named.cache import fill_named_linker
 from ..preprocess.readings import MentionPreprocessor, long_forms_by_short_form
 from ..preprocess.text import read_corrections
-from ..search.name_ranker import Linker
+from ..search.name_ranker import NameRanker
 from ..search.tfidf import SparseEncoder
 from ..strategies.reranker import MentionInContext
 from ..strategies.type_filter import TypeFilter
@@ -79,7 +79,7 @@ class LinkingEngine:
         self._settings = settings
         # The engine's own: outside code asks the methods below. Each reads
         # the settings it needs from `settings` when it needs them.
-        default = Linker(encoder, index, self._current_settings, concept_scorer=concept_scorer, sieve=sieve)
+        default = NameRanker(encoder, index, self._current_settings, concept_scorer=concept_scorer, sieve=sieve)
         self.routes = Routes(default, self._current_settings, labels=sources.routes)
         self.preprocessor = MentionPreprocessor(stop_words)
         self._reranker: Optional[Reranker] = None

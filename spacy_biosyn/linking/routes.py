@@ -1,6 +1,6 @@
 """Which linker ranks an entity's mentions: routes as data.
 
-`Routes.linkers` maps a key to a Linker (its own names, tf-idf and index):
+`Routes.linkers` maps a key to a NameRanker (its own names, tf-idf and index):
 DEFAULT for the `dictionary`'s, an entity label (casefolded: NER models
 differ in case, scispaCy's emit DISEASE, the corpora Disease) for a route
 of its own, such as BC5CDR's Chemical spans against a chemical vocabulary.
@@ -17,7 +17,7 @@ import numpy as np
 
 from ..kb.dictionary import Dictionary
 from ..kb.knowledge_base import KnowledgeBase
-from ..search.name_ranker import Linker, RankCache
+from ..search.name_ranker import NameRanker, RankCache
 from ..search.tfidf import SparseEncoder
 from ..strategies.nil_default import NilDefault
 from ..ty import Encoder, SearchIndex
@@ -35,20 +35,20 @@ class RouteSettings(Protocol):
 class Routes:
     """The linkers of a pipe by key: DEFAULT, and each routed label."""
 
-    def __init__(self, default: Linker, settings: Callable[[], RouteSettings], *, labels: Iterable[str] = ()):
+    def __init__(self, default: NameRanker, settings: Callable[[], RouteSettings], *, labels: Iterable[str] = ()):
         """`default`: the dictionary's linker, not yet built, whose parts and
         settings every route shares; `settings` returns the engine's settings as they are now."""
         self._unbuilt_index = copy.deepcopy(default.index)
         self._settings = settings
         # Gold ID -> how often annotated corpora use it; empty: each vocabulary's order stands.
         self.id_usage: Dict[str, int] = {}
-        self.linkers: Dict[str, Linker] = {DEFAULT: default}
+        self.linkers: Dict[str, NameRanker] = {DEFAULT: default}
         self.use_labels(labels)
 
-    def new_linker(self) -> Linker:
+    def new_linker(self) -> NameRanker:
         """An empty linker with the default's encoder, lambda, back-end and scorers."""
         default = self.default
-        return Linker(
+        return NameRanker(
             default.encoder,
             copy.deepcopy(self._unbuilt_index),
             self._settings,
@@ -61,7 +61,7 @@ class Routes:
         return self.default.encoder
 
     @property
-    def default(self) -> Linker:
+    def default(self) -> NameRanker:
         return self.linkers[DEFAULT]
 
     @property
@@ -85,7 +85,7 @@ class Routes:
     ) -> None:
         """Index `vocabulary` for the spans of `label` (None: the default
         linker, rebuilt in place; `refit_sparse` False keeps its tf-idf;
-        `vectors` and `sparse` as Linker.build takes them)."""
+        `vectors` and `sparse` as NameRanker.build takes them)."""
         vocabulary = self.with_preferred_ids(vocabulary)
         if label is None:
             self.default.build(vocabulary, refit_sparse=refit_sparse, vectors=vectors, sparse=sparse)
@@ -129,7 +129,7 @@ class Routes:
         return any(linker.is_ready for linker in self.linkers.values())
 
     def set_encoder(self, encoder: Encoder, reencode: bool) -> None:
-        """Every linker gets `encoder`; `reencode` encodes their names with it (Linker.set_encoder)."""
+        """Every linker gets `encoder`; `reencode` encodes their names with it (NameRanker.set_encoder)."""
         for linker in self.linkers.values():
             linker.set_encoder(encoder, reencode)
 
@@ -142,7 +142,7 @@ class VocabularyView:
     """What one route links against, read-only: for reports, benchmarks and
     tests, which must not change a linker behind its engine's back."""
 
-    def __init__(self, linker: Linker):
+    def __init__(self, linker: NameRanker):
         self._linker = linker
 
     @property
@@ -191,6 +191,6 @@ class VocabularyView:
         return self._linker.cache
 
     def score_names(self, texts, k: int):
-        """Name-level S of mention strings as written (Linker.score_names),
+        """Name-level S of mention strings as written (NameRanker.score_names),
         which a NIL default is derived from (strategies/nil_default.py)."""
         return self._linker.score_names(texts, k)

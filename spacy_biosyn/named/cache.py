@@ -11,7 +11,7 @@ was loaded from, where two models may be saved in turn), lambda (the saved
 NIL threshold is derived with it), the corpora's ID preferences
 (`preferred_ids_from`, which order each concept's IDs) and the index
 back-end. The folder holds `named.json` and, in `linker/`, what
-`Linker.to_disk` writes (checked against its manifest on load; no encoder:
+`NameRanker.to_disk` writes (checked against its manifest on load; no encoder:
 the pipe has its own), and is swapped in whole. A folder that fails its
 checks on load is removed and built again, never used. Two processes
 building one name build it once: the second waits for the first's lock,
@@ -34,7 +34,7 @@ from ..errors import BiosynError, DictionaryError
 from ..files.downloads import DownloadError, cache_folder, cache_written, cached_path, cached_record, forget, redacted
 from ..files.storage import remove_stale_staging, replaced_atomically
 from ..kb.dictionary import Dictionary
-from ..search.name_ranker import Linker
+from ..search.name_ranker import NameRanker
 from ..vocabularies.formats import read_vocabulary_file
 from ..vocabularies.mesh import with_mapped_tree_numbers
 from .catalogue import NamedVocabulary, named_vocabulary
@@ -54,7 +54,7 @@ def linkers_folder() -> Path:
 
 
 def fill_named_linker(
-    linker: Linker,
+    linker: NameRanker,
     name: str,
     *,
     id_usage: Optional[Mapping[str, int]] = None,
@@ -142,7 +142,7 @@ def cached_linkers(name: str) -> List[dict]:
 
 
 def _made_by(
-    entry: NamedVocabulary, linker: Linker, encoder: Dict[str, object], id_usage: Mapping[str, int]
+    entry: NamedVocabulary, linker: NameRanker, encoder: Dict[str, object], id_usage: Mapping[str, int]
 ) -> Dict[str, object]:
     """What, besides the source files, decides what the cached linker holds;
     `encoder` is _encoder_identity's."""
@@ -171,7 +171,7 @@ def _recorded_sha256(url: str) -> str:
     return record["sha256"]
 
 
-def _encoder_identity(linker: Linker) -> Dict[str, object]:
+def _encoder_identity(linker: NameRanker) -> Dict[str, object]:
     """What makes the names' vectors, as named.json shows it: the runtime,
     the model (its whole name or path, and its weights' digest where the
     encoder gives one) and every setting that changes a vector (int8 weights do)."""
@@ -189,7 +189,7 @@ def _encoder_key(identity: Dict[str, object]) -> Dict[str, object]:
     return {k: v for k, v in identity.items() if k != "name"} if "weights_sha256" in identity else identity
 
 
-def _index_identity(linker: Linker) -> Dict[str, object]:
+def _index_identity(linker: NameRanker) -> Dict[str, object]:
     """The back-end and its settings; and whether faiss is installed, which
     decides what a SizedIndex builds."""
     index = linker.index
@@ -198,7 +198,7 @@ def _index_identity(linker: Linker) -> Dict[str, object]:
     return {"back_end": type(index).__name__, "faiss": importlib.util.find_spec("faiss") is not None, **settings}
 
 
-def _loaded(linker: Linker, folder: Path, repair: bool) -> bool:
+def _loaded(linker: NameRanker, folder: Path, repair: bool) -> bool:
     """Load the linker built in `folder`, if there is a whole one. With
     `repair` (under the folder's lock) a damaged one is removed, to be built
     again by the caller. Loading removes what killed builds left beside it."""

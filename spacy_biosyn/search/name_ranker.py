@@ -1,13 +1,15 @@
-"""Scoring: normalized mention strings in, ranked dictionary names out.
+"""The name ranker: normalized mention strings in, ranked dictionary names out.
 
-The linker owns the dictionary, both encoders and the index, and knows nothing
-of spaCy: the pipeline component, the evaluation and the trainer all rank
-through it, so they cannot disagree about what S is.
+A NameRanker owns one vocabulary's dictionary, its tf-idf and its index, and
+knows nothing of spaCy: the linking engine (one ranker per route), the
+evaluation and the trainer all rank through it, so they cannot disagree
+about what S is (scoring.py).
 
 Search strategies plug in around the name search: synonyms added at search
-time join the index, an optional concept scorer (strategies/concept_scorers.py) re-ranks each
-mention's pool of names by concept, and an optional sieve (strategies/sieve.py) puts an
-accepted synonym first.
+time join the index, an optional concept scorer
+(strategies/concept_scorers.py) re-ranks each mention's pool of names by
+concept, and an optional sieve (strategies/sieve.py) puts an accepted
+synonym first.
 """
 from collections import OrderedDict
 from pathlib import Path
@@ -83,7 +85,7 @@ class RankCache:
 class _NamesByConcept:
     """The linker as a concept scorer sees it (ty.NamesByConcept)."""
 
-    def __init__(self, linker: "Linker"):
+    def __init__(self, linker: "NameRanker"):
         self._linker = linker
         self.similarity = linker.encoder.similarity
         self.sparse_weight = linker.sparse_weight
@@ -106,7 +108,7 @@ class FixedSettings(NamedTuple):
     cache_size: int = 0
 
 
-class Linker:
+class NameRanker:
     def __init__(
         self,
         encoder: Encoder,
@@ -360,7 +362,7 @@ class Linker:
         # types and the saved threshold included.
         write_manifest(path)
 
-    def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "Linker":
+    def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "NameRanker":
         path = Path(path)
         meta = read_saved_json(path / "index.json", expect=dict)
         if "manifest" in meta or (path / MANIFEST).exists():

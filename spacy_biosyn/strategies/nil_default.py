@@ -69,7 +69,7 @@ def nil_default(linker) -> NilDefault:
     """The measured threshold for the linker's encoder and lambda, else the
     one its vocabulary gives, whose source says the share of the held-out
     names it links right and of those whose concept is absent it rejects;
-    `linker` is a built kb.linker.Linker."""
+    `linker` is a built search.name_ranker.NameRanker."""
     digest = getattr(linker.encoder, "weights_digest", None)
     measured = MEASURED_NIL_THRESHOLDS.get((digest, linker.sparse_weight))
     if measured is None:

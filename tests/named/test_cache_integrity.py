@@ -245,14 +245,14 @@ def test_a_full_disk_while_fetching_is_one_line_and_leaves_nothing(tmp_path, mon
 
 def test_a_full_disk_while_the_linker_is_written_is_one_line_and_leaves_nothing(mirror, tiny_encoder, tmp_path,
                                                                                monkeypatch):
-    from spacy_biosyn.search.name_ranker import Linker
+    from spacy_biosyn.search.name_ranker import NameRanker
 
     def no_room(linker, path, exclude=()):
         pathlib.Path(path).mkdir(parents=True, exist_ok=True)
         (pathlib.Path(path) / "dictionary.txt").write_text("half")
         raise OSError(errno.ENOSPC, "No space left on device", str(path / "index"))
 
-    monkeypatch.setattr(Linker, "to_disk", no_room)
+    monkeypatch.setattr(NameRanker, "to_disk", no_room)
     with pytest.raises(CacheError, match="the disk of the cache folder .* is full: medic-.* free some space"):
         initialized(tiny_encoder)
     assert [p.name for p in (tmp_path / "cache" / "linkers").iterdir() if not p.name.endswith(".lock")] == []

@@ -101,10 +101,10 @@ def test_a_saved_pipeline_loads_with_an_empty_cache_and_no_mirror(mirror, tiny_e
 WARM_START = """
 import sys, urllib.request
 import spacy
-from spacy_biosyn.search.name_ranker import Linker
+from spacy_biosyn.search.name_ranker import NameRanker
 def refuse(*args, **kwargs):
     raise AssertionError("a warm start encoded names or made a request")
-Linker.build = refuse
+NameRanker.build = refuse
 urllib.request.urlopen = refuse
 nlp = spacy.blank("en")
 nlp.add_pipe("biosyn_linker", config={config!r})
@@ -145,7 +145,7 @@ def test_a_damaged_cache_entry_is_refused_and_rebuilt(mirror, tiny_encoder, tmp_
 
 
 def test_two_processes_build_one_name_once(mirror, tiny_encoder):
-    code = WARM_START.replace("Linker.build = refuse\n", "").format(config=named_config("medic", tiny_encoder))
+    code = WARM_START.replace("NameRanker.build = refuse\n", "").format(config=named_config("medic", tiny_encoder))
     runs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for _ in range(2)]
     outputs = [run.communicate(timeout=300) for run in runs]

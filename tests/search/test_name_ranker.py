@@ -1,16 +1,16 @@
-"""The kb layer's Linker, built as a pipe's engine builds one for its
+"""The kb layer's NameRanker, built as a pipe's engine builds one for its
 dictionary: mention strings in, ranked names out."""
 import pytest
 
 from spacy_biosyn import Dictionary
 from spacy_biosyn.encoders.transformer import TransformerEncoder
 from spacy_biosyn.search.index import ExactIndex
-from spacy_biosyn.search.name_ranker import FixedSettings, Linker
+from spacy_biosyn.search.name_ranker import FixedSettings, NameRanker
 
 
 def test_a_mention_that_is_a_name_takes_its_stored_vectors_and_ranks_as_if_encoded(tiny_encoder, disease_dictionary, monkeypatch):
-    # The kb layer's Linker, as the pipe's engine builds one for its dictionary.
-    linker = Linker(TransformerEncoder(tiny_encoder).load(), ExactIndex(), lambda: FixedSettings(0.125))
+    # The kb layer's NameRanker, as the pipe's engine builds one for its dictionary.
+    linker = NameRanker(TransformerEncoder(tiny_encoder).load(), ExactIndex(), lambda: FixedSettings(0.125))
     linker.build(Dictionary.from_file(disease_dictionary))
     texts = ["breast cancer", "ovarian tumour", "type 2 diabetes", "breast cancer"]
     encoded, transformed = [], []

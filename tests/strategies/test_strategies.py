@@ -11,7 +11,7 @@ from spacy_biosyn.corpora.readers import CorpusError
 from spacy_biosyn.encoders.transformer import TransformerEncoder
 from spacy_biosyn.kb.dictionary import DictionaryError
 from spacy_biosyn.search.index import ExactIndex
-from spacy_biosyn.search.name_ranker import FixedSettings, Linker
+from spacy_biosyn.search.name_ranker import FixedSettings, NameRanker
 from spacy_biosyn.ty import Candidate
 
 SIEVE = {"@misc": "spacy_biosyn.Sieve.v1", "exact_match": True}
@@ -118,7 +118,7 @@ def test_a_name_with_several_ids_stays_one_concept():
 
 def test_concept_centroids_score_every_name_of_a_concept(tiny_encoder, disease_dictionary):
     # The scorer at the kb layer, on the linker the pipe would build.
-    linker = Linker(TransformerEncoder(tiny_encoder).load(), ExactIndex(), lambda: FixedSettings(10.0))
+    linker = NameRanker(TransformerEncoder(tiny_encoder).load(), ExactIndex(), lambda: FixedSettings(10.0))
     linker.build(Dictionary.from_file(disease_dictionary))
     text = "breast cancer"
     dense_q, sparse_q = linker.encoder.encode([text]), linker.sparse.transform([text])
