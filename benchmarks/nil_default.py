@@ -48,7 +48,7 @@ def main() -> None:
     from spacy_biosyn.kb.namespaces import MEDIC_NAMESPACES as namespaces
     from spacy_biosyn.names import PIPE_NAME
     from spacy_biosyn.pipeline.accuracy import link_scores
-    from spacy_biosyn.strategies.nil_default import derived_nil_default
+    from spacy_biosyn.search.nil_default import derived_nil_default
 
     documents = read_pubtator(args.data / RAW_ABSTRACTS[args.dataset]["dev"])
     rows, sources = [], []

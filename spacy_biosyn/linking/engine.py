@@ -166,7 +166,7 @@ class LinkingEngine:
     def nil_threshold(self, label: Optional[str] = None) -> Optional[float]:
         """The threshold the nil_threshold setting means for spans of
         `label` (None: the dictionary's): "auto" is their vocabulary's NIL
-        default (strategies/nil_default.py), none before it has names."""
+        default (search/nil_default.py), none before it has names."""
         route = DEFAULT if label is None else self.routes.route_of(label)
         if route is None:
             raise ValueError(f"{self.name}: no linker serves the label {label!r}")

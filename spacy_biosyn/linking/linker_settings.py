@@ -17,8 +17,8 @@ from typing_extensions import Annotated
 
 from .. import parts
 from ..kb.namespaces import IdNamespaces
+from ..search.nil_default import NilDefault
 from ..search.scoring import is_on_unit_scale
-from ..strategies.nil_default import NilDefault
 from ..ty import ConceptScorer, Encoder, Reranker, SearchIndex, Sieve, check_part
 
 AUTO = "auto"
@@ -97,7 +97,7 @@ class LinkerSettings(BaseModel):
     # yet how far a wrong name falls below 1 differs by encoder, so a
     # threshold holds for one encoder: tune-nil chooses one. "auto": the one
     # measured for the encoder (known by its weights) and lambda, else one
-    # derived from the vocabulary at build (strategies/nil_default.py); none with a re-ranker.
+    # derived from the vocabulary at build (search/nil_default.py); none with a re-ranker.
     nil_threshold: Union[Finite, Literal["auto"], None] = editable(AUTO)
     # The encoder (its name's last part) nil_threshold was chosen with;
     # tune-nil fills it in, and the pipe warns when it encodes with another.

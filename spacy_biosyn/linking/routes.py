@@ -18,8 +18,8 @@ import numpy as np
 from ..kb.dictionary import Dictionary
 from ..kb.knowledge_base import KnowledgeBase
 from ..search.name_ranker import NameRanker, RankCache
+from ..search.nil_default import NilDefault
 from ..search.tfidf import SparseEncoder
-from ..strategies.nil_default import NilDefault
 from ..ty import Encoder, SearchIndex
 
 # The key of the `dictionary`'s linker; an entity label is never empty.
@@ -182,7 +182,7 @@ class VocabularyView:
 
     @property
     def nil_default(self) -> NilDefault:
-        """What nil_threshold "auto" is for it (strategies/nil_default.py)."""
+        """What nil_threshold "auto" is for it (search/nil_default.py)."""
         return self._linker.nil_default
 
     @property
@@ -192,5 +192,5 @@ class VocabularyView:
 
     def score_names(self, texts, k: int):
         """Name-level S of mention strings as written (NameRanker.score_names),
-        which a NIL default is derived from (strategies/nil_default.py)."""
+        which a NIL default is derived from (search/nil_default.py)."""
         return self._linker.score_names(texts, k)

@@ -11,7 +11,7 @@ from ..files.storage import save_pipeline
 from ..kb.dictionary import Dictionary
 from ..linking.data_sources import VocabularySource
 from ..names import PIPE_NAME
-from ..strategies.nil_default import NilDefault
+from ..search.nil_default import NilDefault
 from .configure import configure_linker
 
 

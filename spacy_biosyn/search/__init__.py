@@ -1,3 +1,4 @@
 """The name search: the score S = S_dense + lambda x S_sparse and its unit
-scale (scoring.py), the char tf-idf, the index kinds, and the ranker that
-turns mention strings into ranked names."""
+scale (scoring.py), the char tf-idf, the index kinds, the ranker that turns
+mention strings into ranked names, and the NIL default it saves (what
+nil_threshold "auto" means for its vocabulary)."""

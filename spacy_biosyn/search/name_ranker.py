@@ -23,10 +23,10 @@ from ..errors import DictionaryError, MismatchError
 from ..files.storage import MANIFEST, check_manifest, file_sha256, read_saved_json, write_manifest
 from ..kb.dictionary import Dictionary, NameRows, read_details, write_details
 from ..kb.knowledge_base import KnowledgeBase
-from ..strategies.nil_default import NilDefault, nil_default
 from ..ty import Candidate, Encoder, RankSettings, SearchIndex
 from .index import SPARSE_FILE as _SPARSE_FILE
 from .index import ExactIndex, estimated_bytes
+from .nil_default import NilDefault, nil_default
 from .scoring import perfect_score, unit_score
 from .tfidf import SparseEncoder
 
@@ -163,7 +163,7 @@ class NameRanker:
     @property
     def nil_default(self) -> NilDefault:
         """What nil_threshold "auto" is for this encoder, lambda and
-        vocabulary (strategies/nil_default.py): found once per lambda, and
+        vocabulary (search/nil_default.py): found once per lambda, and
         saved with the linker."""
         if self._nil_default is None or self._nil_default_weight != self.sparse_weight:
             self._require_dictionary()

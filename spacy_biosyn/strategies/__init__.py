@@ -1,2 +1,2 @@
 """What may sit around the name search: concept scorers, the synonym sieve,
-the context re-ranker, the type filter and the NIL default."""
+the context re-ranker and the type filter."""

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..checks import is_number
 from ..errors import SavedStateError
-from ..search.scoring import is_on_unit_scale
+from .scoring import is_on_unit_scale
 
 # (weights sha256, lambda) -> the threshold measured on both disease dev
 # sets, gold spans and end to end (docs/record.md, "The default NIL

@@ -9,7 +9,7 @@ import torch
 from helpers import make_nlp, resealed
 
 from spacy_biosyn.encoders.transformer import TransformerEncoder
-from spacy_biosyn.strategies import nil_default
+from spacy_biosyn.search import nil_default
 from spacy_biosyn.ty import Candidate
 
 ORGANS = (
