@@ -24,6 +24,22 @@ def disease_dictionary(tmp_path) -> str:
     return str(path)
 
 
+# Names with several IDs: MeSH and OMIM, in either order.
+MULTI_ID = """\
+114480|D001943||breast cancer
+D001943||breast neoplasms
+D010051|167000||ovarian cancer
+C567755|613097||tooth agenesis selective 6
+"""
+
+
+@pytest.fixture
+def multi_id_dictionary(tmp_path) -> str:
+    path = tmp_path / "multi-id.txt"
+    path.write_text(MULTI_ID)
+    return str(path)
+
+
 @pytest.fixture(scope="session")
 def ner_corpus(tmp_path_factory):
     """NER_ABSTRACTS converted to spaCy's training format by the project's `convert`."""
