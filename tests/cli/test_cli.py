@@ -506,7 +506,7 @@ def test_a_built_pipeline_keeps_no_path_of_this_machine_and_links_as_before(tmp_
 
 
 def test_build_reads_a_mesh_file_and_the_saved_pipeline_says_what_its_ids_mean(tmp_path, tiny_encoder):
-    from test_vocabularies import MESH_DESCRIPTORS_BIN
+    from vocabulary_files import MESH_DESCRIPTORS_BIN
 
     (tmp_path / "d2025.bin").write_text(MESH_DESCRIPTORS_BIN)
     result = CliRunner().invoke(app, [
