@@ -84,7 +84,7 @@ class LinkingEngine:
         self.preprocessor = MentionPreprocessor(stop_words)
         self._reranker: Optional[Reranker] = None
         self._configured = False
-        self.configure({}, reranker=reranker)  # sets what the settings derive: namespaces, type filter, caches
+        self.configure({}, reranker=reranker)  # sets what the settings derive: namespaces, type filter, NIL thresholds
 
     # -- settings: one holder (`settings`), one writer (`configure`) --
 

@@ -5,8 +5,9 @@ the settings, the vocabularies and every step between a mention and its
 concepts. The pipe turns a batch of docs into the engine's record of
 mentions (each entity's text, label and offsets, and the doc's abbreviation
 pairs: `doc._.biosyn_abbreviations` as an earlier component found them,
-else the engine's detector finds them now) and copies what the engine says
-of each mention onto its span (annotate.py). What users read is the
+else the engine's detector finds them now): `predict` has the engine decide
+each mention's links, the NIL threshold included, and `set_annotations`
+only writes them onto the spans (annotate.py). What users read is the
 concept: `span._.cui` is the best concept's preferred ID, mirrored in
 `span.kb_id_` for displaCy and spaCy's scorers.
 
