@@ -8,7 +8,6 @@ from typing import Callable, Dict, NamedTuple, Optional, Tuple, Union
 from ..files.downloads import cached_path
 from ..kb.dictionary import Dictionary, DictionaryError
 from ..parts import (
-    registry,
     BIOSYN_DICTIONARY,
     CTD_CHEMICALS,
     MEDIC_VOCABULARY,
@@ -16,6 +15,7 @@ from ..parts import (
     OBO_VOCABULARY,
     SCISPACY_KB,
     UMLS_VOCABULARY,
+    registry,
 )
 from ..preprocess.text import numbered_lines
 from .biosyn import read_biosyn
