@@ -83,8 +83,9 @@ class LinkingEngine:
         self.routes = Routes(default, self._current_settings, labels=sources.routes)
         self.preprocessor = MentionPreprocessor(stop_words)
         self._reranker: Optional[Reranker] = None
+        self._nil_thresholds: Optional[Dict[str, Optional[float]]] = None
         self._configured = False
-        self.configure({}, reranker=reranker)  # sets what the settings derive: namespaces, type filter, NIL thresholds
+        self.configure({}, reranker=reranker)  # sets what the settings derive: namespaces, type filter
 
     # -- settings: one holder (`settings`), one writer (`configure`) --
 
@@ -130,7 +131,7 @@ class LinkingEngine:
         self._namespaced = None if settings.id_namespaces is None else IdNamespaces(settings.id_namespaces)
         self._type_filter = type_filter
         self._configured = True
-        self._resolve_nil_thresholds()
+        self._nil_thresholds = None
 
     def _check_type_filter(self, type_filter: Optional[TypeFilter] = None) -> None:
         """Refuse a type filter that every indexed vocabulary would let do
@@ -141,8 +142,8 @@ class LinkingEngine:
                            for route, linker in self.routes.linkers.items() if linker.is_ready])
 
     def _vocabularies_changed(self) -> None:
+        self._nil_thresholds = None
         self._check_type_filter()
-        self._resolve_nil_thresholds()
 
     def _where(self, route: str) -> str:
         """The pipe, or its route, as errors name it."""
@@ -170,19 +171,22 @@ class LinkingEngine:
         route = DEFAULT if label is None else self.routes.route_of(label)
         if route is None:
             raise ValueError(f"{self.name}: no linker serves the label {label!r}")
-        return self._nil_thresholds[route]
+        return self._resolved_nil_thresholds()[route]
 
-    def _resolve_nil_thresholds(self) -> None:
-        """Fix what nil_threshold means for each route, "auto" resolved
-        from its vocabulary: called whenever settings, parts or
-        vocabularies change, so that linking only reads the answer."""
-        reranked = self._reranker is not None
-        self._nil_thresholds = {
-            route: self._settings.nil_threshold_meant(
-                lambda linker=linker: linker.nil_default if linker.is_ready else None, reranked
-            )
-            for route, linker in self.routes.linkers.items()
-        }
+    def _resolved_nil_thresholds(self) -> Dict[str, Optional[float]]:
+        """What nil_threshold means for each route, "auto" resolved from its
+        vocabulary: found once after settings, parts or vocabularies
+        change (each change forgets it first, so that one failing midway
+        leaves nothing stale), before the next batch is linked."""
+        if self._nil_thresholds is None:
+            reranked = self._reranker is not None
+            self._nil_thresholds = {
+                route: self._settings.nil_threshold_meant(
+                    lambda linker=linker: linker.nil_default if linker.is_ready else None, reranked
+                )
+                for route, linker in self.routes.linkers.items()
+            }
+        return self._nil_thresholds
 
     # -- parts and data --
 
@@ -194,8 +198,8 @@ class LinkingEngine:
     def set_encoder(self, encoder: Encoder, reencode: bool) -> None:
         """Every route ranks with `encoder`; `reencode` encodes their names
         with it, else the stored vectors stay (the same model in another runtime)."""
+        self._nil_thresholds = None
         self.routes.set_encoder(encoder, reencode)
-        self._resolve_nil_thresholds()
 
     def initialize(self, *, refresh: bool = False, announce: Callable[[str], None] = _to_stderr, **sources) -> None:
         """Load the encoder (and re-ranker) and index the dictionary, or the
@@ -203,6 +207,7 @@ class LinkingEngine:
         `sources` (DataSources' fields) replace the engine's own. `refresh`
         fetches a named vocabulary's files again; `announce` is told what
         fetching and indexing a named vocabulary does."""
+        self._nil_thresholds = None  # a change failing midway leaves no stale threshold
         self._settings.check_threshold_scale(self.name, reranked=self._reranker is not None)
         given = self.sources.overridden(self.name, **sources)
         if given.is_empty:
@@ -262,6 +267,7 @@ class LinkingEngine:
         (`refit_sparse` fits a tf-idf on these names instead). A trainer
         gives its own fitted tf-idf (`sparse`) and the names' `vectors` it
         has just encoded with this encoder."""
+        self._nil_thresholds = None  # a change failing midway leaves no stale threshold
         if not isinstance(dictionary, Dictionary):
             dictionary = read_vocabulary(dictionary)
         self.routes.build(None, dictionary, refit_sparse=refit_sparse, sparse=sparse, vectors=vectors)
@@ -273,6 +279,7 @@ class LinkingEngine:
         folder of `.concept` files whose mentions become the names (BC5CDR's
         training chemicals, where no chemical vocabulary is at hand). The
         encoder is shared; the route is saved with the engine."""
+        self._nil_thresholds = None  # a change failing midway leaves no stale threshold
         if not isinstance(label, str) or not label.strip():
             raise ValueError(f"{self.name}: a route needs an entity label, got {label!r}")
         if callable(vocabulary):
@@ -289,6 +296,7 @@ class LinkingEngine:
         file or a folder of training `.concept` files, for the dictionary or
         the route of `label`. They are saved, and searched first when the
         sieve is on."""
+        self._nil_thresholds = None  # a change failing midway leaves no stale threshold
         try:
             self.routes.key_for(label)  # before reading the file
         except ValueError as e:
@@ -423,9 +431,10 @@ class LinkingEngine:
             for mention, parts in zip(mentions, chosen):
                 mention.parts = parts
         top_k = self._settings.top_k
+        thresholds = self._resolved_nil_thresholds()
         for mention in routed:
             if mention.parts is not None:
-                mention.links = span_links(mention.parts, top_k, self._nil_thresholds[mention.route], self._namespaced)
+                mention.links = span_links(mention.parts, top_k, thresholds[mention.route], self._namespaced)
         return batch
 
     def _rerank_in_context(self, texts: List[str], routed: List[Mention]) -> None:
@@ -462,6 +471,7 @@ class LinkingEngine:
         writes into its config. `config_block`: the pipe's block of its
         pipeline's config; `config_file_block`: its block of the config.cfg
         beside the save; both checked against the settings the state was saved under."""
+        self._nil_thresholds = None  # a change failing midway leaves no stale threshold
         changed = load_state(self, path, exclude, config_block, config_file_block)
         # After a threshold saved on the old scale was moved onto [0, 1].
         self._settings.check_threshold_scale(self.name, reranked=self._reranker is not None)
@@ -477,6 +487,7 @@ class LinkingEngine:
         self, data: bytes, exclude: Iterable[str] = (), config_block: Optional[dict] = None
     ) -> Dict[str, Any]:
         """Read what `to_bytes` packed; returns the settings it changed, as `load` does."""
+        self._nil_thresholds = None  # a change failing midway leaves no stale threshold
         changed = unpack_state(self, data, exclude, config_block)
         # After a threshold saved on the old scale was moved onto [0, 1].
         self._settings.check_threshold_scale(self.name, reranked=self._reranker is not None)

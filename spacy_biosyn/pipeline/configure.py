@@ -81,7 +81,7 @@ def _pipeline_of(pipe: Pipe) -> Optional[Tuple[Language, str]]:
 class _BlocksInOurNames(dict):
     """A pipeline's config blocks by pipe (spaCy's Language._pipe_configs),
     each biosyn_linker block stored with scispaCy's names written as ours
-    (linking.settings.in_our_names). spaCy stores a pipe's block only after
+    (linking.linker_settings.in_our_names). spaCy stores a pipe's block only after
     its factory returns, so the factory cannot rewrite it itself."""
 
     def __setitem__(self, name: str, block) -> None:

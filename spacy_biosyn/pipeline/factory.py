@@ -46,6 +46,10 @@ def make_biosyn_linker(
     # settings model, and added to the signature spaCy validates a block against below.
     **settings: Any,
 ) -> "BiosynLinker":
+    # spaCy checks a config block against the signature; a direct call is checked here.
+    unexpected = sorted(set(settings) - set(inspect.signature(make_biosyn_linker).parameters))
+    if unexpected:
+        raise TypeError(f"{name}: make_biosyn_linker() got unexpected settings {', '.join(unexpected)}")
     given = from_scispacy(name, {**settings, "abbreviations": abbreviations})
     checked = LinkerSettings.checked(name, given)
     abbreviations = given["abbreviations"]

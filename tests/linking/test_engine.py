@@ -301,3 +301,22 @@ def test_each_string_is_looked_up_among_the_names_once(tiny_encoder, multi_id_di
     monkeypatch.setattr(Dictionary, "row", lambda self, name: looked_up.append(name) or row(self, name))
     engine.link(["Breast cancer", "breast and ovarian cancer"])
     assert sorted(looked_up) == ["breast and ovarian cancer", "breast cancer", "ovarian cancer"]
+
+
+def test_a_change_that_fails_midway_leaves_no_stale_nil_threshold(tiny_encoder, disease_dictionary, tmp_path, monkeypatch):
+    from spacy_biosyn.search.name_ranker import NameRanker
+    from spacy_biosyn.search.nil_default import NilDefault
+
+    # "auto" means 0.99 for any vocabulary once it has names: only a name written as the mention links
+    monkeypatch.setattr(NameRanker, "nil_default", property(lambda ranker: NilDefault(0.99, "test")))
+    engine = LinkingEngine("engine", LinkerSettings(sparse_weight=10.0), encoder=TransformerEncoder(tiny_encoder),
+                           index=ExactIndex(), sources=DataSources(dictionary=disease_dictionary), stop_words=STOP_WORDS)
+    assert engine.nil_threshold() is None  # no names yet
+    with pytest.raises(Exception, match="corrections"):
+        engine.initialize(corrections=tmp_path / "missing-corrections.txt")  # fails after indexing the dictionary
+    assert engine.nil_threshold() == 0.99
+    assert [link.cui for link in engine.link(["parkinson disease", "parkinsons disease"])] == ["D010300", None]
+    with pytest.raises(ValueError):
+        engine.add_route("Chemical", tmp_path / "missing-route.txt")
+    assert engine.link(["parkinson disease"], label="Disease")[0].cui == "D010300"
+

@@ -42,6 +42,12 @@ def test_each_setting_is_declared_once_by_the_settings_model_and_every_list_agre
     assert documented_settings() == factory
 
 
+def test_a_misspelt_setting_is_refused_by_a_direct_call_of_the_factory_too():
+    with pytest.raises(TypeError, match="topk"):
+        make_biosyn_linker(spacy.blank("en"), "linker", None, None, {}, [], [], None, "x", None, None, None, None, None,
+                           topk=3)
+
+
 def test_a_misspelt_setting_is_refused_by_name(tiny_encoder, disease_dictionary):
     with pytest.raises(Exception, match="topk"):
         make_nlp(tiny_encoder, disease_dictionary, topk=3)
