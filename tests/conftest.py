@@ -1,10 +1,18 @@
 """The fixtures every test file may ask for; what they build from is in helpers.py."""
+import os
 from pathlib import Path
 
 import pytest
 from helpers import DISEASES, NER_ABSTRACTS, TINY_TRANSFORMER, make_nlp
 
 from spacy_biosyn.encoders.tiny import make_tiny_encoder
+
+
+@pytest.fixture(scope="session", autouse=True)
+def own_cache(tmp_path_factory):
+    """The suite's caches (name vectors, ONNX exports, named linkers) in a
+    folder of its own, never the user's."""
+    os.environ["SPACY_BIOSYN_CACHE"] = str(tmp_path_factory.mktemp("cache"))
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ runtime, so a pipeline loads only the one its config names.
 """
 import importlib
 from pathlib import Path
-from typing import Callable, List, Sequence, TypeVar
+from typing import Callable, Dict, List, Sequence, TypeVar
 
 import numpy as np
 from tqdm import tqdm
@@ -78,6 +78,23 @@ def encoder_label(encoder: Encoder) -> str:
     """What names an encoder on any machine: its hub name's or folder's last
     part ("sentence-transformers/all-MiniLM-L6-v2" -> "all-MiniLM-L6-v2")."""
     return Path(str(encoder.name)).name
+
+
+def encoder_identity(encoder: Encoder) -> Dict[str, object]:
+    """What makes an encoder's vectors: its runtime, its model (whole name or
+    path, and its weights' digest where it gives one) and every setting that
+    changes a vector (int8 weights do; batch size and device do not)."""
+    block = {**getattr(encoder, "config_block", {}), **getattr(encoder, "settings", {"name": getattr(encoder, "name", "")})}
+    identity = {"runtime": type(encoder).__name__, **{k: v for k, v in block.items() if k not in RUNTIME_SETTINGS}}
+    digest = getattr(encoder, "weights_digest", None)
+    return identity if digest is None else {**identity, "weights_sha256": digest}
+
+
+def identity_key(identity: Dict[str, object]) -> Dict[str, object]:
+    """An encoder's identity in a cache key: by its weights where it gives
+    their digest (the same model from any path shares a key, another model
+    at the same path has its own), else by its name."""
+    return {k: v for k, v in identity.items() if k != "name"} if "weights_sha256" in identity else identity
 
 
 def check_settings(pooling: str, similarity: str, max_length: int, batch_size: int) -> None:

@@ -29,7 +29,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence
 import srsly
 from filelock import FileLock
 
-from ..encoders.base import RUNTIME_SETTINGS
+from ..encoders.base import encoder_identity, identity_key
 from ..errors import BiosynError, DictionaryError
 from ..files.downloads import DownloadError, cache_folder, cache_written, cached_path, cached_record, forget, redacted
 from ..files.storage import remove_stale_staging, replaced_atomically
@@ -68,7 +68,7 @@ def fill_named_linker(
     (and builds again where they changed). Returns the cache folder."""
     entry = named_vocabulary(name)
     usage = dict(id_usage or {})
-    encoder = _encoder_identity(linker)
+    encoder = encoder_identity(linker.encoder)
     made_by = _made_by(entry, linker, encoder, usage)
     if not refresh:
         recorded = [cached_record(url) for url in entry.urls]
@@ -145,9 +145,9 @@ def _made_by(
     entry: NamedVocabulary, linker: NameRanker, encoder: Dict[str, object], id_usage: Mapping[str, int]
 ) -> Dict[str, object]:
     """What, besides the source files, decides what the cached linker holds;
-    `encoder` is _encoder_identity's."""
+    `encoder` is encoders.base.encoder_identity's."""
     made_by = {
-        "layout": _LAYOUT, "format": entry.format, "encoder": _encoder_key(encoder), "index": _index_identity(linker),
+        "layout": _LAYOUT, "format": entry.format, "encoder": identity_key(encoder), "index": _index_identity(linker),
         "sparse_weight": linker.sparse_weight,
     }
     if entry.format in _READER_REVISIONS:  # absent at revision 1, so other formats keep their folders
@@ -169,24 +169,6 @@ def _recorded_sha256(url: str) -> str:
     if record is None:  # removed by another process between the fetch and here
         raise DownloadError(f"{redacted(url)}: its cached copy went away while it was read; try again")
     return record["sha256"]
-
-
-def _encoder_identity(linker: NameRanker) -> Dict[str, object]:
-    """What makes the names' vectors, as named.json shows it: the runtime,
-    the model (its whole name or path, and its weights' digest where the
-    encoder gives one) and every setting that changes a vector (int8 weights do)."""
-    encoder = linker.encoder
-    block = {**getattr(encoder, "config_block", {}), **getattr(encoder, "settings", {"name": getattr(encoder, "name", "")})}
-    identity = {"runtime": type(encoder).__name__, **{k: v for k, v in block.items() if k not in RUNTIME_SETTINGS}}
-    digest = getattr(encoder, "weights_digest", None)
-    return identity if digest is None else {**identity, "weights_sha256": digest}
-
-
-def _encoder_key(identity: Dict[str, object]) -> Dict[str, object]:
-    """The encoder's identity in a cache key: by its weights where it gives
-    their digest (the same model from any path shares a key, another model
-    at the same path has its own), else by its name."""
-    return {k: v for k, v in identity.items() if k != "name"} if "weights_sha256" in identity else identity
 
 
 def _index_identity(linker: NameRanker) -> Dict[str, object]:

@@ -19,6 +19,7 @@ import numpy as np
 import srsly
 from scipy.sparse import csr_matrix, vstack
 
+from ..encoders.vector_cache import encode_names
 from ..errors import DictionaryError, MismatchError
 from ..files.storage import MANIFEST, check_manifest, file_sha256, read_saved_json, write_manifest
 from ..kb.dictionary import Dictionary, NameRows, read_details, write_details
@@ -199,7 +200,7 @@ class NameRanker:
         if announce is not None:
             announce(self._plan(len(dictionary), sparse_rows.nnz))
         if vectors is None:
-            vectors = self.encoder.encode(dictionary.names)
+            vectors = encode_names(self.encoder, dictionary.names)
         self.index.build(vectors, sparse_rows)
         self.dictionary = dictionary
         self.synonyms = None
@@ -219,7 +220,7 @@ class NameRanker:
         self.encoder = encoder
         self._nil_default = None
         if reencode and self.is_ready:
-            self.index.build(encoder.encode(self.dictionary.names), self.index.sparse_vectors)
+            self.index.build(encode_names(encoder, self.dictionary.names), self.index.sparse_vectors)
             if self.synonyms is not None:
                 self._index_synonyms()
 
@@ -234,7 +235,7 @@ class NameRanker:
         merged = self.dictionary.with_synonyms(synonyms.pairs())
         new = merged.names[len(self.dictionary) :]
         if new:
-            self.index.add(self.encoder.encode(new), self.sparse.transform(new))
+            self.index.add(encode_names(self.encoder, new), self.sparse.transform(new))
         self.dictionary = merged
         self._nil_default = None
         if self.synonyms is not None:
