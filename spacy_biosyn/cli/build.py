@@ -8,7 +8,7 @@ from wasabi import msg
 from ..errors import BiosynError
 from ..files.downloads import redacted
 from ..names import DEFAULT_ENCODER_NAME, PIPE_NAME
-from ..parts import EXACT_INDEX, FAISS_INDEX, SIZED_INDEX, TRANSFORMER_ENCODER
+from ..parts import EXACT_INDEX, FAISS_INDEX, ONNX_ENCODER, SIZED_INDEX, TRANSFORMER_ENCODER
 from ..vocabularies.formats import FORMAT_HELP
 from .common import (
     ENCODER_HELP,
@@ -96,7 +96,7 @@ def build(
         raise typer.BadParameter(f"{index!r}: choose one of {', '.join(INDEXES)}", param_hint="--index")
     routes = _routes(route)
     vocabulary, format = _vocabulary(dictionary, format, read_vocabulary_file)
-    encoder_block = {"@misc": TRANSFORMER_ENCODER, "name": encoder}
+    encoder_block = {"@misc": TRANSFORMER_ENCODER if device is not None else ONNX_ENCODER, "name": encoder}
     if from_biosyn is not None:
         from ..encoders.biosyn_checkpoint import PICKLED_TFIDF_FILE, read_biosyn_checkpoint
 

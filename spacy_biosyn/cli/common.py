@@ -70,15 +70,16 @@ def _id_namespaces(option: Optional[str]) -> Optional[Dict[str, str]]:
     return namespaces
 
 
-def _named_config(name: str, encoder: Optional[str], device: Optional[str], onnx: bool = False) -> dict:
-    """A linker config for the named vocabulary `name`, refused in one line if there is none."""
+def _named_config(name: str, encoder: Optional[str], device: Optional[str], pytorch: bool = False) -> dict:
+    """A linker config for the named vocabulary `name`, refused in one line if there is none:
+    its encoder in ONNX Runtime, as the component's default, or in PyTorch where asked or a device is named."""
     from ..named.catalogue import named_vocabulary
 
     try:
         named_vocabulary(name)
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="NAME") from None
-    runtime = ONNX_ENCODER if onnx else TRANSFORMER_ENCODER
+    runtime = TRANSFORMER_ENCODER if pytorch or device is not None else ONNX_ENCODER
     block = {"@misc": runtime, "name": encoder or DEFAULT_ENCODER_NAME}
     return {"linker_name": name, "encoder": {**block, **_given({"device": device})}}
 

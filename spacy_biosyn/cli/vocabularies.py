@@ -35,8 +35,8 @@ def download(
     name: str = typer.Argument(..., help="A named vocabulary (python -m spacy_biosyn linkers)"),
     encoder: Optional[str] = typer.Option(None, help=ENCODER_HELP),
     device: Optional[str] = typer.Option(None, help="Where the encoder runs: auto (a GPU if there is one), cpu, cuda"),
-    onnx: bool = typer.Option(
-        False, "--onnx", help="For pipes whose encoder is spacy_biosyn.OnnxEncoder.v1 (extra onnx): each runtime has its own cache"
+    pytorch: bool = typer.Option(
+        False, "--pytorch", help="For pipes whose encoder is spacy_biosyn.TransformerEncoder.v1 (implied by --device): each runtime has its own cache"
     ),
     refresh: bool = typer.Option(False, "--refresh", help="Fetch the files again (and build again if they changed)"),
 ) -> None:
@@ -44,10 +44,8 @@ def download(
     time, so that add_pipe(..., config={"linker_name": NAME}) links at once."""
     import spacy
 
-    if onnx and device is not None:
-        raise typer.BadParameter("the ONNX encoder runs on the CPU", param_hint="--device")
     nlp = spacy.blank("en")
-    linker = nlp.add_pipe(PIPE_NAME, config=_named_config(name, encoder, device, onnx))
+    linker = nlp.add_pipe(PIPE_NAME, config=_named_config(name, encoder, device, pytorch))
     start = time.perf_counter()
     linker.initialize(refresh=refresh)
     from ..named.cache import linkers_folder

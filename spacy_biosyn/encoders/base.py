@@ -8,7 +8,7 @@ runtime, so a pipeline loads only the one its config names.
 """
 import importlib
 from pathlib import Path
-from typing import Callable, Dict, List, Sequence, TypeVar
+from typing import Callable, Dict, List, Optional, Sequence, TypeVar
 
 import numpy as np
 from tqdm import tqdm
@@ -138,6 +138,17 @@ def offline_copy(source: str) -> str:
         return str(importlib.import_module(package).get_model_path())
     except ImportError:
         return source
+
+
+def hub_snapshot(name: str) -> Optional[Path]:
+    """The folder of the hub model `name` in Hugging Face's cache where it
+    was downloaded before, else None; nothing is fetched."""
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(str(name), local_files_only=True))
+    except Exception:  # noqa: BLE001: not downloaded, or not a hub name at all (a missing folder)
+        return None
 
 
 def read_saved(path: Path, read: Callable[[], T]) -> T:

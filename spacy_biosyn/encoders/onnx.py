@@ -24,7 +24,7 @@ from ..checks import is_whole_number
 from ..files.downloads import cache_folder
 from ..files.storage import replaced_atomically
 from ..parts import ONNX_ENCODER, registry
-from .base import EncoderBase, encode_in_batches, offline_copy, read_saved, unit_rows
+from .base import EncoderBase, encode_in_batches, hub_snapshot, offline_copy, read_saved, unit_rows
 
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
@@ -88,7 +88,9 @@ class OnnxEncoder(EncoderBase):
         if (source / MODEL_FILE).is_file():
             return self._start((source / MODEL_FILE).read_bytes(), (source / TOKENIZER_FILE).read_text(encoding="utf8"))
         # A local model's export is kept, so the next load imports no PyTorch
-        # (the named linkers' warm start); a hub name is exported each time.
+        # (the named linkers' warm start); a hub model's, once it is downloaded.
+        if not source.is_dir():
+            source = hub_snapshot(str(source)) or source
         kept = self._kept_export(source) if source.is_dir() else None
         if kept is not None and (kept / MODEL_FILE).is_file() and (kept / TOKENIZER_FILE).is_file():
             try:

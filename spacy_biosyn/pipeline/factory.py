@@ -21,7 +21,7 @@ from ..linking.data_sources import DataSources, VocabularySource
 from ..linking.engine import LinkingEngine
 from ..linking.linker_settings import SCISPACY_ALIASES, SCISPACY_REFUSALS, LinkerSettings, from_scispacy
 from ..names import PIPE_NAME
-from ..parts import AB3P, SIZED_INDEX, TRANSFORMER_ENCODER
+from ..parts import AB3P, ONNX_ENCODER, SIZED_INDEX
 from ..ty import AbbreviationDetector, ConceptScorer, Encoder, Reranker, SearchIndex, Sieve
 from .component import BiosynLinker
 from .configure import remember_pipeline, store_blocks_in_our_names
@@ -118,7 +118,10 @@ Language.factory(
         # A `misspelling||correction` file such as BioSyn's ncbi-spell-check.txt,
         # read by initialize() and saved with the pipeline.
         "corrections": None,
-        "encoder": {"@misc": TRANSFORMER_ENCODER, "name": DEFAULT_ENCODER_NAME},
+        # ONNX Runtime links on a CPU at PyTorch's vectors (to 1e-6), faster and
+        # without importing transformers' model code; spacy_biosyn.TransformerEncoder.v1
+        # trains, and runs on a GPU.
+        "encoder": {"@misc": ONNX_ENCODER, "name": DEFAULT_ENCODER_NAME},
         # Exact search, or faiss's from a million names on (search/sized_index.py).
         "index": {"@misc": SIZED_INDEX},
         # null turns abbreviation expansion off

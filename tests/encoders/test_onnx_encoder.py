@@ -12,12 +12,11 @@ import numpy as np
 import pytest
 import spacy
 
-pytest.importorskip("onnxruntime")
+from helpers import TEXT, doc_with_ents, make_nlp
 
-from spacy_biosyn.cli import app  # noqa: E402
-from spacy_biosyn.encoders.transformer import TransformerEncoder  # noqa: E402
-from spacy_biosyn.encoders.onnx import OnnxEncoder  # noqa: E402
-from helpers import TEXT, doc_with_ents, make_nlp  # noqa: E402
+from spacy_biosyn.cli import app
+from spacy_biosyn.encoders.onnx import OnnxEncoder
+from spacy_biosyn.encoders.transformer import TransformerEncoder
 
 TEXTS = [
     "breast cancer",
@@ -54,6 +53,26 @@ def test_int8_vectors_stay_close_to_float_ones(tiny_encoder):
     cosines = (exact * approximate).sum(axis=1)
     assert np.abs(exact - approximate).max() > 1e-5  # it did quantize
     assert cosines.min() > 0.95
+
+
+def test_a_downloaded_hub_models_export_is_kept_so_the_next_load_exports_nothing(tiny_encoder, tmp_path, monkeypatch):
+    import shutil
+
+    import huggingface_hub
+
+    hub = tmp_path / "hub"
+    snapshot = hub / "models--acme--tiny-encoder" / "snapshots" / "0123abc"
+    shutil.copytree(tiny_encoder, snapshot)
+    (hub / "models--acme--tiny-encoder" / "refs").mkdir()
+    (hub / "models--acme--tiny-encoder" / "refs" / "main").write_text("0123abc")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+    first = OnnxEncoder("acme/tiny-encoder").load()
+    monkeypatch.setattr(OnnxEncoder, "export", lambda *args: pytest.fail("a kept export was exported again"))
+    second = OnnxEncoder("acme/tiny-encoder").load()
+    assert second.weights_digest == first.weights_digest
+    np.testing.assert_allclose(second.encode(TEXTS), TransformerEncoder(tiny_encoder).load().encode(TEXTS), atol=1e-5)
 
 
 def test_initialize_exports_from_the_hugging_face_model(tiny_encoder, disease_dictionary):
