@@ -39,9 +39,10 @@ from pathlib import Path
 from benchmarks.common import DATA, REPO, parser, print_table, progress
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+# None: the component's default encoder (MiniLM in ONNX Runtime).
 ENCODERS = {
     "PyTorch": {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": MINILM},
-    "ONNX Runtime": {"@misc": "spacy_biosyn.OnnxEncoder.v1", "name": MINILM},
+    "default (ONNX Runtime)": None,
 }
 TEXT = "Germline mutations of BRCA1 predispose to breast cancer."
 MENTION = "breast cancer"
@@ -53,6 +54,7 @@ PROCESS = """
 import json, sys, time, urllib.request
 start = time.perf_counter()
 import spacy
+imported = time.perf_counter()
 from spacy_biosyn.search.name_ranker import NameRanker
 from benchmarks.named_linkers import hashed_vectors
 modes, config = sys.argv[1].split(","), json.loads(sys.argv[2])
@@ -64,16 +66,45 @@ if "refuse" in modes:
 if "hashed" in modes:
     from spacy_biosyn.encoders.transformer import TransformerEncoder
     TransformerEncoder.encode = lambda self, texts: hashed_vectors(texts, self.dim)
-imported = time.perf_counter()
+    import spacy_biosyn.search.name_ranker
+    spacy_biosyn.search.name_ranker.encode_names = lambda encoder, names: encoder.encode(names)  # no store of stand-ins
+stages = {}
+def timed(owner, attribute, stage):
+    inner = getattr(owner, attribute)
+    def wrapper(*args, **kwargs):
+        begun = time.perf_counter()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            stages[stage] = stages.get(stage, 0.0) + time.perf_counter() - begun
+    setattr(owner, attribute, wrapper)
+import spacy_biosyn.named.cache as named_cache, spacy_biosyn.search.name_ranker as ranker
+from spacy_biosyn.encoders.onnx import OnnxEncoder
+from spacy_biosyn.search.tfidf import SparseEncoder
+for owner, attribute, stage in [
+    (named_cache, "cached_path", "fetch"), (named_cache, "read_vocabulary_file", "read the vocabulary"),
+    (SparseEncoder, "fit", "tf-idf"), (SparseEncoder, "transform", "tf-idf"),
+    (ranker, "encode_names", "encode the names"), (ranker.NameRanker, "to_disk", "save to the cache"),
+    (ranker.NameRanker, "from_disk", "load the linker (and its 8-name probe)"),
+    (OnnxEncoder, "load", "load the encoder"),
+]:
+    timed(owner, attribute, stage)
+if "Transformer" in (config.get("encoder") or {}).get("@misc", ""):
+    from spacy_biosyn.encoders.transformer import TransformerEncoder
+    timed(TransformerEncoder, "load", "load the encoder")
+begun = time.perf_counter()
 nlp = spacy.blank("en")
+stages["spacy.blank (every installed plugin's factories)"] = time.perf_counter() - begun
 nlp.add_pipe("biosyn_linker", config=config)
+added = time.perf_counter()
 doc = nlp.make_doc(sys.argv[3])
 start_char = sys.argv[3].index(sys.argv[4])
 doc.ents = [doc.char_span(start_char, start_char + len(sys.argv[4]), label="Disease")]
 linked = nlp(doc).ents[0]
 done = time.perf_counter()
 rss = {line.split(":")[0]: int(line.split()[1]) / 2**20 for line in open("/proc/self/status") if line.startswith(("VmRSS", "VmHWM"))}
-print(json.dumps({"import_s": imported - start, "link_s": done - imported, "cui": linked._.cui,
+stages["first link"] = done - added
+print(json.dumps({"import_s": imported - start, "link_s": done - imported, "cui": linked._.cui, "stages": stages,
                   "names": len(nlp.get_pipe("biosyn_linker").engine.vocabulary().dictionary), "rss_gib": rss["VmRSS"], "peak_gib": rss["VmHWM"]}))
 """
 
@@ -162,18 +193,28 @@ def main() -> None:
     base = {key: value for key, value in os.environ.items() if key != "SPACY_BIOSYN_MIRROR"}
     cold_env = {**base, "SPACY_BIOSYN_CACHE": str(cache), "SPACY_BIOSYN_MIRROR": str(mirror)}
     warm_env = {**base, "SPACY_BIOSYN_CACHE": str(cache)}
-    rows = []
+    rows, profiles = [], {}
     rate = None
     for runtime, encoder in ENCODERS.items():
-        config = {"linker_name": "medic", "encoder": encoder}
+        config = {"linker_name": "medic", **({} if encoder is None else {"encoder": encoder})}
         cold = None if args.warm_only else run("build", config, cold_env)
         rate = rate or (cold and cold["names"] / cold["link_s"])
         progress(cold)
+        rebuild = None
+        if cold is not None and encoder is None:
+            # The same vocabulary built again with the name vectors kept (as after a
+            # new release of the file, or another lambda or index): no name is encoded again.
+            shutil.rmtree(cache / "linkers")
+            rebuild = run("build", config, cold_env)
+            progress(rebuild)
         warm = [run("refuse", config, warm_env) for _ in range(args.runs)]
         progress(warm)
         median = sorted(warm, key=lambda r: r["link_s"])[len(warm) // 2]
+        profiles.update({(runtime, "cold"): cold, (runtime, "rebuilt, vectors kept"): rebuild,
+                         (runtime, "warm (median)"): median})
         rows.append([f"medic ({concepts:,} concepts, CTD TSV)", runtime, f"{median['names']:,}",
-                     "-" if cold is None else f"{cold['link_s']:.0f}",
+                     "-" if cold is None else f"{cold['link_s']:.0f}"
+                     + ("" if rebuild is None else f" (rebuilt, vectors kept: {rebuild['link_s']:.0f})"),
                      f"{median['link_s']:.2f} ({min(r['link_s'] for r in warm):.2f}-{max(r['link_s'] for r in warm):.2f})",
                      f"{median['import_s']:.1f}", f"{median['rss_gib']:.2f} / {median['peak_gib']:.2f}", median["cui"]])
     if args.names and not args.warm_only:
@@ -192,6 +233,14 @@ def main() -> None:
                      f"{median['import_s']:.1f}", f"{median['rss_gib']:.2f} / {median['peak_gib']:.2f}", median["cui"]])
     print_table(["vocabulary", "encoder", "names", "cold build + first link, s", "warm add_pipe + first link, s (median, min-max)",
                  "import spacy, s", "RSS / peak, GiB", "breast cancer ->"], rows)
+    measured = {key: value for key, value in profiles.items() if value is not None}
+    stages = list(dict.fromkeys(stage for result in measured.values() for stage in result["stages"]))
+    print("\nWhere the time goes (MEDIC), s; a stage's time includes the stages it calls:\n")
+    print_table(["stage"] + [f"{runtime}: {kind}" for runtime, kind in measured],
+                [["import spacy"] + [f"{r['import_s']:.2f}" for r in measured.values()]]
+                + [[stage] + [f"{r['stages'][stage]:.2f}" if stage in r["stages"] else "-" for r in measured.values()]
+                   for stage in stages]
+                + [["add_pipe + first link"] + [f"{r['link_s']:.2f}" for r in measured.values()]])
     print(f"\nWarm: {args.runs} fresh processes each, from the cache alone (the mirror gone, encoding and "
           "requests made to fail).")
 
