@@ -172,7 +172,8 @@ imported = time.time()
 start = time.perf_counter()
 nlp = spacy.load(sys.argv[1])
 load_s = time.perf_counter() - start
-from spacy_biosyn.corpora.readers import pubtator_to_doc, read_pubtator
+from spacy_biosyn.corpora.docs import pubtator_to_doc
+from spacy_biosyn.corpora.readers import read_pubtator
 docs = [pubtator_to_doc(nlp, d, None) for d in read_pubtator(sys.argv[2])]
 start = time.perf_counter()
 nlp(docs[0])

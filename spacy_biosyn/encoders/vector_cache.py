@@ -21,14 +21,15 @@ import sqlite3
 import warnings
 from contextlib import closing
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import List, Optional, Sequence
 
 import numpy as np
 import srsly
+from tqdm import tqdm
 
 from ..files.downloads import cache_folder
 from ..ty import Encoder
-from .base import encoder_identity, identity_key
+from .base import PROGRESS_MIN_TEXTS, encoder_identity, identity_key
 
 # Fewer names than this are encoded directly: hashing the weights for the
 # key costs about what encoding a few hundred short names does.
@@ -37,6 +38,9 @@ MIN_CACHED_NAMES = 1000
 N_PROBES = 8
 # SQLite's default limit on the parameters of one statement is 999 (older builds).
 _LOOKUP_CHUNK = 900
+# Names encoded, then stored, at a time: under the encoder's own progress bar's
+# threshold, and what a stopped build loses at most.
+_CHUNK = 4096
 
 
 def vectors_folder() -> Path:
@@ -46,20 +50,30 @@ def vectors_folder() -> Path:
 def encode_names(encoder: Encoder, names: Sequence[str], folder: Optional[Path] = None) -> np.ndarray:
     """`encoder.encode(names)`, with the vectors of names this encoder has
     encoded before read from its store in `folder` (default
-    vectors_folder()), and the others encoded and added to it."""
+    vectors_folder()), and the others encoded and added to it a chunk at a
+    time, so that a build that is stopped resumes where it stopped."""
     digest = getattr(encoder, "weights_digest", None) if len(names) >= MIN_CACHED_NAMES else None
     if digest is None:
         return encoder.encode(names)
     store = _store_path(encoder, folder or vectors_folder())
-    known = _read(store, names, encoder.dim)
-    if known and not _agrees(encoder, known, store):
-        known = {}
-    missing = sorted({name for name in names if name not in known})
-    if missing:
-        fresh = encoder.encode(missing)
-        _write(store, missing, fresh, encoder)
-        known.update(zip(missing, fresh))
-    return np.stack([known[name] for name in names]).astype(np.float32, copy=False)
+    unique = list(dict.fromkeys(names))
+    vectors = np.empty((len(unique), encoder.dim), dtype=np.float32)
+    found = _read(store, unique, vectors)
+    if found.any() and not _agrees(encoder, [unique[i] for i in np.flatnonzero(found)], vectors[found], store):
+        found[:] = False
+    missing = np.flatnonzero(~found)
+    # One bar over every chunk: its rate and time left are the whole build's.
+    with tqdm(total=len(missing), desc="Encoding names", unit="name", disable=len(missing) < PROGRESS_MIN_TEXTS) as bar:
+        for start in range(0, len(missing), _CHUNK):
+            rows = missing[start : start + _CHUNK]
+            chunk = [unique[i] for i in rows]
+            vectors[rows] = encoder.encode(chunk)
+            _write(store, chunk, vectors[rows], encoder)
+            bar.update(len(rows))
+    if len(unique) == len(names):
+        return vectors
+    row_of = {name: i for i, name in enumerate(unique)}
+    return vectors[[row_of[name] for name in names]]
 
 
 def _store_path(encoder: Encoder, folder: Path) -> Path:
@@ -67,39 +81,43 @@ def _store_path(encoder: Encoder, folder: Path) -> Path:
     return folder / f"{hashlib.sha256(key).hexdigest()[:24]}.sqlite"
 
 
-def _read(store: Path, names: Sequence[str], dim: int) -> Dict[str, np.ndarray]:
+def _read(store: Path, names: List[str], vectors: np.ndarray) -> np.ndarray:
+    """Fill the rows of `vectors` whose name the store holds; which it held."""
+    found = np.zeros(len(names), dtype=bool)
     if not store.is_file():
-        return {}
-    wanted = list(dict.fromkeys(names))
-    found: Dict[str, np.ndarray] = {}
+        return found
+    row_of = {name: i for i, name in enumerate(names)}
+    dim = vectors.shape[1]
     try:
         with closing(sqlite3.connect(store, timeout=60)) as db:
-            for start in range(0, len(wanted), _LOOKUP_CHUNK):
-                chunk = wanted[start : start + _LOOKUP_CHUNK]
+            for start in range(0, len(names), _LOOKUP_CHUNK):
+                chunk = names[start : start + _LOOKUP_CHUNK]
                 rows = db.execute(
                     f"SELECT name, vector FROM vectors WHERE name IN ({','.join('?' * len(chunk))})", chunk
                 ).fetchall()
                 for name, blob in rows:
                     if len(blob) != dim * 4:
                         raise sqlite3.DatabaseError(f"a vector of {len(blob)} bytes where {dim} float32 belong")
-                    found[name] = np.frombuffer(blob, dtype=np.float32)
+                    vectors[row_of[name]] = np.frombuffer(blob, dtype=np.float32)
+                    found[row_of[name]] = True
     except sqlite3.Error as error:
         _discard(store, f"SQLite cannot read it ({error})")
-        return {}
+        found[:] = False
     return found
 
 
-def _agrees(encoder: Encoder, known: Dict[str, np.ndarray], store: Path) -> bool:
-    """Whether names the store answers, encoded again, come within the
-    encoder's probe cosine of the stored vectors."""
-    hits: List[str] = sorted(known)
-    probes = [hits[i] for i in np.linspace(0, len(hits) - 1, min(N_PROBES, len(hits))).astype(int)]
-    stored = np.stack([known[name] for name in probes])
-    fresh = encoder.encode(probes)
-    cosine = (stored * fresh).sum(1) / (np.linalg.norm(stored, axis=1) * np.linalg.norm(fresh, axis=1) + 1e-12)
+def _agrees(encoder: Encoder, names: List[str], stored: np.ndarray, store: Path) -> bool:
+    """Whether names the store answered, encoded again, come within the
+    encoder's probe cosine of the vectors it holds."""
+    picked = np.linspace(0, len(names) - 1, min(N_PROBES, len(names))).astype(int)
+    fresh = encoder.encode([names[i] for i in picked])
+    cosine = (stored[picked] * fresh).sum(1) / (
+        np.linalg.norm(stored[picked], axis=1) * np.linalg.norm(fresh, axis=1) + 1e-12
+    )
     if cosine.min() >= getattr(encoder, "probe_min_cosine", 0.99):
         return True
-    _discard(store, f"its vector of {probes[int(cosine.argmin())]!r} is not this encoder's (cosine {cosine.min():.3f})")
+    worst = names[picked[int(cosine.argmin())]]
+    _discard(store, f"its vector of {worst!r} is not this encoder's (cosine {cosine.min():.3f})")
     return False
 
 

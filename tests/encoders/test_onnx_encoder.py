@@ -17,6 +17,7 @@ from helpers import TEXT, doc_with_ents, make_nlp
 from spacy_biosyn.cli import app
 from spacy_biosyn.encoders.onnx import OnnxEncoder
 from spacy_biosyn.encoders.transformer import TransformerEncoder
+from spacy_biosyn.errors import SavedStateError
 
 TEXTS = [
     "breast cancer",
@@ -179,3 +180,17 @@ def test_the_load_probe_allows_int8s_batch_noise_but_not_in_a_float_encoder(conv
         spacy.load(converted / "onnx")
     as_int8 = {"components": {"biosyn_linker": {"encoder": {"quantize": True}}}}
     assert spacy.load(converted / "onnx", config=as_int8).get_pipe("biosyn_linker").engine.is_ready
+
+
+def test_a_graph_read_from_a_file_is_saved_as_read_and_a_file_changed_after_is_refused(tiny_encoder, tmp_path):
+    exported = OnnxEncoder(tiny_encoder).export(TransformerEncoder(tiny_encoder).load())
+    exported.to_disk(tmp_path / "first")
+    loaded = OnnxEncoder(tiny_encoder).from_disk(tmp_path / "first")
+    np.testing.assert_allclose(loaded.encode(TEXTS), exported.encode(TEXTS), atol=1e-6)
+    assert loaded.weights_digest == exported.weights_digest
+    loaded.to_disk(tmp_path / "second")
+    assert (tmp_path / "second" / "model.onnx").read_bytes() == (tmp_path / "first" / "model.onnx").read_bytes()
+
+    (tmp_path / "first" / "model.onnx").write_bytes(b"replaced after the load")
+    with pytest.raises(SavedStateError, match="first/model.onnx changed after this encoder read it"):
+        loaded.to_disk(tmp_path / "third")

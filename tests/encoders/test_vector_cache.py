@@ -100,3 +100,29 @@ def test_few_names_or_an_encoder_without_a_weights_digest_are_not_stored(encoder
 
     encode_names(NoDigest(encoder), NAMES, tmp_path)
     assert not list(tmp_path.iterdir())
+
+
+def test_a_build_stopped_midway_resumes_where_it_stopped(encoder, tmp_path, monkeypatch):
+    monkeypatch.setattr(vector_cache, "_CHUNK", 300)
+
+    class Interruptible(Counting):  # one class for both runs: a store is kept per runtime
+        stop_after = None
+
+        def encode(self, texts):
+            if self.stop_after is not None and self.encoded >= self.stop_after:
+                raise KeyboardInterrupt
+            return super().encode(texts)
+
+    stopped = Interruptible(encoder)
+    stopped.stop_after = 600  # two chunks
+    with pytest.raises(KeyboardInterrupt):
+        encode_names(stopped, NAMES, tmp_path)
+    resumed = Interruptible(encoder)
+    vectors = encode_names(resumed, NAMES, tmp_path)
+    assert resumed.encoded == vector_cache.N_PROBES + len(NAMES) - 600
+    np.testing.assert_allclose(vectors, encoder.encode(NAMES), atol=1e-5)
+
+
+def test_a_name_given_twice_gets_its_vector_twice(encoder, tmp_path):
+    names = NAMES + NAMES[:5]
+    np.testing.assert_allclose(encode_names(encoder, names, tmp_path), encoder.encode(names), atol=1e-5)
