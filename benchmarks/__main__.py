@@ -45,6 +45,8 @@ SUITE = [
     Benchmark("first_link", "from a fresh process to its first linked sentence", lambda a: [a.linker]),
     Benchmark("named_linkers", "a named linker built cold, then loaded warm from the cache in fresh processes, at MEDIC "
               "and UMLS size: time and memory", lambda a: []),
+    Benchmark("encoding_rate", "the default encoder's names/s chunk by chunk on a UMLS-like slice, and the time "
+              "3.26M names would take", lambda a: []),
     Benchmark("end_to_end", "raw text to IDs on the dev abstracts: NER, linking and document P/R/F, abstracts/s",
               lambda a: [a.dataset, f"text={a.text_pipeline}", "--label", "Disease"] if a.text_pipeline else None,
               "a text pipeline (--text-pipeline)"),
