@@ -194,9 +194,10 @@ class NameRanker:
             raise ValueError(f"{len(vectors)} vectors for {len(dictionary)} names")
         if sparse is not None:
             self.sparse = sparse
-        elif refit_sparse or not self.sparse.is_fitted:
-            self.sparse.fit(dictionary.names)
-        sparse_rows = self.sparse.transform(dictionary.names)
+        if sparse is None and (refit_sparse or not self.sparse.is_fitted):
+            sparse_rows = self.sparse.fit_transform(dictionary.names)
+        else:
+            sparse_rows = self.sparse.transform(dictionary.names)
         if announce is not None:
             announce(self._plan(len(dictionary), sparse_rows.nnz))
         if vectors is None:

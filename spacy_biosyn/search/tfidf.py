@@ -41,9 +41,20 @@ class SparseEncoder:
         return len(self.vocabulary)
 
     def fit(self, names: Sequence[str]) -> "SparseEncoder":
-        self._vectorizer = _vectorizer().fit(names)
-        self._vocabulary = {gram: int(i) for gram, i in self._vectorizer.vocabulary_.items()}
-        self._idf = self._vectorizer.idf_.astype(np.float32)
+        return self._fitted(_vectorizer().fit(names))
+
+    def fit_transform(self, names: Sequence[str]) -> sparse.csr_matrix:
+        """`fit(names).transform(names)`, with each name analysed once
+        instead of twice: the tf-idf step of a build takes half the time."""
+        vectorizer = _vectorizer()
+        rows = vectorizer.fit_transform(names)
+        self._fitted(vectorizer)
+        return rows.tocsr().sorted_indices()
+
+    def _fitted(self, vectorizer) -> "SparseEncoder":
+        self._vectorizer = vectorizer
+        self._vocabulary = {gram: int(i) for gram, i in vectorizer.vocabulary_.items()}
+        self._idf = vectorizer.idf_.astype(np.float32)
         return self
 
     def transform(self, texts: Sequence[str]) -> sparse.csr_matrix:
