@@ -571,3 +571,16 @@ def test_link_refuses_a_text_over_max_length_in_one_line_saying_what_to_do(tmp_p
     assert too_long.returncode == 1 and "Traceback" not in too_long.stderr
     (line,) = too_long.stderr.splitlines()
     assert "1,000,020 characters, over the pipeline's nlp.max_length of 1,000,000: split it" in line
+
+
+@pytest.mark.parametrize("device, pytorch, runtime", [
+    (None, False, "spacy_biosyn.OnnxEncoder.v1"),
+    (None, True, "spacy_biosyn.TransformerEncoder.v1"),
+    ("cuda", False, "spacy_biosyn.TransformerEncoder.v1"),
+])
+def test_a_named_linker_is_built_for_the_components_default_runtime_unless_pytorch_is_asked_for(device, pytorch, runtime):
+    from spacy_biosyn.cli.common import _named_config
+
+    config = _named_config("medic", None, device, pytorch)
+    assert config["encoder"]["@misc"] == runtime
+    assert config["encoder"].get("device") == device
