@@ -83,7 +83,7 @@ from spacy_biosyn.encoders.onnx import OnnxEncoder
 from spacy_biosyn.search.tfidf import SparseEncoder
 for owner, attribute, stage in [
     (named_cache, "cached_path", "fetch"), (named_cache, "read_vocabulary_file", "read the vocabulary"),
-    (SparseEncoder, "fit", "tf-idf"), (SparseEncoder, "transform", "tf-idf"),
+    (SparseEncoder, "fit_transform", "tf-idf"), (SparseEncoder, "transform", "tf-idf"),
     (ranker, "encode_names", "encode the names"), (ranker.NameRanker, "to_disk", "save to the cache"),
     (ranker.NameRanker, "from_disk", "load the linker (and its 8-name probe)"),
     (OnnxEncoder, "load", "load the encoder"),
