@@ -6,7 +6,9 @@ the one that trains; `OnnxEncoder` (onnx.py) runs the same model
 exported to ONNX, for pipelines that only link. This module imports neither
 runtime, so a pipeline loads only the one its config names.
 """
+import hashlib
 import importlib
+import json
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, TypeVar
 
@@ -97,6 +99,15 @@ def identity_key(identity: Dict[str, object]) -> Dict[str, object]:
     return {k: v for k, v in identity.items() if k != "name"} if "weights_sha256" in identity else identity
 
 
+def tokenizer_digest(tokenizer_json: str) -> str:
+    """sha256 of a tokenizers-library tokenizer as its JSON holds it, without
+    its truncation and padding, which encoding sets per call."""
+    state = json.loads(tokenizer_json)
+    state.pop("truncation", None)
+    state.pop("padding", None)
+    return hashlib.sha256(json.dumps(state, sort_keys=True).encode("utf-8")).hexdigest()
+
+
 def check_settings(pooling: str, similarity: str, max_length: int, batch_size: int) -> None:
     if pooling not in POOLINGS:
         raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
@@ -142,13 +153,18 @@ def offline_copy(source: str) -> str:
 
 def hub_snapshot(name: str) -> Optional[Path]:
     """The folder of the hub model `name` in Hugging Face's cache where it
-    was downloaded before, else None; nothing is fetched."""
+    was downloaded whole before (its config and weights are there), else
+    None, and the model library then fetches or resumes it by name; nothing
+    is fetched here."""
     try:
         from huggingface_hub import snapshot_download
 
-        return Path(snapshot_download(str(name), local_files_only=True))
+        folder = Path(snapshot_download(str(name), local_files_only=True))
     except Exception:  # noqa: BLE001: not downloaded, or not a hub name at all (a missing folder)
         return None
+    weights = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json", "pytorch_model.bin.index.json")
+    whole = (folder / "config.json").is_file() and any((folder / name).is_file() for name in weights)
+    return folder if whole else None
 
 
 def read_saved(path: Path, read: Callable[[], T]) -> T:

@@ -21,11 +21,10 @@ from typing import List, Optional, Sequence, Union
 import numpy as np
 
 from ..checks import is_whole_number
-from ..errors import SavedStateError
 from ..files.downloads import cache_folder
 from ..files.storage import replaced_atomically
 from ..parts import ONNX_ENCODER, registry
-from .base import EncoderBase, encode_in_batches, hub_snapshot, offline_copy, read_saved, unit_rows
+from .base import EncoderBase, encode_in_batches, hub_snapshot, offline_copy, read_saved, tokenizer_digest, unit_rows
 
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
@@ -65,11 +64,7 @@ class OnnxEncoder(EncoderBase):
             # the batch it came in: all-MiniLM-L6-v2 re-encoded 600 MEDIC names at
             # cosine 0.987 to 0.999 of their saved vectors, which a 0.99 probe refused.
             self.probe_min_cosine = 0.97
-        # The graph: its file where it was read from one (ONNX Runtime reads a
-        # file faster than bytes, and the process then holds no second copy),
-        # else the bytes of a fresh export.
-        self._model: Optional[Union[bytes, Path]] = None
-        self._digest: Optional[str] = None
+        self._model: Optional[bytes] = None
         self._tokenizer_json: Optional[str] = None
         self._session = None
         self._tokenizer = None
@@ -91,7 +86,7 @@ class OnnxEncoder(EncoderBase):
         Face model at a hub name or local folder (this needs PyTorch)."""
         source = Path(offline_copy(str(name_or_path or self.name)))
         if (source / MODEL_FILE).is_file():
-            return self._start(source / MODEL_FILE, (source / TOKENIZER_FILE).read_text(encoding="utf8"))
+            return self._start((source / MODEL_FILE).read_bytes(), (source / TOKENIZER_FILE).read_text(encoding="utf8"))
         # A local model's export is kept, so the next load imports no PyTorch
         # (the named linkers' warm start); a hub model's, once it is downloaded.
         if not source.is_dir():
@@ -99,7 +94,7 @@ class OnnxEncoder(EncoderBase):
         kept = self._kept_export(source) if source.is_dir() else None
         if kept is not None and (kept / MODEL_FILE).is_file() and (kept / TOKENIZER_FILE).is_file():
             try:
-                return self._start(kept / MODEL_FILE, (kept / TOKENIZER_FILE).read_text(encoding="utf8"))
+                return self._start((kept / MODEL_FILE).read_bytes(), (kept / TOKENIZER_FILE).read_text(encoding="utf8"))
             except Exception as error:  # noqa: BLE001: a damaged copy, whatever ONNX Runtime says of it
                 warnings.warn(f"{kept} is damaged and is exported again ({type(error).__name__})", UserWarning)
                 shutil.rmtree(kept, ignore_errors=True)
@@ -133,13 +128,22 @@ class OnnxEncoder(EncoderBase):
         model = encoder.to_onnx()
         return self._start(_quantized(model) if self.quantize else model, backend.to_str())
 
+    def quantized(self) -> "OnnxEncoder":
+        """The same model with int8 weights, quantized from this fp32 graph."""
+        if self.quantize:
+            raise ValueError("this encoder's weights are int8 already")
+        copy = OnnxEncoder(**self.settings, quantize=True, threads=self.threads)
+        return copy._start(_quantized(self._require_model()), self._tokenizer_json)
+
+    @property
+    def tokenizer_digest(self) -> str:
+        return tokenizer_digest(self._tokenizer_json)
+
     @property
     def weights_digest(self) -> str:
         """sha256 of the ONNX graph with its weights (int8 ones differ from
         the float model's, and so do their scores)."""
-        if self._digest is None:
-            self._digest = hashlib.sha256(self._model_bytes()).hexdigest()
-        return self._digest
+        return hashlib.sha256(self._require_model()).hexdigest()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """float32 array (len(texts), dim); unit rows when similarity is cosine."""
@@ -159,7 +163,7 @@ class OnnxEncoder(EncoderBase):
     def to_disk(self, path: Union[str, Path]) -> None:
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        (path / MODEL_FILE).write_bytes(self._model_bytes())
+        (path / MODEL_FILE).write_bytes(self._require_model())
         (path / TOKENIZER_FILE).write_text(self._tokenizer_json, encoding="utf8")
 
     def from_disk(self, path: Union[str, Path]) -> "OnnxEncoder":
@@ -171,12 +175,13 @@ class OnnxEncoder(EncoderBase):
             )
         return read_saved(path, lambda: self.load(path))
 
-    def _start(self, model: Union[bytes, Path], tokenizer_json: str, threads: Optional[int] = None) -> "OnnxEncoder":
+    def _start(self, model: bytes, tokenizer_json: str, threads: Optional[int] = None) -> "OnnxEncoder":
         try:
             import onnxruntime
         except ImportError:
             raise ImportError(
-                "this pipeline's linker runs its encoder with ONNX Runtime: pip install \"spacy-biosyn[onnx]\""
+                "this pipeline's linker runs its encoder with ONNX Runtime, which spacy-biosyn installs: "
+                "pip install onnxruntime (or reinstall spacy-biosyn)"
             ) from None
         from tokenizers import Tokenizer
 
@@ -188,11 +193,7 @@ class OnnxEncoder(EncoderBase):
         # Spinning threads keep the cores busy after a run, and slowed the
         # name search (BLAS) that follows each encoding by half.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = onnxruntime.InferenceSession(
-            str(model) if isinstance(model, Path) else model, options, providers=["CPUExecutionProvider"]
-        )
-        if model is not self._model:
-            self._digest = None
+        self._session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
         self._model, self._tokenizer_json, self._tokenizer = model, tokenizer_json, tokenizer
         _LOADED.add(self)
         return self
@@ -206,19 +207,7 @@ class OnnxEncoder(EncoderBase):
             self._start(self._require_model(), self._tokenizer_json, threads=1)
         return self._session
 
-    def _model_bytes(self) -> bytes:
-        """The graph's bytes; a file it was read from must still hold what was read."""
-        model = self._require_model()
-        if isinstance(model, bytes):
-            return model
-        data = model.read_bytes()
-        if self._digest is not None and hashlib.sha256(data).hexdigest() != self._digest:
-            raise SavedStateError(
-                f"{model} changed after this encoder read it: save the pipeline from a process that loaded it afresh"
-            )
-        return data
-
-    def _require_model(self) -> Union[bytes, Path]:
+    def _require_model(self) -> bytes:
         if self._model is None:
             raise RuntimeError(
                 f"the encoder {self.name!r} has no model yet: call nlp.initialize() or load a saved pipeline"

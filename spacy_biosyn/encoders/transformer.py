@@ -17,7 +17,7 @@ from transformers import AutoModel
 
 from ..errors import SavedStateError
 from ..parts import TRANSFORMER_ENCODER, registry
-from .base import EncoderBase, encode_in_batches, read_saved
+from .base import EncoderBase, encode_in_batches, read_saved, tokenizer_digest
 from .hub import choose_device, load_pretrained, save_pretrained
 
 
@@ -65,6 +65,12 @@ class TransformerEncoder(EncoderBase):
         self.device = choose_device(device)
         if self.model is not None:
             self.model.to(self.device)
+
+    @property
+    def tokenizer_digest(self) -> Optional[str]:
+        """sha256 of the (fast) tokenizer; None for a Python-only one."""
+        backend = getattr(self.tokenizer, "backend_tokenizer", None)
+        return None if backend is None else tokenizer_digest(backend.to_str())
 
     @property
     def weights_digest(self) -> str:

@@ -38,6 +38,8 @@ MIN_CACHED_NAMES = 1000
 N_PROBES = 8
 # SQLite's default limit on the parameters of one statement is 999 (older builds).
 _LOOKUP_CHUNK = 900
+# How long a build waits for another one writing the same store.
+_BUSY_TIMEOUT_S = 60
 # Names encoded, then stored, at a time: under the encoder's own progress bar's
 # threshold, and what a stopped build loses at most.
 _CHUNK = 4096
@@ -52,10 +54,12 @@ def encode_names(encoder: Encoder, names: Sequence[str], folder: Optional[Path] 
     encoded before read from its store in `folder` (default
     vectors_folder()), and the others encoded and added to it a chunk at a
     time, so that a build that is stopped resumes where it stopped."""
-    digest = getattr(encoder, "weights_digest", None) if len(names) >= MIN_CACHED_NAMES else None
-    if digest is None:
+    if len(names) < MIN_CACHED_NAMES or getattr(encoder, "weights_digest", None) is None:
         return encoder.encode(names)
-    store = _store_path(encoder, folder or vectors_folder())
+    tokenizer = getattr(encoder, "tokenizer_digest", None)
+    if tokenizer is None:
+        return encoder.encode(names)
+    store = _store_path(encoder, tokenizer, folder or vectors_folder())
     unique = list(dict.fromkeys(names))
     vectors = np.empty((len(unique), encoder.dim), dtype=np.float32)
     found = _read(store, unique, vectors)
@@ -76,20 +80,25 @@ def encode_names(encoder: Encoder, names: Sequence[str], folder: Optional[Path] 
     return vectors[[row_of[name] for name in names]]
 
 
-def _store_path(encoder: Encoder, folder: Path) -> Path:
-    key = srsly.json_dumps(identity_key(encoder_identity(encoder)), sort_keys=True).encode("utf-8")
+def _store_path(encoder: Encoder, tokenizer_digest: str, folder: Path) -> Path:
+    # The same weights with another tokenizer (cased, accents kept) make other vectors.
+    identity = {**identity_key(encoder_identity(encoder)), "tokenizer_sha256": tokenizer_digest}
+    key = srsly.json_dumps(identity, sort_keys=True).encode("utf-8")
     return folder / f"{hashlib.sha256(key).hexdigest()[:24]}.sqlite"
 
 
 def _read(store: Path, names: List[str], vectors: np.ndarray) -> np.ndarray:
     """Fill the rows of `vectors` whose name the store holds; which it held."""
     found = np.zeros(len(names), dtype=bool)
-    if not store.is_file():
+    try:
+        if not store.is_file():
+            return found
+    except OSError:  # a folder this user may not read: no store, not a failed build
         return found
     row_of = {name: i for i, name in enumerate(names)}
     dim = vectors.shape[1]
     try:
-        with closing(sqlite3.connect(store, timeout=60)) as db:
+        with closing(sqlite3.connect(store, timeout=_BUSY_TIMEOUT_S)) as db:
             for start in range(0, len(names), _LOOKUP_CHUNK):
                 chunk = names[start : start + _LOOKUP_CHUNK]
                 rows = db.execute(
@@ -100,7 +109,13 @@ def _read(store: Path, names: List[str], vectors: np.ndarray) -> np.ndarray:
                         raise sqlite3.DatabaseError(f"a vector of {len(blob)} bytes where {dim} float32 belong")
                     vectors[row_of[name]] = np.frombuffer(blob, dtype=np.float32)
                     found[row_of[name]] = True
-    except sqlite3.Error as error:
+    except sqlite3.OperationalError as error:
+        # Locked by another build past the timeout, or created by one a moment
+        # ago and not yet given its table: nothing is wrong with the store.
+        if "no such table" not in str(error):
+            warnings.warn(f"{store} cannot be read now ({error}): the names are encoded", UserWarning)
+        found[:] = False
+    except sqlite3.DatabaseError as error:
         _discard(store, f"SQLite cannot read it ({error})")
         found[:] = False
     return found
@@ -124,7 +139,7 @@ def _agrees(encoder: Encoder, names: List[str], stored: np.ndarray, store: Path)
 def _write(store: Path, names: List[str], vectors: np.ndarray, encoder: Encoder) -> None:
     try:
         store.parent.mkdir(parents=True, exist_ok=True)
-        with closing(sqlite3.connect(store, timeout=60)) as db, db:
+        with closing(sqlite3.connect(store, timeout=_BUSY_TIMEOUT_S)) as db, db:
             db.execute("CREATE TABLE IF NOT EXISTS vectors (name TEXT PRIMARY KEY, vector BLOB NOT NULL)")
             db.execute("CREATE TABLE IF NOT EXISTS encoder (identity TEXT NOT NULL)")
             if db.execute("SELECT COUNT(*) FROM encoder").fetchone()[0] == 0:
@@ -139,7 +154,8 @@ def _write(store: Path, names: List[str], vectors: np.ndarray, encoder: Encoder)
 
 def _discard(store: Path, why: str) -> None:
     warnings.warn(f"{store}: {why}; it is removed and the names are encoded again", UserWarning)
-    try:
-        store.unlink()
-    except OSError:
-        pass
+    for part in (store, *(store.with_name(store.name + suffix) for suffix in ("-journal", "-wal", "-shm"))):
+        try:
+            part.unlink()
+        except OSError:
+            pass

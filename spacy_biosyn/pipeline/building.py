@@ -96,6 +96,13 @@ def with_onnx_encoder(nlp: Language, quantize: bool = False) -> None:
     from ..encoders.transformer import TransformerEncoder
 
     source = nlp.get_pipe(PIPE_NAME).engine.encoder
+    if isinstance(source, OnnxEncoder):
+        # The default encoder: already ONNX Runtime's, whose fp32 graph int8 is made from.
+        if not quantize or source.quantize:
+            done = "in int8" if source.quantize else "in fp32 (--quantize gives it int8 weights)"
+            raise ValueError(f"its encoder already runs in ONNX Runtime {done}: nothing to convert")
+        configure_linker(nlp, encoder=source.quantized(), reencode=True)
+        return
     if not isinstance(source, TransformerEncoder):
         raise ValueError(f"its encoder is not a PyTorch one ({type(source).__name__}); convert the pipeline it came from")
     configure_linker(nlp, encoder=OnnxEncoder(**source.settings, quantize=quantize).export(source), reencode=quantize)

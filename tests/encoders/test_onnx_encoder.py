@@ -17,7 +17,6 @@ from helpers import TEXT, doc_with_ents, make_nlp
 from spacy_biosyn.cli import app
 from spacy_biosyn.encoders.onnx import OnnxEncoder
 from spacy_biosyn.encoders.transformer import TransformerEncoder
-from spacy_biosyn.errors import SavedStateError
 
 TEXTS = [
     "breast cancer",
@@ -151,13 +150,21 @@ def test_a_pytorch_encoder_folder_is_not_read_as_onnx(converted):
         OnnxEncoder("any").from_disk(converted / "torch" / "biosyn_linker" / "encoder")
 
 
-def test_converting_an_onnx_pipeline_again_is_a_clear_error(converted, tmp_path):
+def test_converting_an_onnx_pipeline_again_is_a_clear_error_and_int8_is_made_from_it(converted, tmp_path):
     from typer.testing import CliRunner
 
     result = CliRunner().invoke(app, ["onnx", str(converted / "onnx"), str(tmp_path / "again")])
     assert result.exit_code == 1
-    assert "is not a PyTorch one (OnnxEncoder)" in " ".join(result.output.split())  # wasabi wraps lines
+    assert "already runs in ONNX Runtime in fp32 (--quantize gives it int8 weights)" in " ".join(result.output.split())
     assert not (tmp_path / "again").exists()
+
+    # A pipeline built with the default encoder is ONNX Runtime's already: --quantize makes its int8 copy.
+    result = CliRunner().invoke(app, ["onnx", str(converted / "onnx"), str(tmp_path / "int8"), "--quantize"])
+    assert result.exit_code == 0, result.output
+    int8 = spacy.load(tmp_path / "int8")
+    assert int8.config["components"]["biosyn_linker"]["encoder"]["quantize"] is True
+    doc = int8(doc_with_ents(int8, TEXT, "Breast-Cancer"))
+    assert doc.ents[0]._.cui == "D001943"
 
 
 def test_the_load_probe_allows_int8s_batch_noise_but_not_in_a_float_encoder(converted, monkeypatch):
@@ -182,15 +189,21 @@ def test_the_load_probe_allows_int8s_batch_noise_but_not_in_a_float_encoder(conv
     assert spacy.load(converted / "onnx", config=as_int8).get_pipe("biosyn_linker").engine.is_ready
 
 
-def test_a_graph_read_from_a_file_is_saved_as_read_and_a_file_changed_after_is_refused(tiny_encoder, tmp_path):
-    exported = OnnxEncoder(tiny_encoder).export(TransformerEncoder(tiny_encoder).load())
-    exported.to_disk(tmp_path / "first")
-    loaded = OnnxEncoder(tiny_encoder).from_disk(tmp_path / "first")
-    np.testing.assert_allclose(loaded.encode(TEXTS), exported.encode(TEXTS), atol=1e-6)
-    assert loaded.weights_digest == exported.weights_digest
-    loaded.to_disk(tmp_path / "second")
-    assert (tmp_path / "second" / "model.onnx").read_bytes() == (tmp_path / "first" / "model.onnx").read_bytes()
 
-    (tmp_path / "first" / "model.onnx").write_bytes(b"replaced after the load")
-    with pytest.raises(SavedStateError, match="first/model.onnx changed after this encoder read it"):
-        loaded.to_disk(tmp_path / "third")
+def test_a_hub_download_cut_short_is_not_taken_for_the_model(tiny_encoder, tmp_path, monkeypatch):
+    import shutil
+
+    import huggingface_hub
+
+    from spacy_biosyn.encoders.base import hub_snapshot
+
+    snapshot = tmp_path / "models--acme--cut-short" / "snapshots" / "0123abc"
+    shutil.copytree(tiny_encoder, snapshot)
+    (tmp_path / "models--acme--cut-short" / "refs").mkdir()
+    (tmp_path / "models--acme--cut-short" / "refs" / "main").write_text("0123abc")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert hub_snapshot("acme/cut-short") == snapshot
+    for weights in snapshot.glob("*.safetensors"):
+        weights.unlink()  # the download stopped before the weights
+    assert hub_snapshot("acme/cut-short") is None

@@ -126,3 +126,32 @@ def test_a_build_stopped_midway_resumes_where_it_stopped(encoder, tmp_path, monk
 def test_a_name_given_twice_gets_its_vector_twice(encoder, tmp_path):
     names = NAMES + NAMES[:5]
     np.testing.assert_allclose(encode_names(encoder, names, tmp_path), encoder.encode(names), atol=1e-5)
+
+
+def test_the_same_weights_with_another_tokenizer_keep_a_store_of_their_own(encoder, tmp_path):
+    class Tokenized(Counting):  # the encoder, as if its tokenizer were another (cased, accents kept)
+        def __init__(self, encoder, tokenizer_digest):
+            super().__init__(encoder)
+            self.tokenizer_digest = tokenizer_digest
+
+    encode_names(Tokenized(encoder, encoder.tokenizer_digest), NAMES, tmp_path)
+    cased = Tokenized(encoder, "another tokenizer")
+    encode_names(cased, NAMES, tmp_path)
+    assert cased.encoded == len(NAMES)  # nothing taken from the first store
+    assert len(list(tmp_path.glob("*.sqlite"))) == 2
+
+
+def test_a_store_another_build_holds_locked_is_left_alone_and_the_names_encoded(encoder, tmp_path, monkeypatch):
+    encode_names(encoder, NAMES, tmp_path)
+    (store,) = tmp_path.glob("*.sqlite")
+    monkeypatch.setattr(vector_cache, "_BUSY_TIMEOUT_S", 0.1)
+    holder = sqlite3.connect(store, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.warns(UserWarning, match="cannot be read now"):
+            vectors = encode_names(encoder, NAMES, tmp_path)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    np.testing.assert_allclose(vectors, encoder.encode(NAMES), atol=1e-5)
+    assert store.is_file()
