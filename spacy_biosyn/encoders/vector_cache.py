@@ -21,7 +21,7 @@ import sqlite3
 import warnings
 from contextlib import closing
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 import srsly
@@ -54,12 +54,16 @@ def encode_names(encoder: Encoder, names: Sequence[str], folder: Optional[Path] 
     encoded before read from its store in `folder` (default
     vectors_folder()), and the others encoded and added to it a chunk at a
     time, so that a build that is stopped resumes where it stopped."""
-    if len(names) < MIN_CACHED_NAMES or getattr(encoder, "weights_digest", None) is None:
+    if len(names) < MIN_CACHED_NAMES:
         return encoder.encode(names)
+    # Once per call: a PyTorch encoder's digest hashes every weight.
+    identity = encoder_identity(encoder)
     tokenizer = getattr(encoder, "tokenizer_digest", None)
-    if tokenizer is None:
+    if "weights_sha256" not in identity or tokenizer is None:
         return encoder.encode(names)
-    store = _store_path(encoder, tokenizer, folder or vectors_folder())
+    # The same weights with another tokenizer (cased, accents kept) make other vectors.
+    identity["tokenizer_sha256"] = tokenizer
+    store = _store_path(identity, folder or vectors_folder())
     unique = list(dict.fromkeys(names))
     vectors = np.empty((len(unique), encoder.dim), dtype=np.float32)
     found = _read(store, unique, vectors)
@@ -72,7 +76,7 @@ def encode_names(encoder: Encoder, names: Sequence[str], folder: Optional[Path] 
             rows = missing[start : start + _CHUNK]
             chunk = [unique[i] for i in rows]
             vectors[rows] = encoder.encode(chunk)
-            _write(store, chunk, vectors[rows], encoder)
+            _write(store, chunk, vectors[rows], identity)
             bar.update(len(rows))
     if len(unique) == len(names):
         return vectors
@@ -80,10 +84,8 @@ def encode_names(encoder: Encoder, names: Sequence[str], folder: Optional[Path] 
     return vectors[[row_of[name] for name in names]]
 
 
-def _store_path(encoder: Encoder, tokenizer_digest: str, folder: Path) -> Path:
-    # The same weights with another tokenizer (cased, accents kept) make other vectors.
-    identity = {**identity_key(encoder_identity(encoder)), "tokenizer_sha256": tokenizer_digest}
-    key = srsly.json_dumps(identity, sort_keys=True).encode("utf-8")
+def _store_path(identity: Dict[str, object], folder: Path) -> Path:
+    key = srsly.json_dumps(identity_key(identity), sort_keys=True).encode("utf-8")
     return folder / f"{hashlib.sha256(key).hexdigest()[:24]}.sqlite"
 
 
@@ -136,14 +138,14 @@ def _agrees(encoder: Encoder, names: List[str], stored: np.ndarray, store: Path)
     return False
 
 
-def _write(store: Path, names: List[str], vectors: np.ndarray, encoder: Encoder) -> None:
+def _write(store: Path, names: List[str], vectors: np.ndarray, identity: Dict[str, object]) -> None:
     try:
         store.parent.mkdir(parents=True, exist_ok=True)
         with closing(sqlite3.connect(store, timeout=_BUSY_TIMEOUT_S)) as db, db:
             db.execute("CREATE TABLE IF NOT EXISTS vectors (name TEXT PRIMARY KEY, vector BLOB NOT NULL)")
             db.execute("CREATE TABLE IF NOT EXISTS encoder (identity TEXT NOT NULL)")
             if db.execute("SELECT COUNT(*) FROM encoder").fetchone()[0] == 0:
-                db.execute("INSERT INTO encoder VALUES (?)", (srsly.json_dumps(encoder_identity(encoder)),))
+                db.execute("INSERT INTO encoder VALUES (?)", (srsly.json_dumps(identity),))
             db.executemany(
                 "INSERT OR REPLACE INTO vectors VALUES (?, ?)",
                 ((name, np.ascontiguousarray(vector, dtype=np.float32).tobytes()) for name, vector in zip(names, vectors)),

@@ -55,19 +55,25 @@ def test_int8_vectors_stay_close_to_float_ones(tiny_encoder):
     assert cosines.min() > 0.95
 
 
-def test_a_downloaded_hub_models_export_is_kept_so_the_next_load_exports_nothing(tiny_encoder, tmp_path, monkeypatch):
+def downloaded(model: str, repo: str, hub: Path, monkeypatch) -> Path:
+    """The model folder `model` as Hugging Face's cache holds a download of
+    `repo` (offline): its snapshot folder."""
     import shutil
 
     import huggingface_hub
 
-    hub = tmp_path / "hub"
-    snapshot = hub / "models--acme--tiny-encoder" / "snapshots" / "0123abc"
-    shutil.copytree(tiny_encoder, snapshot)
-    (hub / "models--acme--tiny-encoder" / "refs").mkdir()
-    (hub / "models--acme--tiny-encoder" / "refs" / "main").write_text("0123abc")
+    cached = hub / ("models--" + repo.replace("/", "--"))
+    snapshot = cached / "snapshots" / "0123abc"
+    shutil.copytree(model, snapshot)
+    (cached / "refs").mkdir()
+    (cached / "refs" / "main").write_text("0123abc")
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return snapshot
 
+
+def test_a_downloaded_hub_models_export_is_kept_so_the_next_load_exports_nothing(tiny_encoder, tmp_path, monkeypatch):
+    downloaded(tiny_encoder, "acme/tiny-encoder", tmp_path / "hub", monkeypatch)
     first = OnnxEncoder("acme/tiny-encoder").load()
     monkeypatch.setattr(OnnxEncoder, "export", lambda *args: pytest.fail("a kept export was exported again"))
     second = OnnxEncoder("acme/tiny-encoder").load()
@@ -189,20 +195,10 @@ def test_the_load_probe_allows_int8s_batch_noise_but_not_in_a_float_encoder(conv
     assert spacy.load(converted / "onnx", config=as_int8).get_pipe("biosyn_linker").engine.is_ready
 
 
-
 def test_a_hub_download_cut_short_is_not_taken_for_the_model(tiny_encoder, tmp_path, monkeypatch):
-    import shutil
-
-    import huggingface_hub
-
     from spacy_biosyn.encoders.base import hub_snapshot
 
-    snapshot = tmp_path / "models--acme--cut-short" / "snapshots" / "0123abc"
-    shutil.copytree(tiny_encoder, snapshot)
-    (tmp_path / "models--acme--cut-short" / "refs").mkdir()
-    (tmp_path / "models--acme--cut-short" / "refs" / "main").write_text("0123abc")
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    snapshot = downloaded(tiny_encoder, "acme/cut-short", tmp_path, monkeypatch)
     assert hub_snapshot("acme/cut-short") == snapshot
     for weights in snapshot.glob("*.safetensors"):
         weights.unlink()  # the download stopped before the weights
