@@ -37,3 +37,14 @@ def test_the_engine_leaves_everyday_english_unlinked_and_links_the_rest(nlp):
     links = nlp.get_pipe("biosyn_linker").engine.link(["a", "the protein", "BREAST CANCER", "breast cancer", "2"])
     assert [link.cui for link in links] == [None, None, "D001943", "D001943", None]
     assert links[0].kb_ents == [] and links[4].kb_ents == []
+
+
+def test_the_small_word_list_read_at_run_time_says_what_the_large_one_says():
+    from wordfreq import get_frequency_dict, zipf_frequency
+
+    from spacy_biosyn.preprocess.everyday_words import FREQUENT
+
+    near = [word for word, freq in get_frequency_dict("en", "large").items() if freq >= 10 ** (FREQUENT - 9.5)]
+    assert len(near) > 3000
+    assert [zipf_frequency(w, "en", "small") >= FREQUENT for w in near] == \
+        [zipf_frequency(w, "en", "large") >= FREQUENT for w in near]
