@@ -91,12 +91,14 @@ def _row(document: Document, start, end, text, label, cui, score, gold_id, candi
 
 
 def _ranked_concepts(span: Span) -> List[dict]:
-    # A concept's name is its best-scored name.
+    # A concept's name is its best-scored name. kb_ents give a bare ID the
+    # namespace id_namespaces declares (MESH:D001943); the names know it bare.
     names: Dict[str, str] = {}
     for candidate in span._.candidates:
         for ids in candidate.concepts:
             names.setdefault(ids[0], candidate.name)
-    return [{"id": cui, "name": names.get(cui, ""), "score": float(score)} for cui, score in span._.kb_ents]
+    return [{"id": cui, "name": names.get(cui) or names.get(cui.partition(":")[2], ""), "score": float(score)}
+            for cui, score in span._.kb_ents]
 
 
 def shard_path(folder: Path, index: int, format: str) -> Path:

@@ -6,6 +6,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from helpers import make_nlp
 import spacy
 import srsly
 from spacy.util import load_config
@@ -292,6 +293,17 @@ def test_link_mentions_ranks_mention_strings_from_arguments_or_standard_input(tm
     assert piped.exit_code == 0, piped.output
     assert [(row["text"], row["id"]) for row in map(json.loads, piped.output.splitlines())] == [
         ("breast cancer", "D001943"), ("huntington chorea", "D006816")]
+
+
+def test_link_json_names_each_ranked_concept_when_ids_get_a_namespace(tmp_path, tiny_encoder, disease_dictionary):
+    # kb_ents say MESH:D001943 where the dictionary says D001943: the name must still be found
+    make_nlp(tiny_encoder, disease_dictionary, id_namespaces=MEDIC_NAMESPACES).to_disk(tmp_path / "linker")
+    piped = CliRunner().invoke(app, ["link", str(tmp_path / "linker"), "--mentions", "--json"], input="breast cancer\n")
+    assert piped.exit_code == 0, piped.output
+    row = json.loads(piped.output)
+    assert row["id"] == "MESH:D001943"
+    assert row["candidates"][0] == {"id": "MESH:D001943", "name": "breast cancer", "score": row["candidates"][0]["score"]}
+    assert all(candidate["name"] for candidate in row["candidates"])
 
 
 def test_link_mentions_are_lines_ended_by_a_line_feed_and_json_lines_split_alike_in_every_reader(
