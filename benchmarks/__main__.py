@@ -56,6 +56,10 @@ SUITE = [
     Benchmark("link_corpus", "link-corpus from raw text on each engine at 1 and 2 workers, and a run killed halfway and resumed",
               lambda a: [a.text_pipeline, "--workdir", str(WORK / "link-corpus")] if a.text_pipeline else None,
               "a text pipeline (--text-pipeline)"),
+    Benchmark("service", "python -m spacy_biosyn serve under 1, 8 and 32 clients: requests/s, p50/p95/p99 latency, "
+              "peak RSS, and the ratio to nlp.pipe in one process",
+              lambda a: ["--linker", a.linker] + (["--text-pipeline", a.text_pipeline] if a.text_pipeline else [])
+              if _has("fastapi") else None, "the serve extra"),
     Benchmark("readers", "each vocabulary reader on MEDIC in each format: names, concepts, load time", lambda a: []),
     Benchmark("backends", "index back-ends on one pipeline's vectors: build, size, ms/mention, Acc@k",
               lambda a: [a.linker] if _has("faiss") else None, "the faiss extra"),

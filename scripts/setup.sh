@@ -10,4 +10,10 @@ python3 -m venv .venv
 # torch first and pinned: anything installed before it, or with -U, can pull
 # a multi-GB CUDA build. constraints.txt keeps the pin for everything after.
 python -m pip install -q --disable-pip-version-check torch==2.13.0
-python -m pip install -q --disable-pip-version-check -c constraints.txt -e ".[test,minilm,project,transformer-ner,ray,dask]"
+python -m pip install -q --disable-pip-version-check -c constraints.txt -e ".[test,minilm,project,transformer-ner,ray,dask,serve,browser]"
+# The page's browser test drives Chromium: installed from the system's packages
+# where this runs as root with apt-get; elsewhere that test skips, saying why.
+if ! command -v chromedriver >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 \
+        || echo "Chromium was not installed: the page's browser test will skip" >&2
+fi

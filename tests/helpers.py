@@ -97,3 +97,11 @@ def as_saved_before_manifests(component):
     cfg = srsly.read_json(component / "cfg")
     srsly.write_json(component / "cfg", {**cfg, "format": 1})
     return component
+
+
+# The served pipeline's entity ruler (tests/service), standing in for an NER, and a text it finds four entities in.
+SERVED_PATTERNS = [{"label": "Disease", "pattern": [{"LOWER": first}, {"LOWER": second}]}
+                   for first, second in (("breast", "cancer"), ("ovarian", "cancer"), ("huntington", "disease"),
+                                         ("unknown", "syndrome"))]
+SERVED_ABSTRACT = ("Germline mutations of BRCA1 predispose to breast cancer and ovarian cancer.\n"
+                   "Huntington disease is not among them, nor unknown syndrome.")

@@ -148,6 +148,8 @@ LAYERS = [
     {"ner"},
     {"evaluation"},
     {"training", "corpus_linking"},
+    # the linking service over HTTP
+    {"service"},
     {"cli", "__main__"},
 ]
 

@@ -13,7 +13,7 @@ from .common import app
 
 # Each registers its commands on `app` when imported: this order is --help's.
 COMMAND_MODULES = (
-    "vocabularies", "build", "evaluate", "tune_nil", "assemble", "onnx", "convert", "train", "link", "link_corpus",
+    "vocabularies", "build", "evaluate", "tune_nil", "assemble", "onnx", "convert", "train", "link", "link_corpus", "serve",
 )
 for _module in COMMAND_MODULES:
     importlib.import_module(f"{__name__}.{_module}")

@@ -51,9 +51,9 @@ def write_rows(path: Path, documents: Sequence[Document], rows: Sequence[List[di
             f.writelines(json_line(row) for document_rows in rows for row in document_rows)
     elif format == "pubtator":
         with path.open("w", encoding="utf-8") as f:
-            f.writelines(_pubtator(document, document_rows) for document, document_rows in zip(documents, rows))
+            f.writelines(pubtator_block(document, document_rows) for document, document_rows in zip(documents, rows))
     else:
-        _write_bioc(path, documents, rows)
+        path.write_text(bioc_xml(documents, rows), encoding="utf-8")
 
 
 def json_line(row: dict) -> str:
@@ -103,7 +103,7 @@ class DocumentIds:
             )
 
 
-def _pubtator(document: Document, rows: List[dict]) -> str:
+def pubtator_block(document: Document, rows: List[dict]) -> str:
     """A PubTator block, its text and offsets as `pubtator_form` writes
     them; a text of whitespace alone, which bioc.pubtator skips, is not
     written."""
@@ -128,9 +128,10 @@ def _pubtator(document: Document, rows: List[dict]) -> str:
     return "".join(lines) + "\n"
 
 
-def _write_bioc(path: Path, documents: Sequence[Document], rows: Sequence[List[dict]]) -> None:
-    """One passage per document at offset 0; each entity an annotation whose
-    `type` infon is its label, `identifier` its ID and `score` its link score."""
+def bioc_xml(documents: Sequence[Document], rows: Sequence[List[dict]]) -> str:
+    """A BioC XML collection: one passage per document at offset 0; each entity
+    an annotation whose `type` infon is its label, `identifier` its ID and
+    `score` its link score."""
     import bioc
     from bioc import biocxml
 
@@ -153,8 +154,7 @@ def _write_bioc(path: Path, documents: Sequence[Document], rows: Sequence[List[d
         bioc_document.id = _xml_safe(document.id)
         bioc_document.add_passage(passage)
         collection.add_document(bioc_document)
-    with path.open("w", encoding="utf-8") as f:
-        biocxml.dump(collection, f)
+    return biocxml.dumps(collection)
 
 
 def _xml_safe(text: str) -> str:

@@ -1,0 +1,117 @@
+// The page: POST the text to /link and show each entity in displaCy's entity
+// style, its concept ID linked to its namespace's page, and on click its
+// ranked candidates. Text is only ever set as text, never as HTML.
+"use strict";
+
+const COLORS = { DISEASE: "#fe4a49", CHEMICAL: "#7aecec", GENE: "#aa9cfc", SPECIES: "#bfe1d9" };
+let pages = { templates: {}, bare_ids: {} };
+
+// As kb_url (pipeline/concept_pages.py): "" for a composite or an unknown namespace.
+function conceptUrl(cui) {
+  if (!cui || cui.includes("|")) return "";
+  let colon = cui.lastIndexOf(":");
+  let [prefix, local] = colon >= 0 ? [cui.slice(0, colon), cui.slice(colon + 1)] : ["", cui];
+  if (!prefix) {
+    prefix = Object.keys(pages.bare_ids).find((p) => new RegExp(`^(?:${pages.bare_ids[p]})$`).test(cui)) || "";
+  }
+  const template = pages.templates[prefix.toUpperCase()];
+  return template ? template.replace("{}", encodeURIComponent(local)) : "";
+}
+
+function element(tag, attributes = {}, text = null) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+function conceptLink(cui) {
+  const url = conceptUrl(cui);
+  if (!url) return element("span", { class: "concept-id" }, cui);
+  return element("a", { class: "concept-id", href: url, target: "_blank", rel: "noopener" }, cui);
+}
+
+function summary(entity) {
+  const head = entity.id ? `${entity.id} ${entity.candidates[0]?.name ?? ""} (score ${entity.score.toFixed(3)})` : "NIL: no concept scored over the threshold";
+  return [head, ...entity.candidates.slice(0, 5).map((c, i) => `${i + 1}. ${c.id} ${c.name} ${c.score.toFixed(3)}`)].join("\n");
+}
+
+function showDetails(entity, mark) {
+  document.querySelectorAll("mark.entity.selected").forEach((m) => m.classList.remove("selected"));
+  mark.classList.add("selected");
+  document.getElementById("details").hidden = false;
+  document.getElementById("details-title").textContent = `${entity.text} (${entity.label}, ${entity.start}-${entity.end})`;
+  const concept = document.getElementById("details-concept");
+  concept.replaceChildren();
+  if (entity.id) {
+    concept.append(conceptLink(entity.id), ` ${entity.candidates[0]?.name ?? ""}, score ${entity.score.toFixed(3)}`);
+  } else {
+    concept.append("NIL: no concept scored over the pipeline's nil_threshold");
+  }
+  const rows = entity.candidates.map((c, i) => {
+    const row = element("tr");
+    row.append(element("td", {}, String(i + 1)), element("td"), element("td", {}, c.name), element("td", {}, c.score.toFixed(3)));
+    row.children[1].append(conceptLink(c.id));
+    return row;
+  });
+  document.querySelector("#candidates tbody").replaceChildren(...rows);
+  document.getElementById("candidates").hidden = rows.length === 0;
+}
+
+function render(text, entities) {
+  const out = document.getElementById("entities");
+  out.replaceChildren();
+  document.getElementById("details").hidden = true;
+  let at = 0;
+  for (const entity of entities) {
+    if (entity.start < at) continue; // overlapping spans: the first is shown
+    out.append(text.slice(at, entity.start));
+    const mark = element("mark", {
+      class: entity.id ? "entity" : "entity nil", "data-id": entity.id ?? "NIL", title: summary(entity), tabindex: "0",
+    }, text.slice(entity.start, entity.end));
+    if (entity.id) mark.style.background = COLORS[entity.label.toUpperCase()] ?? "#ddd";
+    mark.append(element("span", { class: "label" }, entity.label), element("span", { class: "cui" }, entity.id ?? "NIL"));
+    mark.addEventListener("click", () => showDetails(entity, mark));
+    mark.addEventListener("keydown", (event) => { if (event.key === "Enter") showDetails(entity, mark); });
+    out.append(mark);
+    at = entity.end;
+  }
+  out.append(text.slice(at));
+}
+
+async function link(event) {
+  event.preventDefault();
+  const text = document.getElementById("text").value;
+  const status = document.getElementById("status");
+  status.textContent = "Linking…";
+  status.classList.remove("error");
+  try {
+    const response = await fetch("/link", {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ text }),
+    });
+    const answer = await response.json();
+    if (!response.ok) {
+      status.textContent = answer.error ? answer.error.message : `HTTP ${response.status}`;
+      status.classList.add("error");
+      return;
+    }
+    render(text, answer.entities);
+    status.textContent = `${answer.entities.length} entities`;
+  } catch (error) {
+    status.textContent = `The service did not answer: ${error}`;
+    status.classList.add("error");
+  }
+}
+
+async function describe() {
+  const response = await fetch("/info");
+  const info = await response.json();
+  pages = info.concept_pages;
+  const linker = info.linker;
+  document.getElementById("pipeline").textContent =
+    `${info.pipeline.name} (${info.pipeline.components.join(", ")}): ${linker.vocabulary ?? "routes"}, ` +
+    `${linker.names ?? "?"} names, encoder ${linker.encoder.model}`;
+}
+
+document.getElementById("form").addEventListener("submit", link);
+describe();

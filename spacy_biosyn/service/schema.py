@@ -1,0 +1,76 @@
+"""The shapes of the service's requests and answers, as its OpenAPI schema
+documents them. An entity is the row `link --json` and `link-corpus` write."""
+from typing import Dict, List, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+# The row fields the service answers with, in `link --json`'s order.
+ROW_FIELDS = ("start", "end", "text", "label", "id", "score", "candidates")
+
+
+class Candidate(BaseModel):
+    id: str = Field(description="A concept ID, with its namespace where the pipeline declares one (MESH:D001943)")
+    name: str = Field(description="The concept's best-scored name among the names ranked")
+    score: float = Field(description="The concept's score, S = dense + lambda x tf-idf, scaled to [0, 1]")
+
+
+class Entity(BaseModel):
+    start: int = Field(description="Character offset of the entity's first character in the text")
+    end: int = Field(description="Character offset just after the entity's last character")
+    text: str = Field(description="The entity as written")
+    label: str = Field(description="The entity's label (Disease, Chemical)")
+    id: Optional[str] = Field(description="span._.cui: the concept's ID, or null where the entity is NIL (no concept scored over nil_threshold)")
+    score: Optional[float] = Field(description="The link's score, which nil_threshold is compared with; null for NIL")
+    candidates: List[Candidate] = Field(description="span._.kb_ents: the ranked concepts, best first (empty for NIL)")
+
+
+class LinkRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    text: Optional[str] = Field(None, description="One text to find and link entities in")
+    texts: Optional[List[str]] = Field(None, description="Several texts, each answered in order")
+
+    @model_validator(mode="after")
+    def _one_of(self) -> "LinkRequest":
+        if (self.text is None) == (self.texts is None):
+            raise ValueError("give either 'text' (a string) or 'texts' (a list of strings)")
+        return self
+
+
+class LinkedText(BaseModel):
+    entities: List[Entity] = Field(description="The text's entities in order of their offsets")
+
+
+class LinkedTexts(BaseModel):
+    documents: List[LinkedText] = Field(description="One per text of 'texts', in the same order")
+
+
+class MentionsRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    mentions: List[str] = Field(description="Mention strings, each linked as one whole entity (no NER)")
+
+
+class LinkedMentions(BaseModel):
+    mentions: List[Entity] = Field(description="One per mention, in order; an empty mention gives no entity")
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(description="What went wrong, for programs: body_too_large, text_too_long, invalid_request, ...")
+    message: str = Field(description="What went wrong and what to do, for people")
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+class Health(BaseModel):
+    status: str = Field(description="'ok' while the linking thread runs")
+
+
+class Info(BaseModel):
+    pipeline: Dict[str, object] = Field(description="The pipeline's name, version, language and components")
+    linker: Dict[str, object] = Field(description="The vocabulary (its name, or its file's name), names and concepts, encoder and settings")
+    limits: Dict[str, object] = Field(description="What one request may ask (ServiceLimits)")
+    versions: Dict[str, str] = Field(description="Versions of spacy-biosyn, spaCy, Python and the encoder's runtime")
+    concept_pages: Dict[str, object] = Field(description="kb_url's tables: the page of an ID of each namespace ({} is the local ID), and the patterns that give a bare ID its namespace")

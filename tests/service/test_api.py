@@ -1,0 +1,187 @@
+"""The API in process: the rows of `link --json`, in every format asked,
+limits and bad requests answered with their JSON errors, and concurrent
+clients each getting their own answers."""
+import asyncio
+import json
+
+import httpx
+import pytest
+from helpers import SERVED_ABSTRACT as ABSTRACT
+from typer.testing import CliRunner
+
+from spacy_biosyn.cli import app as cli
+from spacy_biosyn.service.app import create_app
+from spacy_biosyn.service.limits import ServiceLimits
+
+
+def link_json(pipeline, *args, input=None):
+    result = CliRunner().invoke(cli, ["link", str(pipeline), *args, "--json"], input=input)
+    assert result.exit_code == 0, result.output
+    return [json.loads(line) for line in result.output.splitlines()]
+
+
+def test_a_text_gets_the_rows_link_json_prints(client, served_pipeline):
+    answer = client.post("/link", json={"text": ABSTRACT})
+    assert answer.status_code == 200
+    entities = answer.json()["entities"]
+    assert [(e["text"], e["id"]) for e in entities] == [
+        ("breast cancer", "MESH:D001943"), ("ovarian cancer", "MESH:D010051"), ("Huntington disease", "MESH:D006816"),
+        ("unknown syndrome", None)]
+    assert entities[0]["candidates"][0] == {"id": "MESH:D001943", "name": "breast cancer", "score": 1.0}
+    assert entities == link_json(served_pipeline, ABSTRACT)
+
+
+def test_texts_are_answered_in_order_and_plain_text_as_one(client):
+    texts = ["ovarian cancer", "nothing to link here", "breast cancer"]
+    documents = client.post("/link", json={"texts": texts}).json()["documents"]
+    assert [[e["id"] for e in d["entities"]] for d in documents] == [["MESH:D010051"], [], ["MESH:D001943"]]
+    plain = client.post("/link", content="breast cancer".encode(), headers={"content-type": "text/plain; charset=utf-8"})
+    assert plain.json() == {"entities": documents[2]["entities"]}
+
+
+def test_mentions_get_the_rows_of_link_mentions(client, served_pipeline):
+    mentions = ["Breast Cancer", "huntington chorea", "xyzzy"]
+    answer = client.post("/link/mentions", json={"mentions": mentions})
+    assert answer.status_code == 200
+    assert answer.json()["mentions"] == link_json(served_pipeline, "--mentions", input="\n".join(mentions) + "\n")
+    assert [row["id"] for row in answer.json()["mentions"]] == ["MESH:D001943", "MESH:D006816", None]
+
+
+PUBTATOR = "123|t|Breast cancer in carriers\n123|a|Ovarian cancer too.\n\n"
+
+
+def test_pubtator_in_and_pubtator_or_bioc_out(client):
+    pubtator = client.post("/link", content=PUBTATOR.encode(), headers={"content-type": "text/x-pubtator",
+                                                                        "accept": "text/x-pubtator"})
+    assert pubtator.status_code == 200 and pubtator.headers["content-type"].startswith("text/x-pubtator")
+    assert pubtator.text.splitlines()[2:4] == ["123\t0\t13\tBreast cancer\tDisease\tMESH:D001943",
+                                               "123\t26\t40\tOvarian cancer\tDisease\tMESH:D010051"]
+    bioc = client.post("/link", content=PUBTATOR.encode(), headers={"content-type": "text/x-pubtator",
+                                                                    "accept": "application/xml"})
+    assert bioc.status_code == 200 and '<infon key="identifier">MESH:D010051</infon>' in bioc.text
+    again = client.post("/link", content=bioc.content, headers={"content-type": "application/xml"})
+    assert [e["id"] for e in again.json()["documents"][0]["entities"]] == ["MESH:D001943", "MESH:D010051"]
+
+
+BAD = [
+    ("malformed JSON", b'{"text": ', "application/json", 400, "invalid_json"),
+    ("JSON nested too deep", b"[" * 100_000, "application/json", 400, "invalid_json"),
+    ("a number for a text", b'{"text": 3}', "application/json", 422, "invalid_request"),
+    ("a list with a number", b'{"texts": ["a", 2]}', "application/json", 422, "invalid_request"),
+    ("both text and texts", b'{"text": "a", "texts": ["b"]}', "application/json", 422, "invalid_request"),
+    ("an unknown field", b'{"txt": "a"}', "application/json", 422, "invalid_request"),
+    ("not UTF-8", b"\xff\xfe\x00", "text/plain", 400, "invalid_body"),
+    ("not PubTator", b"no pipes here", "text/x-pubtator", 400, "invalid_body"),
+    ("not BioC XML", b"<collection><document>", "application/xml", 400, "invalid_body"),
+    ("an image", b"\x89PNG", "image/png", 415, "unsupported_media_type"),
+]
+
+
+@pytest.mark.parametrize("case,body,content_type,status,code", BAD, ids=[case[0] for case in BAD])
+def test_a_bad_request_gets_its_json_error_and_the_next_one_is_answered(client, case, body, content_type, status, code):
+    answer = client.post("/link", content=body, headers={"content-type": content_type})
+    assert (answer.status_code, answer.json()["error"]["code"]) == (status, code), answer.text
+    assert "Traceback" not in answer.text and "spacy-biosyn-serve-" not in answer.text  # nor the server's scratch folder
+    assert client.post("/link", json={"text": "breast cancer"}).json()["entities"][0]["id"] == "MESH:D001943"
+
+
+def test_nul_bytes_and_lone_surrogates_are_linked_as_link_json_reads_them(client):
+    nul = client.post("/link", content=b'{"text": "a\\u0000 breast cancer"}', headers={"content-type": "application/json"})
+    assert nul.json()["entities"][0]["start"] == 3
+    surrogate = client.post("/link", content=b'{"text": "\\ud800 ovarian cancer"}', headers={"content-type": "application/json"})
+    assert [(e["start"], e["id"]) for e in surrogate.json()["entities"]] == [(2, "MESH:D010051")]
+
+
+def test_every_limit_is_answered_with_its_name(served_pipeline):
+    from fastapi.testclient import TestClient
+
+    limits = ServiceLimits(max_body_bytes=1_000, max_text_chars=20, max_texts=2, max_mentions=2)
+    with TestClient(create_app(served_pipeline, limits)) as client:
+        cases = [
+            (client.post("/link", json={"text": "x" * 21}), 422, "text_too_long", "max_text_chars"),
+            (client.post("/link", json={"texts": ["a", "b", "c"]}), 422, "too_many", "max_texts"),
+            (client.post("/link/mentions", json={"mentions": ["a", "b", "c"]}), 422, "too_many", "max_mentions"),
+            (client.post("/link", content=b"x" * 1_001, headers={"content-type": "text/plain"}), 413, "body_too_large",
+             "max_body_bytes"),
+            # no Content-Length: the body is counted as it streams in
+            (client.post("/link", content=iter([b"x" * 600, b"x" * 600]), headers={"content-type": "text/plain"}), 413,
+             "body_too_large", "max_body_bytes"),
+            (client.post("/link", json={"text": "a"}, headers={"accept": "image/png"}), 406, "not_acceptable", "application/json"),
+        ]
+        for answer, status, code, named in cases:
+            assert (answer.status_code, answer.json()["error"]["code"]) == (status, code)
+            assert named in answer.json()["error"]["message"]
+        assert client.post("/link", json={"text": "breast cancer"}).status_code == 200
+
+
+def test_linking_past_the_time_limit_is_a_504(served_pipeline):
+    from fastapi.testclient import TestClient
+
+    with TestClient(create_app(served_pipeline, ServiceLimits(request_timeout_s=0.000_001))) as client:
+        answer = client.post("/link", json={"texts": ["breast cancer"] * 20})
+    assert answer.status_code in (408, 504) and "request_timeout_s" in answer.json()["error"]["message"]
+
+
+def test_a_linker_without_an_ner_links_mentions_and_says_so_for_texts(tmp_path, tiny_encoder, disease_dictionary):
+    from fastapi.testclient import TestClient
+    from helpers import make_nlp
+
+    make_nlp(tiny_encoder, disease_dictionary).to_disk(tmp_path / "linker")
+    with TestClient(create_app(tmp_path / "linker")) as client:
+        texts = client.post("/link", json={"text": "breast cancer"})
+        assert texts.status_code == 409 and "/link/mentions" in texts.json()["error"]["message"]
+        assert client.post("/link/mentions", json={"mentions": ["breast cancer"]}).json()["mentions"][0]["id"] == "D001943"
+
+
+def test_concurrent_clients_each_get_their_own_answer_batched_together(served_pipeline):
+    from spacy_biosyn.service import batching
+
+    texts = [f"Case {n}: " + ("breast cancer" if n % 3 == 0 else "ovarian cancer" if n % 3 == 1 else "no disease")
+             for n in range(24)]
+    app = create_app(served_pipeline)
+    batch_sizes = []
+    link = batching.LinkingThread._link
+
+    def counted(self, batch):
+        batch_sizes.append(sum(len(job.items) for job in batch))
+        return link(self, batch)
+
+    batching.LinkingThread._link = counted
+    try:
+        async def run():
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+                return await asyncio.gather(*(client.post("/link", json={"text": text}) for text in texts))
+
+        answers = asyncio.run(run())
+    finally:
+        batching.LinkingThread._link = link
+    for text, answer in zip(texts, answers):
+        entities = answer.json()["entities"]
+        assert [text[e["start"]:e["end"]] for e in entities] == [e["text"] for e in entities]
+        expected = "MESH:D001943" if "breast" in text else "MESH:D010051" if "ovarian" in text else None
+        assert [e["id"] for e in entities] == ([expected] if expected else [])
+    assert sum(batch_sizes) == len(texts) and max(batch_sizes) > 1
+
+
+def test_health_info_and_a_schema_that_describes_every_field(client, served_pipeline):
+    assert client.get("/health").json() == {"status": "ok"}
+    info = client.get("/info").json()
+    assert info["pipeline"]["components"] == ["entity_ruler", "biosyn_linker"]
+    assert info["linker"]["vocabulary"] == "diseases.txt" and info["linker"]["names"] == 17
+    assert info["linker"]["settings"]["nil_threshold"] == 0.9 and info["limits"]["max_texts"] == 64
+    assert str(served_pipeline.parent) not in json.dumps(info)  # no server folder is told
+    schema = client.get("/openapi.json").json()
+    assert {"/link", "/link/mentions", "/health", "/info"} <= set(schema["paths"])
+    entity = schema["components"]["schemas"]["Entity"]["properties"]
+    assert set(entity) == {"start", "end", "text", "label", "id", "score", "candidates"}
+    assert all(field.get("description") for field in entity.values())
+
+
+def test_the_page_and_its_assets_are_served_and_nothing_else(client):
+    page = client.get("/")
+    assert page.status_code == 200 and '<script src="/static/page.js">' in page.text
+    assert client.get("/static/page.js").headers["content-type"].startswith("text/javascript")
+    for path in ("/static/../app.py", "/static/index.html.bak", "/static/", "/etc/passwd"):
+        assert client.get(path).status_code == 404, path
+    assert client.get("/link").status_code == 405 and client.get("/link").json()["error"]["code"] == "method_not_allowed"

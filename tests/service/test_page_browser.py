@@ -1,0 +1,80 @@
+"""The page in a real browser: headless Chromium from the system's
+packages (scripts/setup.sh installs them where it can), driven by
+Selenium, pastes an abstract and finds each entity highlighted with its
+ID, linked as kb_url links it, and its candidates on click. Set
+SPACY_BIOSYN_SCREENSHOTS to a folder to keep a screenshot."""
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import SERVED_ABSTRACT
+
+from spacy_biosyn.pipeline.concept_pages import kb_url
+
+webdriver = pytest.importorskip("selenium.webdriver", reason="Selenium is not installed (the browser extra)")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+DRIVER = shutil.which("chromedriver")
+pytestmark = pytest.mark.skipif(
+    not (CHROMIUM and DRIVER),
+    reason="no Chromium and chromedriver on PATH: install Debian's chromium and chromium-driver (scripts/setup.sh does, as root)",
+)
+
+
+@pytest.fixture
+def browser():
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    options = Options()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,900"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def test_a_pasted_abstract_shows_its_entities_with_their_ids_and_candidates(browser, live_server):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ready
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(browser, 60)
+    browser.get(live_server + "/")
+    wait.until(ready.text_to_be_present_in_element((By.ID, "pipeline"), "biosyn_linker"))
+    browser.find_element(By.ID, "text").send_keys(SERVED_ABSTRACT)
+    browser.find_element(By.ID, "link").click()
+    wait.until(ready.text_to_be_present_in_element((By.ID, "status"), "4 entities"))
+
+    marks = browser.find_elements(By.CSS_SELECTOR, "#entities mark.entity")
+    assert [(mark.get_attribute("data-id"), "nil" in mark.get_attribute("class")) for mark in marks] == [
+        ("MESH:D001943", False), ("MESH:D010051", False), ("MESH:D006816", False), ("NIL", True)]
+    # the text around the entities is the pasted text, line break included
+    assert browser.find_element(By.ID, "entities").get_attribute("textContent").startswith("Germline mutations of BRCA1")
+    assert "MESH:D001943" in marks[0].get_attribute("title")  # the summary on hover
+
+    marks[1].click()
+    wait.until(ready.visibility_of_element_located((By.ID, "details")))
+    concept = browser.find_element(By.CSS_SELECTOR, "#details-concept a")
+    assert concept.text == "MESH:D010051" and concept.get_attribute("href") == kb_url("MESH:D010051")
+    rows = browser.find_elements(By.CSS_SELECTOR, "#candidates tbody tr")
+    assert rows and [cell.text for cell in rows[0].find_elements(By.TAG_NAME, "td")][:3] == ["1", "MESH:D010051", "ovarian cancer"]
+
+    marks[3].click()
+    assert browser.find_element(By.ID, "details-concept").text.startswith("NIL")
+    folder = os.environ.get("SPACY_BIOSYN_SCREENSHOTS")
+    if folder:
+        browser.save_screenshot(str(Path(folder) / "page.png"))
+
+
+def test_an_error_is_shown_on_the_page_not_thrown(browser, live_server):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ready
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(live_server + "/")
+    browser.execute_script("document.getElementById('text').value = 'x'.repeat(100001)")
+    browser.find_element(By.ID, "link").click()
+    WebDriverWait(browser, 60).until(ready.text_to_be_present_in_element((By.ID, "status"), "max_text_chars"))
