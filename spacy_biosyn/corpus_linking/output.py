@@ -64,7 +64,13 @@ def document_rows(document: Document, doc: Doc, gold: Optional[Sequence[GoldSpan
 def mention_rows(nlp: Language, mentions: Sequence[str]) -> List[dict]:
     """A row for each mention string, linked as one entity of a label the
     linker serves by the pipeline's linker alone (its NER is not run), NIL
-    ones too, as BioSyn's inference.py --mention links them."""
+    ones too, as BioSyn's inference.py --mention links them; an empty
+    mention gives no row."""
+    return [row for rows in rows_per_mention(nlp, mentions) for row in rows]
+
+
+def rows_per_mention(nlp: Language, mentions: Sequence[str]) -> List[List[dict]]:
+    """`mention_rows`, each mention's rows (one, or none for an empty one) apart."""
     if PIPE_NAME not in nlp.pipe_names:
         raise ValueError(f"the pipeline has no {PIPE_NAME} (its pipes: {', '.join(nlp.pipe_names) or 'none'})")
     linker = nlp.get_pipe(PIPE_NAME)
@@ -77,8 +83,8 @@ def mention_rows(nlp: Language, mentions: Sequence[str]) -> List[dict]:
     drop_nil = linker.drop_nil
     configure_linker(nlp, drop_nil=False)  # a row for every mention; the pipeline's own setting is put back
     try:
-        return [row for mention, doc in zip(mentions, linker.pipe(docs))
-                for row in document_rows(Document("mention", mention, None), doc, None)]
+        return [document_rows(Document("mention", mention, None), doc, None)
+                for mention, doc in zip(mentions, linker.pipe(docs))]
     finally:
         configure_linker(nlp, drop_nil=drop_nil)
 

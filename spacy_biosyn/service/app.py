@@ -33,7 +33,7 @@ from ..names import PIPE_NAME
 from ..pipeline.concept_pages import URL_TEMPLATES
 from ..preprocess.text import without_lone_surrogates
 from . import formats
-from .batching import LinkingThread
+from .batching import LinkingThread, warm_up
 from .limits import ServiceLimits
 from .schema import (ROW_FIELDS, ErrorBody, Health, Info, LinkedMentions, LinkedText, LinkedTexts, LinkRequest,
                      MentionsRequest)
@@ -72,6 +72,7 @@ def create_app(pipeline: Path, limits: Optional[ServiceLimits] = None) -> FastAP
     nlp = spacy.load(pipeline)
     # A named vocabulary not yet cached is built now, not inside the first request's time limit.
     nlp.get_pipe(PIPE_NAME).engine.ensure_ready()
+    warm_up(nlp)
     linking = LinkingThread(nlp, limits.batch_texts)
     info = _info(nlp, limits)
     page = {name: (resources.files(__package__).joinpath("page", file).read_bytes(), kind)

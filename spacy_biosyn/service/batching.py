@@ -1,19 +1,27 @@
 """One thread per worker process runs the pipeline: the texts of every
 client's request waiting at a time go through one `nlp.pipe` call (up to
-`batch_texts`), and each request gets back exactly the rows of its own
-texts, in order. The event loop never runs the pipeline, so it keeps
-reading requests and answering health checks while a batch links; and no
-two batches run at once, so nothing a batch sets on the pipeline (as
-`mention_rows` sets drop_nil) is seen by another."""
+`batch_texts`), the mention strings of every /link/mentions request
+through one linker call (up to MENTION_BATCH), and each request gets back
+exactly the rows of its own texts or mentions, in order. The event loop
+never runs the pipeline, so it keeps reading requests and answering
+health checks while a batch links; and no two batches run at once, so
+nothing a batch sets on the pipeline (as `rows_per_mention` sets
+drop_nil) is seen by another."""
 import asyncio
 import queue
 import threading
-from typing import Callable, List, NamedTuple, Optional, Sequence
+from typing import Callable, List, NamedTuple, Optional, Sequence, Union
 
 from spacy.language import Language
 
-from ..corpus_linking.output import document_rows, mention_rows
+from ..corpus_linking.output import document_rows, rows_per_mention
 from ..corpus_linking.text_sources import Document
+from ..names import PIPE_NAME
+
+# Mentions of several requests linked at once: each is a short doc, and the
+# linker encodes what it has not seen in batches of its own.
+MENTION_BATCH = 1024
+_NOTHING = object()
 
 
 class _Job(NamedTuple):
@@ -28,7 +36,8 @@ class LinkingThread:
         self.nlp = nlp
         self.batch_texts = batch_texts
         self._jobs: "queue.Queue[Optional[_Job]]" = queue.Queue()
-        self._held: Optional[_Job] = None  # a job taken while filling a batch it cannot join
+        # A job (or the stop sentinel, None) taken while filling a batch it cannot join.
+        self._held: Union[_Job, None, object] = _NOTHING
         self._thread = threading.Thread(target=self._run, name="spacy-biosyn-linking", daemon=True)
         self._thread.start()
 
@@ -55,39 +64,39 @@ class LinkingThread:
 
     def _run(self) -> None:
         while True:
-            job = self._held or self._jobs.get()
-            self._held = None
+            job = self._jobs.get() if self._held is _NOTHING else self._held
+            self._held = _NOTHING
             if job is None:
                 return
-            if job.kind == "mentions":
-                self._answer([job], lambda: [mention_rows(self.nlp, job.items)])
-            else:
-                batch = self._fill(job)
-                self._answer(batch, lambda: self._link(batch))
+            batch = self._fill(job)
+            self._answer(batch, lambda: self._link(batch))
 
     def _fill(self, first: _Job) -> List[_Job]:
-        """`first` and the text jobs waiting behind it, up to batch_texts texts."""
+        """`first` and the jobs of its kind waiting behind it, up to a batch's size."""
+        most = self.batch_texts if first.kind == "texts" else MENTION_BATCH
         batch, size = [first], len(first.items)
-        while size < self.batch_texts:
+        while size < most:
             try:
                 job = self._jobs.get_nowait()
             except queue.Empty:
                 break
-            if job is None or job.kind != "texts" or size + len(job.items) > self.batch_texts:
+            if job is None or job.kind != first.kind or size + len(job.items) > most:
                 self._held = job
                 break
             batch.append(job)
             size += len(job.items)
         return batch
 
-    def _link(self, batch: List[_Job]) -> List[List[List[dict]]]:
+    def _link(self, batch: List[_Job]) -> list:
         live = [job for job in batch if not job.future.cancelled()]  # a client gone or timed out
-        documents = [document for job in live for document in job.items]
-        docs = iter(self.nlp.pipe(document.text for document in documents))
-        answers = {}
-        for job in live:
-            answers[id(job)] = [document_rows(document, next(docs), None) for document in job.items]
-        return [answers.get(id(job), []) for job in batch]
+        items = [item for job in live for item in job.items]
+        if batch[0].kind == "mentions":
+            rows = iter(rows_per_mention(self.nlp, items))
+        else:
+            rows = (document_rows(document, doc, None)
+                    for document, doc in zip(items, self.nlp.pipe(document.text for document in items)))
+        answers = {id(job): [next(rows) for _ in job.items] for job in live}
+        return [_flat(answers.get(id(job), []), job.kind) for job in batch]
 
     @staticmethod
     def _answer(batch: List[_Job], work: Callable[[], list]) -> None:
@@ -99,6 +108,20 @@ class LinkingThread:
             return
         for job, result in zip(batch, results):
             job.loop.call_soon_threadsafe(_settle, job.future, result, None)
+
+
+def _flat(rows: List[List[dict]], kind: str) -> list:
+    """A texts job's rows stay per document; a mentions job's are one list, as `link --mentions` prints them."""
+    return [row for mention_rows in rows for row in mention_rows] if kind == "mentions" else rows
+
+
+def warm_up(nlp: Language) -> None:
+    """Link a mention once before serving: the first link opens what loads
+    lazily (wordfreq, the encoder's session: 2.4 s on the first request
+    measured without this). The linker then forgets what it ranked, so no
+    answer depends on the warm-up."""
+    rows_per_mention(nlp, ["hereditary cancer"])
+    nlp.get_pipe(PIPE_NAME).engine.clear_caches()
 
 
 def _settle(future: asyncio.Future, result, error: Optional[BaseException]) -> None:

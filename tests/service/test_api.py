@@ -114,12 +114,26 @@ def test_every_limit_is_answered_with_its_name(served_pipeline):
         assert client.post("/link", json={"text": "breast cancer"}).status_code == 200
 
 
-def test_linking_past_the_time_limit_is_a_504(served_pipeline):
+def test_linking_past_the_time_limit_is_a_504_and_the_late_answer_is_dropped(served_pipeline, monkeypatch):
+    import time
+
     from fastapi.testclient import TestClient
 
-    with TestClient(create_app(served_pipeline, ServiceLimits(request_timeout_s=0.000_001))) as client:
-        answer = client.post("/link", json={"texts": ["breast cancer"] * 20})
-    assert answer.status_code in (408, 504) and "request_timeout_s" in answer.json()["error"]["message"]
+    from spacy_biosyn.service import batching
+
+    link = batching.LinkingThread._link
+
+    def slow(self, batch):  # a pipeline that takes longer than the limit
+        time.sleep(1.0)
+        return link(self, batch)
+
+    with TestClient(create_app(served_pipeline, ServiceLimits(request_timeout_s=0.3))) as client:
+        monkeypatch.setattr(batching.LinkingThread, "_link", slow)
+        answer = client.post("/link", json={"texts": ["breast cancer"] * 3})
+        assert answer.status_code == 504 and "request_timeout_s" in answer.json()["error"]["message"]
+        monkeypatch.setattr(batching.LinkingThread, "_link", link)
+        time.sleep(1.0)  # the late batch finishes into a future nobody waits on
+        assert client.post("/link", json={"text": "breast cancer"}).json()["entities"][0]["id"] == "MESH:D001943"
 
 
 def test_a_linker_without_an_ner_links_mentions_and_says_so_for_texts(tmp_path, tiny_encoder, disease_dictionary):
@@ -151,17 +165,28 @@ def test_concurrent_clients_each_get_their_own_answer_batched_together(served_pi
         async def run():
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-                return await asyncio.gather(*(client.post("/link", json={"text": text}) for text in texts))
+                together = await asyncio.gather(*(client.post("/link", json={"text": text}) for text in texts))
+                sizes = list(batch_sizes)
+                # texts and mention strings interleaved: a batch holds one kind
+                mixed = await asyncio.gather(*(
+                    client.post("/link", json={"text": text}) if n % 2 else
+                    client.post("/link/mentions", json={"mentions": [text, "ovarian cancer"]})
+                    for n, text in enumerate(texts)))
+                return together, sizes, mixed
 
-        answers = asyncio.run(run())
+        together, sizes, mixed = asyncio.run(run())
     finally:
         batching.LinkingThread._link = link
-    for text, answer in zip(texts, answers):
+    assert sum(sizes) == len(texts) and max(sizes) > 1  # several clients' texts in one nlp.pipe
+    for n, (text, answer) in enumerate(zip(texts * 2, together + mixed)):
+        if n >= len(texts) and n % 2 == 0:
+            assert [(row["text"], row["id"]) for row in answer.json()["mentions"]][1:] == [("ovarian cancer", "MESH:D010051")]
+            assert answer.json()["mentions"][0]["text"] == text
+            continue
         entities = answer.json()["entities"]
         assert [text[e["start"]:e["end"]] for e in entities] == [e["text"] for e in entities]
         expected = "MESH:D001943" if "breast" in text else "MESH:D010051" if "ovarian" in text else None
         assert [e["id"] for e in entities] == ([expected] if expected else [])
-    assert sum(batch_sizes) == len(texts) and max(batch_sizes) > 1
 
 
 def test_health_info_and_a_schema_that_describes_every_field(client, served_pipeline):
