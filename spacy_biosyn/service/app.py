@@ -23,6 +23,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
 from ..corpus_linking.text_sources import Document
@@ -33,7 +34,7 @@ from ..names import PIPE_NAME
 from ..pipeline.concept_pages import URL_TEMPLATES
 from ..preprocess.text import without_lone_surrogates
 from . import formats
-from .batching import LinkingThread, warm_up
+from .batching import LinkingStopped, LinkingThread, warm_up
 from .limits import ServiceLimits
 from .schema import (ROW_FIELDS, ErrorBody, Health, Info, LinkedMentions, LinkedText, LinkedTexts, LinkRequest,
                      MentionsRequest)
@@ -99,6 +100,10 @@ def create_app(pipeline: Path, limits: Optional[ServiceLimits] = None) -> FastAP
     async def _invalid(request: Request, error: RequestValidationError):
         return error_response(422, "invalid_request", _said(error.errors()))
 
+    @app.exception_handler(LinkingStopped)
+    async def _stopped(request: Request, error: LinkingStopped):
+        return error_response(503, "not_linking", str(error))
+
     @app.exception_handler(Exception)
     async def _failed(request: Request, error: Exception):
         log.exception("%s %s failed", request.method, request.url.path)
@@ -139,7 +144,7 @@ def create_app(pipeline: Path, limits: Optional[ServiceLimits] = None) -> FastAP
                                    f"{max_chars:,} (max_text_chars, nlp.max_length): split it")
         return [without_lone_surrogates(text) for text in texts]
 
-    def documents_of(body: bytes, content_type: str) -> "tuple[List[Document], bool]":
+    async def documents_of(body: bytes, content_type: str) -> "tuple[List[Document], bool]":
         """The request's documents, and whether it gave one text (answered as one)."""
         if content_type in (formats.JSON, ""):
             request = parsed(body, LinkRequest)
@@ -151,8 +156,8 @@ def create_app(pipeline: Path, limits: Optional[ServiceLimits] = None) -> FastAP
             except UnicodeDecodeError as error:
                 raise ServiceError(400, "invalid_body", f"the body is not UTF-8 text (byte {error.start + 1})") from None
         elif content_type in formats.BODY_TYPES:
-            try:
-                documents = formats.read_body(body, content_type)
+            try:  # off the event loop, which keeps answering others meanwhile
+                documents = await run_in_threadpool(formats.read_body, body, content_type, limits.max_texts)
             except ValueError as error:
                 raise ServiceError(400, "invalid_body", str(error)) from None
             count(len(documents), limits.max_texts, "documents", "max_texts")
@@ -186,11 +191,15 @@ def create_app(pipeline: Path, limits: Optional[ServiceLimits] = None) -> FastAP
         if no_ner:
             raise ServiceError(409, "no_ner", no_ner)
         body = await read_body(request, deadline)
-        documents, one = documents_of(body, formats.media_type(request.headers.get("content-type")))
+        documents, one = await documents_of(body, formats.media_type(request.headers.get("content-type")))
         rows = await within(linking.link_documents(documents), deadline, 504, "timeout",
                             f"linking took longer than {limits.request_timeout_s:g} s (request_timeout_s): send fewer texts")
         if answer != formats.JSON:
-            return Response(formats.write_answer(documents, rows, answer), media_type=answer)
+            try:
+                return Response(await run_in_threadpool(formats.write_answer, documents, rows, answer), media_type=answer)
+            except ValueError as error:  # what PubTator cannot hold
+                raise ServiceError(406, "not_acceptable", f"{error}: PubTator cannot write it; ask for {formats.JSON} "
+                                   f"or {formats.BIOC_XML}") from None
         linked = [{"entities": [_row(row) for row in document_rows]} for document_rows in rows]
         return JSONResponse(linked[0] if one else {"documents": linked})
 

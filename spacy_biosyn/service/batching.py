@@ -10,7 +10,7 @@ drop_nil) is seen by another."""
 import asyncio
 import queue
 import threading
-from typing import Callable, List, NamedTuple, Optional, Sequence, Union
+from typing import List, NamedTuple, Optional, Sequence, Union
 
 from spacy.language import Language
 
@@ -57,6 +57,8 @@ class LinkingThread:
         return await self._submit("mentions", mentions)
 
     async def _submit(self, kind: str, items: Sequence):
+        if not self.is_alive():
+            raise LinkingStopped("the linking thread has stopped; restart the service")
         loop = asyncio.get_running_loop()
         job = _Job(kind, items, loop.create_future(), loop)
         self._jobs.put(job)
@@ -69,7 +71,19 @@ class LinkingThread:
             if job is None:
                 return
             batch = self._fill(job)
-            self._answer(batch, lambda: self._link(batch))
+            if len(batch) == 1:
+                self._answer(batch)
+                continue
+            try:
+                results = self._link(batch)
+            except Exception:
+                # One request's text may be what failed: each is linked again
+                # alone, so only its own client gets the error.
+                for one in batch:
+                    self._answer([one])
+                continue
+            for one, result in zip(batch, results):
+                _settle_from_thread(one, result, None)
 
     def _fill(self, first: _Job) -> List[_Job]:
         """`first` and the jobs of its kind waiting behind it, up to a batch's size."""
@@ -98,16 +112,20 @@ class LinkingThread:
         answers = {id(job): [next(rows) for _ in job.items] for job in live}
         return [_flat(answers.get(id(job), []), job.kind) for job in batch]
 
-    @staticmethod
-    def _answer(batch: List[_Job], work: Callable[[], list]) -> None:
+    def _answer(self, batch: List[_Job]) -> None:
+        """Link `batch` and settle each job with its rows or the error."""
         try:
-            results = work()
+            results = self._link(batch)
         except Exception as error:  # the clients are told; the thread goes on to the next batch
             for job in batch:
-                job.loop.call_soon_threadsafe(_settle, job.future, None, error)
+                _settle_from_thread(job, None, error)
             return
         for job, result in zip(batch, results):
-            job.loop.call_soon_threadsafe(_settle, job.future, result, None)
+            _settle_from_thread(job, result, None)
+
+
+class LinkingStopped(RuntimeError):
+    """The linking thread is gone: nothing sent now would be answered."""
 
 
 def _flat(rows: List[List[dict]], kind: str) -> list:
@@ -122,6 +140,13 @@ def warm_up(nlp: Language) -> None:
     answer depends on the warm-up."""
     rows_per_mention(nlp, ["hereditary cancer"])
     nlp.get_pipe(PIPE_NAME).engine.clear_caches()
+
+
+def _settle_from_thread(job: _Job, result, error: Optional[BaseException]) -> None:
+    try:
+        job.loop.call_soon_threadsafe(_settle, job.future, result, error)
+    except RuntimeError:  # its event loop has closed: the server is stopping
+        pass
 
 
 def _settle(future: asyncio.Future, result, error: Optional[BaseException]) -> None:

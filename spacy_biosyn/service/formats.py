@@ -5,6 +5,7 @@ import tempfile
 from pathlib import Path
 from typing import List, Optional, Sequence
 
+from ..corpora.pubtator_form import field_problem
 from ..corpus_linking.text_sources import Document, read_documents
 from ..corpus_linking.writers import bioc_xml, pubtator_block
 
@@ -18,6 +19,7 @@ _WRITE = {PUBTATOR: PUBTATOR, BIOC_XML: BIOC_XML, "text/xml": BIOC_XML, JSON: JS
 BODY_TYPES = (JSON, PLAIN, *_READ)
 ANSWER_TYPES = (JSON, PUBTATOR, BIOC_XML)
 _WHERE = "the request body"
+_GZIP = b"\x1f\x8b"
 
 
 def media_type(header: Optional[str]) -> str:
@@ -32,26 +34,42 @@ def answer_type(accept: Optional[str]) -> Optional[str]:
         return JSON
     for part in accept.split(","):
         found = _WRITE.get(media_type(part))
-        if found:
+        refused = any(p.strip().replace(" ", "") in ("q=0", "q=0.0", "q=0.00", "q=0.000") for p in part.split(";")[1:])
+        if found and not refused:
             return found
     return None
 
 
-def read_body(body: bytes, content_type: str) -> List[Document]:
+def read_body(body: bytes, content_type: str, most: int) -> List[Document]:
     """The documents of a PubTator or BioC XML body, checked as link-corpus
-    checks a file (UTF-8, line caps, one id per document); errors name the
-    request body, not where it was put to be read. It is written to a
-    private temporary folder, removed at once: the readers take files."""
+    checks a file (UTF-8, line caps, one id per document), read up to one
+    past `most`, each without an id numbered; errors name the request body.
+    It is written to a private temporary folder, removed at once: the
+    readers take files. A gzip body is refused: the readers would unpack it
+    past the body's limit."""
+    if body[:2] == _GZIP:
+        raise ValueError(f"{_WHERE} is gzip-compressed: send it uncompressed")
     with tempfile.TemporaryDirectory(prefix="spacy-biosyn-serve-") as folder:
         path = Path(folder) / "body"
         path.write_bytes(body)
+        documents = []
         try:
-            return [document._replace(file="") for document in read_documents(path, _READ[content_type])]
+            for number, document in enumerate(read_documents(path, _READ[content_type]), start=1):
+                documents.append(document._replace(file="", id=document.id or str(number)))
+                if number > most:
+                    break
         except ValueError as error:  # BiosynError is one
             raise ValueError(str(error).replace(str(path), _WHERE)) from None
+        return documents
 
 
 def write_answer(documents: Sequence[Document], rows: Sequence[List[dict]], answer: str) -> str:
+    """PubTator or BioC XML; ValueError naming what PubTator cannot hold
+    (an id with a '|' or a tab, a label with a line break)."""
     if answer == PUBTATOR:
+        for document in documents:
+            problem = field_problem(document.id, bars=False)
+            if problem:
+                raise ValueError(f"document id {document.id!r:.60} {problem}")
         return "".join(pubtator_block(document, document_rows) for document, document_rows in zip(documents, rows))
     return bioc_xml(documents, rows)

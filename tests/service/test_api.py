@@ -74,6 +74,8 @@ BAD = [
     ("not PubTator", b"no pipes here", "text/x-pubtator", 400, "invalid_body"),
     ("not BioC XML", b"<collection><document>", "application/xml", 400, "invalid_body"),
     ("an image", b"\x89PNG", "image/png", 415, "unsupported_media_type"),
+    # unpacked, a small gzip body could be gigabytes
+    ("gzip-compressed PubTator", __import__("gzip").compress(b"1|t|breast cancer\n\n"), "text/x-pubtator", 400, "invalid_body"),
 ]
 
 
@@ -90,6 +92,48 @@ def test_nul_bytes_and_lone_surrogates_are_linked_as_link_json_reads_them(client
     assert nul.json()["entities"][0]["start"] == 3
     surrogate = client.post("/link", content=b'{"text": "\\ud800 ovarian cancer"}', headers={"content-type": "application/json"})
     assert [(e["start"], e["id"]) for e in surrogate.json()["entities"]] == [(2, "MESH:D010051")]
+
+
+def test_bioc_ids_missing_are_numbered_and_ids_pubtator_cannot_hold_are_refused_for_pubtator(client):
+    bioc = ("<collection><source/><date/><key/><document><id></id><passage><offset>0</offset><text>breast cancer</text>"
+            "</passage></document><document><id>a|b</id><passage><offset>0</offset><text>ovarian cancer</text></passage>"
+            "</document></collection>")
+    as_bioc = client.post("/link", content=bioc.encode(), headers={"content-type": "application/xml", "accept": "application/xml"})
+    assert as_bioc.status_code == 200 and "<id>1</id>" in as_bioc.text and "<id>a|b</id>" in as_bioc.text
+    as_pubtator = client.post("/link", content=bioc.encode(), headers={"content-type": "application/xml",
+                                                                       "accept": "text/x-pubtator"})
+    assert as_pubtator.status_code == 406 and "'a|b'" in as_pubtator.json()["error"]["message"]
+    refused = client.post("/link", json={"text": "breast cancer"}, headers={"accept": "text/x-pubtator;q=0, application/json"})
+    assert refused.headers["content-type"] == "application/json"
+
+
+def test_a_request_that_breaks_the_pipeline_fails_alone(served_pipeline, monkeypatch):
+    import time
+
+    from spacy_biosyn.service import batching
+
+    document_rows = batching.document_rows
+
+    def breaks_on_boom(document, doc, gold):
+        if "boom" in document.text:
+            raise RuntimeError("a component failed")
+        return document_rows(document, doc, gold)
+
+    monkeypatch.setattr(batching, "document_rows", breaks_on_boom)
+    link = batching.LinkingThread._link
+    monkeypatch.setattr(batching.LinkingThread, "_link", lambda self, batch: (time.sleep(0.2), link(self, batch))[1])
+    app = create_app(served_pipeline)
+
+    async def run():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app, raise_app_exceptions=False),
+                                     base_url="http://test") as client:
+            return await asyncio.gather(*(client.post("/link", json={"text": text})
+                                          for text in ["breast cancer", "boom", "ovarian cancer", "breast cancer"]))
+
+    answers = asyncio.run(run())
+    assert [answer.status_code for answer in answers] == [200, 500, 200, 200]
+    assert answers[1].json()["error"]["code"] == "internal_error" and "Traceback" not in answers[1].text
+    assert answers[2].json()["entities"][0]["id"] == "MESH:D010051"
 
 
 def test_every_limit_is_answered_with_its_name(served_pipeline):
@@ -148,6 +192,8 @@ def test_a_linker_without_an_ner_links_mentions_and_says_so_for_texts(tmp_path, 
 
 
 def test_concurrent_clients_each_get_their_own_answer_batched_together(served_pipeline):
+    import time
+
     from spacy_biosyn.service import batching
 
     texts = [f"Case {n}: " + ("breast cancer" if n % 3 == 0 else "ovarian cancer" if n % 3 == 1 else "no disease")
@@ -157,6 +203,8 @@ def test_concurrent_clients_each_get_their_own_answer_batched_together(served_pi
     link = batching.LinkingThread._link
 
     def counted(self, batch):
+        if not batch_sizes:
+            time.sleep(0.2)  # the other clients' requests queue up behind the first batch
         batch_sizes.append(sum(len(job.items) for job in batch))
         return link(self, batch)
 
@@ -207,6 +255,6 @@ def test_the_page_and_its_assets_are_served_and_nothing_else(client):
     page = client.get("/")
     assert page.status_code == 200 and '<script src="/static/page.js">' in page.text
     assert client.get("/static/page.js").headers["content-type"].startswith("text/javascript")
-    for path in ("/static/../app.py", "/static/index.html.bak", "/static/", "/etc/passwd"):
+    for path in ("/static/..%2Fapp.py", "/static/index.html.bak", "/static/", "/etc/passwd", "/static/..%2F..%2Fnames.py"):
         assert client.get(path).status_code == 404, path
     assert client.get("/link").status_code == 405 and client.get("/link").json()["error"]["code"] == "method_not_allowed"

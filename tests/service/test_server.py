@@ -38,7 +38,19 @@ def test_a_bounded_load_of_concurrent_clients_gets_exactly_link_json(live_server
         entities = answer.json()["entities"]
         assert [text[e["start"]:e["end"]] for e in entities] == [e["text"] for e in entities]  # its own text's
         if text in expected:
-            assert entities == expected[text]
+            assert same_rows(entities, expected[text])
+
+
+def same_rows(served, printed, tolerance=1e-4):
+    """The rows alike, scores to `tolerance`: a score's last bits depend on
+    which batch first encoded the mention."""
+    def rounded(rows):
+        return [{**row, "score": None, "candidates": [{**c, "score": None} for c in row["candidates"]]} for row in rows]
+
+    def scores(rows):
+        return [s for row in rows for s in [row["score"] or 0.0] + [c["score"] for c in row["candidates"]]]
+
+    return rounded(served) == rounded(printed) and all(abs(a - b) <= tolerance for a, b in zip(scores(served), scores(printed)))
 
 
 def raw_request(url: str, head: bytes, body_part: bytes) -> socket.socket:

@@ -62,13 +62,16 @@ function render(text, entities) {
   const out = document.getElementById("entities");
   out.replaceChildren();
   document.getElementById("details").hidden = true;
+  // Offsets count code points, as Python does; a JavaScript string counts UTF-16 units.
+  const points = Array.from(text);
+  const slice = (start, end) => points.slice(start, end).join("");
   let at = 0;
   for (const entity of entities) {
     if (entity.start < at) continue; // overlapping spans: the first is shown
-    out.append(text.slice(at, entity.start));
+    out.append(slice(at, entity.start));
     const mark = element("mark", {
       class: entity.id ? "entity" : "entity nil", "data-id": entity.id ?? "NIL", title: summary(entity), tabindex: "0",
-    }, text.slice(entity.start, entity.end));
+    }, slice(entity.start, entity.end));
     if (entity.id) mark.style.background = COLORS[entity.label.toUpperCase()] ?? "#ddd";
     mark.append(element("span", { class: "label" }, entity.label), element("span", { class: "cui" }, entity.id ?? "NIL"));
     mark.addEventListener("click", () => showDetails(entity, mark));
@@ -76,7 +79,7 @@ function render(text, entities) {
     out.append(mark);
     at = entity.end;
   }
-  out.append(text.slice(at));
+  out.append(slice(at, points.length));
 }
 
 async function link(event) {
@@ -109,7 +112,7 @@ async function describe() {
   pages = info.concept_pages;
   const linker = info.linker;
   document.getElementById("pipeline").textContent =
-    `${info.pipeline.name} (${info.pipeline.components.join(", ")}): ${linker.vocabulary ?? "routes"}, ` +
+    `${info.pipeline.name} (${info.pipeline.components.join(", ")}): ${linker.vocabulary ?? "its saved vocabulary"}, ` +
     `${linker.names ?? "?"} names, encoder ${linker.encoder.model}`;
 }
 
