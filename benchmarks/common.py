@@ -73,12 +73,12 @@ def progress(row) -> None:
     print(row, file=sys.stderr, flush=True)
 
 
-def memory_gib(field: str) -> float:
-    """VmRSS (now), VmHWM (peak) or RssAnon (private, now) of this process, in GiB."""
-    for line in Path("/proc/self/status").read_text().splitlines():
+def memory_gib(field: str, pid: str = "self") -> float:
+    """VmRSS (now), VmHWM (peak) or RssAnon (private, now) of this process, or of `pid`, in GiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(field + ":"):
             return int(line.split()[1]) / 2**20
-    raise RuntimeError(f"no {field} in /proc/self/status")
+    raise RuntimeError(f"no {field} in /proc/{pid}/status")
 
 
 def with_index(component, index_block: dict):

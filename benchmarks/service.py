@@ -23,7 +23,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from benchmarks.common import DATA, RAW_ABSTRACTS, cpu_description, parser, print_table, progress
+from benchmarks.common import DATA, RAW_ABSTRACTS, cpu_description, memory_gib, parser, print_table, progress
 
 CONCURRENCY = (1, 8, 32)
 
@@ -38,13 +38,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def peak_rss_gib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 2**20
-    return float("nan")
 
 
 def start_server(pipeline: str):
@@ -117,7 +110,7 @@ def measure(name: str, pipeline: str, path: str, bodies: list):
         try:
             load(url, path, [{"text": WARM_UP} if path == "/link" else {"mentions": [WARM_UP]}], 1)
             latencies, seconds = load(url, path, bodies, clients)
-            peak = peak_rss_gib(server.pid)
+            peak = memory_gib("VmHWM", str(server.pid))
         finally:
             server.terminate()
             server.wait(timeout=60)

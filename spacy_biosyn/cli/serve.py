@@ -1,13 +1,14 @@
 """`serve`: a saved pipeline as a JSON API and a page (service/app.py)."""
-import json
 import os
 from pathlib import Path
 
 import typer
 
+from ..service.limits import ServiceLimits
 from .common import app
 
 _PIPELINE, _LIMITS = "SPACY_BIOSYN_SERVE_PIPELINE", "SPACY_BIOSYN_SERVE_LIMITS"
+_DEFAULT = ServiceLimits()
 
 
 @app.command()
@@ -16,12 +17,12 @@ def serve(
     host: str = typer.Option("127.0.0.1", help="The address to listen on; 0.0.0.0 opens it to every network the machine is on"),
     port: int = typer.Option(8080, min=1, max=65535),
     workers: int = typer.Option(1, min=1, help="Processes, each with the pipeline loaded once; on a CPU, about one per 2 cores"),
-    max_body_bytes: int = typer.Option(2_000_000, min=1_000, help="The largest request body"),
-    max_text_chars: int = typer.Option(100_000, min=1, help="The longest text (nlp.max_length caps it too)"),
-    max_texts: int = typer.Option(64, min=1, help="Texts or documents in one request"),
-    max_mentions: int = typer.Option(1_000, min=1, help="Mention strings in one request"),
-    request_timeout: float = typer.Option(60.0, min=0.001, help="Seconds from a request's first byte to its answer"),
-    batch_texts: int = typer.Option(32, min=1, help="Texts of concurrent requests linked in one nlp.pipe call"),
+    max_body_bytes: int = typer.Option(_DEFAULT.max_body_bytes, min=1_000, help="The largest request body"),
+    max_text_chars: int = typer.Option(_DEFAULT.max_text_chars, min=1, help="The longest text (nlp.max_length caps it too)"),
+    max_texts: int = typer.Option(_DEFAULT.max_texts, min=1, help="Texts or documents in one request"),
+    max_mentions: int = typer.Option(_DEFAULT.max_mentions, min=1, help="Mention strings in one request"),
+    request_timeout: float = typer.Option(_DEFAULT.request_timeout_s, min=0.001, help="Seconds from a request's first byte to its answer"),
+    batch_texts: int = typer.Option(_DEFAULT.batch_texts, min=1, help="Texts of concurrent requests linked in one nlp.pipe call"),
 ) -> None:
     """Serve a pipeline: POST /link (text, PubTator or BioC XML in and out),
     POST /link/mentions, GET /health, GET /info, GET /openapi.json, and a
@@ -31,13 +32,11 @@ def serve(
         import uvicorn
     except ImportError:
         raise typer.BadParameter('serving needs the serve extra: pip install "spacy-biosyn[serve]"') from None
-    from ..service.limits import ServiceLimits
-
     limits = ServiceLimits(max_body_bytes=max_body_bytes, max_text_chars=max_text_chars, max_texts=max_texts,
                            max_mentions=max_mentions, request_timeout_s=request_timeout, batch_texts=batch_texts)
     # Each worker process builds its app from these (uvicorn starts workers by spawning, not forking).
     os.environ[_PIPELINE] = str(pipeline_dir.resolve())
-    os.environ[_LIMITS] = json.dumps(limits.model_dump())
+    os.environ[_LIMITS] = limits.model_dump_json()
     uvicorn.run("spacy_biosyn.cli.serve:app_from_environment", factory=True, host=host, port=port, workers=workers,
                 log_level="info", timeout_graceful_shutdown=int(request_timeout) + 1)
 
@@ -45,6 +44,5 @@ def serve(
 def app_from_environment():
     """The app of the pipeline `serve` named, for each uvicorn worker."""
     from ..service.app import create_app
-    from ..service.limits import ServiceLimits
 
-    return create_app(Path(os.environ[_PIPELINE]), ServiceLimits(**json.loads(os.environ[_LIMITS])))
+    return create_app(Path(os.environ[_PIPELINE]), ServiceLimits.model_validate_json(os.environ[_LIMITS]))

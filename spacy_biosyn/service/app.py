@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException
@@ -95,10 +94,6 @@ def create_app(pipeline: Path, limits: Optional[ServiceLimits] = None) -> FastAP
     async def _http_error(request: Request, error: HTTPException):
         code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
         return error_response(error.status_code, code, f"{request.method} {request.url.path}: {error.detail}")
-
-    @app.exception_handler(RequestValidationError)
-    async def _invalid(request: Request, error: RequestValidationError):
-        return error_response(422, "invalid_request", _said(error.errors()))
 
     @app.exception_handler(LinkingStopped)
     async def _stopped(request: Request, error: LinkingStopped):
@@ -220,7 +215,7 @@ def create_app(pipeline: Path, limits: Optional[ServiceLimits] = None) -> FastAP
     @app.get("/health", response_model=Health, summary="Whether the service links")
     def health() -> JSONResponse:
         if not linking.is_alive():
-            return error_response(503, "not_linking", "the linking thread has stopped; restart the service")
+            raise LinkingStopped()
         return JSONResponse({"status": "ok"})
 
     @app.get("/info", response_model=Info, summary="The pipeline, its vocabulary, encoder, settings and limits")

@@ -58,7 +58,7 @@ class LinkingThread:
 
     async def _submit(self, kind: str, items: Sequence):
         if not self.is_alive():
-            raise LinkingStopped("the linking thread has stopped; restart the service")
+            raise LinkingStopped()
         loop = asyncio.get_running_loop()
         job = _Job(kind, items, loop.create_future(), loop)
         self._jobs.put(job)
@@ -126,6 +126,9 @@ class LinkingThread:
 
 class LinkingStopped(RuntimeError):
     """The linking thread is gone: nothing sent now would be answered."""
+
+    def __init__(self):
+        super().__init__("the linking thread has stopped; restart the service")
 
 
 def _flat(rows: List[List[dict]], kind: str) -> list:
