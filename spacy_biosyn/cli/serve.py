@@ -3,6 +3,7 @@ import os
 from pathlib import Path
 
 import typer
+from wasabi import msg
 
 from ..service.limits import ServiceLimits
 from .common import app
@@ -29,9 +30,10 @@ def serve(
     page at / that shows each entity's concept and candidates. Needs the
     `serve` extra: pip install "spacy-biosyn[serve]"."""
     try:
+        import fastapi  # noqa: F401  (the workers' app; missing, each worker would fail with a traceback)
         import uvicorn
-    except ImportError:
-        raise typer.BadParameter('serving needs the serve extra: pip install "spacy-biosyn[serve]"') from None
+    except ImportError as error:
+        msg.fail(f'serving needs the serve extra ({error.name} is missing): pip install "spacy-biosyn[serve]"', exits=1)
     limits = ServiceLimits(max_body_bytes=max_body_bytes, max_text_chars=max_text_chars, max_texts=max_texts,
                            max_mentions=max_mentions, request_timeout_s=request_timeout, batch_texts=batch_texts)
     # Each worker process builds its app from these (uvicorn starts workers by spawning, not forking).

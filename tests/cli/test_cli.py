@@ -596,3 +596,9 @@ def test_a_named_linker_is_built_for_the_components_default_runtime_unless_pytor
     config = _named_config("medic", None, device, pytorch)
     assert config["encoder"]["@misc"] == runtime
     assert config["encoder"].get("device") == device
+
+
+def test_serve_without_the_serve_extra_says_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "fastapi", None)  # as where the extra is not installed
+    result = CliRunner().invoke(app, ["serve", str(tmp_path)])
+    assert result.exit_code == 1 and "fastapi is missing" in result.output and "spacy-biosyn[serve]" in result.output

@@ -15,8 +15,6 @@ from helpers import DISEASES, SERVED_PATTERNS
 
 from spacy_biosyn import MEDIC_NAMESPACES
 
-pytest.importorskip("fastapi", reason="the serve extra is not installed")
-
 
 
 @pytest.fixture(scope="session")

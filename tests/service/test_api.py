@@ -9,6 +9,9 @@ import pytest
 from helpers import SERVED_ABSTRACT as ABSTRACT
 from typer.testing import CliRunner
 
+# Without the serve extra these tests skip, saying so (a conftest cannot skip its folder).
+pytest.importorskip("fastapi", reason="the serve extra is not installed")
+
 from spacy_biosyn.cli import app as cli
 from spacy_biosyn.service.app import create_app
 from spacy_biosyn.service.limits import ServiceLimits

@@ -12,6 +12,7 @@ from helpers import SERVED_ABSTRACT
 
 from spacy_biosyn.pipeline.concept_pages import kb_url
 
+pytest.importorskip("fastapi", reason="the serve extra is not installed")
 webdriver = pytest.importorskip("selenium.webdriver", reason="Selenium is not installed (the browser extra)")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 DRIVER = shutil.which("chromedriver")

@@ -8,8 +8,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+import pytest
 from helpers import SERVED_ABSTRACT
 from typer.testing import CliRunner
+
+# Without the serve extra these tests skip, saying so (a conftest cannot skip its folder).
+pytest.importorskip("fastapi", reason="the serve extra is not installed")
 
 from spacy_biosyn.cli import app as cli
 
