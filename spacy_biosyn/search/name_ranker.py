@@ -130,7 +130,8 @@ class NameRanker:
         self.dictionary: Optional[Dictionary] = None
         # The names add_synonyms() merged in, searched alone by the sieve.
         self.synonyms: Optional[Dictionary] = None
-        self._synonym_index = ExactIndex()
+        # Never saved; holds the main index's vectors as they are.
+        self._synonym_index = ExactIndex(vector_precision="float32")
         self.cache = RankCache(settings)
         # Found on first use, for the lambda it was found with; a new
         # encoder or dictionary forgets it.
@@ -294,10 +295,11 @@ class NameRanker:
 
     def _queries(self, texts: List[str], rows: Optional[NameRows] = None) -> Tuple[np.ndarray, csr_matrix]:
         """The dense vectors and tf-idf rows of normalized texts. A text that
-        is one of the names already has both in the index (a string encodes
-        to the same vector whoever asks, up to batch noise of about 1e-6, far
-        below the tie tolerance; its tf-idf row is the same exactly), so only
-        the others are encoded."""
+        is one of the names already has both in the index (its vector as the
+        index holds it: a fresh encoding up to batch noise of about 1e-6, or
+        float16's rounding, which moves a score by about 1e-3 and kept every
+        dev top-1 name; its tf-idf row is the same exactly), so only the
+        others are encoded."""
         if rows is None or rows.dictionary is not self.dictionary:
             rows = NameRows(self.dictionary)
         rows = [rows[text] for text in texts]

@@ -7,7 +7,8 @@ or above it, as for UMLS, the names' vectors go into faiss's IVF4096,SQ8
 exact search's Acc@1 within 0.13 points on 4M names (docs/benchmarks.md,
 Scale). The choice is made when the index is built, from the names'
 count, and saved with it (`kind.json`), so a pipeline loads the back-end it
-was built with whatever its size.
+was built with whatever its size. The exact back-end saves its vectors in
+`vector_precision` (index.py); faiss's keep their own codes.
 """
 import importlib.util
 import warnings
@@ -20,8 +21,8 @@ from scipy import sparse
 
 from ..errors import SavedStateError
 from ..names import LARGE_VOCABULARY_NAMES
-from ..parts import SIZED_INDEX, registry
-from .index import ExactIndex, estimated_bytes
+from ..parts import SIZED_INDEX, SIZED_INDEX_V1, registry
+from .index import ExactIndex, VectorPrecision, check_vector_precision, estimated_bytes
 
 _KIND_FILE = "kind.json"
 
@@ -35,19 +36,25 @@ class SizedIndex:
         nprobe: int = 64,
         sparse_dims: int = 64,
         sparse_factory: str = "IVF1024,SQ8",
+        vector_precision: VectorPrecision = "float16",
     ):
         if faiss_from < 1:
             raise ValueError(f"faiss_from must be positive, got {faiss_from}")
+        check_vector_precision(vector_precision)
         self.faiss_from = faiss_from
         self.factory = factory
         self.nprobe = nprobe
         self.sparse_dims = sparse_dims
         self.sparse_factory = sparse_factory
-        self.inner = ExactIndex()
+        self.vector_precision = vector_precision
+        self.inner = self._exact()
 
     @property
     def kind(self) -> str:
         return "exact" if isinstance(self.inner, ExactIndex) else "faiss"
+
+    def _exact(self) -> ExactIndex:
+        return ExactIndex(vector_precision=self.vector_precision)
 
     def _faiss(self):
         from .faiss_index import FaissIndex
@@ -75,7 +82,7 @@ class SizedIndex:
                 UserWarning,
                 stacklevel=3,
             )
-        self.inner = self._faiss() if faiss else ExactIndex()
+        self.inner = self._faiss() if faiss else self._exact()
         self.inner.build(vectors, sparse_vectors)
         return self
 
@@ -88,7 +95,7 @@ class SizedIndex:
         kind = srsly.read_json(file).get("kind") if file.is_file() else "exact"
         if kind not in ("exact", "faiss"):
             raise SavedStateError(f"{file}: kind must be exact or faiss, found {kind!r}")
-        self.inner = ExactIndex() if kind == "exact" else self._faiss()
+        self.inner = self._exact() if kind == "exact" else self._faiss()
         self.inner.from_disk(path)
         return self
 
@@ -121,3 +128,15 @@ class SizedIndex:
 
     def search(self, dense_queries, sparse_queries, sparse_weight: float, k: int):
         return self.inner.search(dense_queries, sparse_queries, sparse_weight, k)
+
+
+@registry.misc(SIZED_INDEX_V1)
+def sized_index_v1(
+    faiss_from: int = LARGE_VOCABULARY_NAMES,
+    factory: str = "IVF4096,SQ8",
+    nprobe: int = 64,
+    sparse_dims: int = 64,
+    sparse_factory: str = "IVF1024,SQ8",
+) -> SizedIndex:
+    """What pipelines saved before v2 name: float32 vectors on disk."""
+    return SizedIndex(faiss_from, factory, nprobe, sparse_dims, sparse_factory, vector_precision="float32")

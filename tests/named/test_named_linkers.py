@@ -387,7 +387,7 @@ def test_the_sized_index_searches_exactly_until_faiss_from_names(tmp_path, tiny_
         nlp = spacy.blank("en")
         config = {"dictionary": disease_dictionary, "sparse_weight": 10.0,
                   "encoder": {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": tiny_encoder},
-                  "index": {"@misc": "spacy_biosyn.SizedIndex.v1", "faiss_from": faiss_from, "factory": "IVF1,SQ8",
+                  "index": {"@misc": "spacy_biosyn.SizedIndex.v2", "faiss_from": faiss_from, "factory": "IVF1,SQ8",
                             "sparse_dims": 0}}
         nlp.add_pipe("biosyn_linker", config=config)
         nlp.initialize()

@@ -5,6 +5,7 @@ import pytest
 from scipy import sparse
 from spacy.util import registry
 
+from spacy_biosyn.errors import MismatchError
 from spacy_biosyn.search.faiss_index import FaissIndex
 from spacy_biosyn.search.index import ExactIndex
 from spacy_biosyn.search.scoring import pooled_sparse_scores, sparse_scores, top_k
@@ -53,7 +54,8 @@ def test_search_equals_brute_force(weight, chunk_scores):
     names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=chunk_scores % 97)
     index = ExactIndex(chunk_scores=chunk_scores).build(names_dense, names_sparse)
     scores, ids = index.search(q_dense, q_sparse, weight, k=10)
-    expected_scores, expected_ids = brute_force(names_dense, names_sparse, q_dense, q_sparse, weight, 10)
+    # Brute force over the vectors as the index holds them (float16-rounded by default).
+    expected_scores, expected_ids = brute_force(index.vectors, names_sparse, q_dense, q_sparse, weight, 10)
     np.testing.assert_allclose(scores, expected_scores, rtol=0, atol=1e-5)
     np.testing.assert_array_equal(ids, expected_ids)
 
@@ -62,8 +64,9 @@ def test_search_equals_brute_force(weight, chunk_scores):
 def test_a_dictionary_large_enough_for_block_bounds_still_equals_brute_force(k):
     names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=13, n_names=6000, n_queries=30)
     q_dense[:10] = names_dense[[5, 70, 700, 1000, 2500, 3000, 4095, 4096, 5990, 5999]]  # block edges
-    scores, ids = ExactIndex().build(names_dense, names_sparse).search(q_dense, q_sparse, 0.0, k=k)
-    expected_scores, expected_ids = brute_force(names_dense, names_sparse, q_dense, q_sparse, 0.0, k)
+    index = ExactIndex().build(names_dense, names_sparse)
+    scores, ids = index.search(q_dense, q_sparse, 0.0, k=k)
+    expected_scores, expected_ids = brute_force(index.vectors, names_sparse, q_dense, q_sparse, 0.0, k)
     np.testing.assert_allclose(scores, expected_scores, rtol=0, atol=1e-5)
     np.testing.assert_array_equal(ids, expected_ids)
 
@@ -84,10 +87,10 @@ def test_round_trip_gives_identical_results(tmp_path):
         np.testing.assert_array_equal(a, b)
 
 
-def test_loaded_vectors_and_tfidf_rows_are_memory_mapped_and_still_take_new_names(tmp_path):
+def test_loaded_float32_vectors_and_tfidf_rows_are_memory_mapped_and_still_take_new_names(tmp_path):
     names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=6, n_names=5000)
-    ExactIndex().build(names_dense[:4000], names_sparse[:4000]).to_disk(tmp_path / "index")
-    loaded = ExactIndex().from_disk(tmp_path / "index")
+    ExactIndex(vector_precision="float32").build(names_dense[:4000], names_sparse[:4000]).to_disk(tmp_path / "index")
+    loaded = ExactIndex(vector_precision="float32").from_disk(tmp_path / "index")
     rows = loaded.sparse_vectors
     assert all(memory_mapped(a) for a in (loaded.vectors, rows.data, rows.indices))
     loaded.add(names_dense[4000:], names_sparse[4000:])
@@ -98,11 +101,11 @@ def test_loaded_vectors_and_tfidf_rows_are_memory_mapped_and_still_take_new_name
 
 def test_vectors_are_saved_column_major_and_row_major_files_of_earlier_versions_rank_alike(tmp_path):
     names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=8, n_names=3000)
-    index = ExactIndex().build(names_dense, names_sparse)
+    index = ExactIndex(vector_precision="float32").build(names_dense, names_sparse)
     index.to_disk(tmp_path / "index")
     assert np.load(tmp_path / "index" / "vectors.npy", mmap_mode="r").flags.f_contiguous
     np.save(tmp_path / "index" / "vectors.npy", np.ascontiguousarray(names_dense))  # as saved before
-    old = ExactIndex().from_disk(tmp_path / "index")
+    old = registry.misc.get("spacy_biosyn.ExactIndex.v2")().from_disk(tmp_path / "index")
     assert old.vectors.flags.c_contiguous
     expected = brute_force(names_dense, names_sparse, q_dense, q_sparse, 0.5, 10)
     for searched in (index, old):
@@ -116,9 +119,44 @@ def test_an_index_saved_before_v2_loads_with_identical_results(tmp_path):
     FaissIndex("Flat").build(names_dense, names_sparse).to_disk(tmp_path / "index")
     old = registry.misc.get("spacy_biosyn.ExactIndex.v1")(pool_size=64, chunk_size=128)
     old.from_disk(tmp_path / "index")
-    new = ExactIndex().build(names_dense, names_sparse)
+    new = ExactIndex(vector_precision="float32").build(names_dense, names_sparse)
     for a, b in zip(old.search(q_dense, q_sparse, 0.5, 5), new.search(q_dense, q_sparse, 0.5, 5)):
         np.testing.assert_array_equal(a, b)
+
+
+def test_vectors_are_saved_in_float16_by_default_half_the_bytes_and_rank_alike_after_a_load(tmp_path):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=12, n_names=3000)
+    for precision in ("float16", "float32"):
+        ExactIndex(vector_precision=precision).build(names_dense, names_sparse).to_disk(tmp_path / precision)
+    saved = {p: np.load(tmp_path / p / "vectors.npy", mmap_mode="r") for p in ("float16", "float32")}
+    assert saved["float16"].dtype == np.float16 and saved["float16"].flags.f_contiguous
+    assert saved["float16"].nbytes * 2 == saved["float32"].nbytes
+    index = ExactIndex().build(names_dense, names_sparse)
+    loaded = ExactIndex().from_disk(tmp_path / "float16")
+    assert loaded.vectors.dtype == np.float32 and loaded.vectors.flags.f_contiguous
+    # Rounded at the build, so a save changes nothing, and within float16's rounding of float32's scores.
+    for a, b in zip(index.search(q_dense, q_sparse, 0.5, 5), loaded.search(q_dense, q_sparse, 0.5, 5)):
+        np.testing.assert_array_equal(a, b)
+    full = ExactIndex(vector_precision="float32").build(names_dense, names_sparse)
+    np.testing.assert_allclose(loaded.search(q_dense, q_sparse, 0.5, 5)[0],
+                               full.search(q_dense, q_sparse, 0.5, 5)[0], rtol=0, atol=2e-3)
+
+
+@pytest.mark.parametrize("saved, configured", [("float16", "float32"), ("float32", "float16")])
+def test_vectors_saved_in_another_precision_than_configured_are_refused_naming_file_and_setting(
+    tmp_path, saved, configured
+):
+    names_dense, names_sparse, _, _ = random_problem(seed=14)
+    ExactIndex(vector_precision=saved).build(names_dense, names_sparse).to_disk(tmp_path / "index")
+    with pytest.raises(MismatchError, match=rf"vectors.npy holds {saved} vectors but the index is configured "
+                                            rf"with vector_precision = '{configured}'"):
+        ExactIndex(vector_precision=configured).from_disk(tmp_path / "index")
+
+
+@pytest.mark.parametrize("name", ["spacy_biosyn.ExactIndex.v3", "spacy_biosyn.SizedIndex.v2"])
+def test_a_vector_precision_that_is_not_one_is_refused_naming_the_choices(name):
+    with pytest.raises(ValueError, match="vector_precision must be one of float16, float32, got 'bfloat16'"):
+        registry.misc.get(name)(vector_precision="bfloat16")
 
 
 def test_tfidf_rows_saved_compressed_by_earlier_versions_load_with_identical_results(tmp_path):
