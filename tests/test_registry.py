@@ -118,14 +118,14 @@ SIGNATURES = {
     ),
     "spacy_biosyn.ExactIndex.v1": (("pool_size", 64), ("chunk_size", 128)),
     "spacy_biosyn.ExactIndex.v2": (("chunk_scores", 2**23),),
-    "spacy_biosyn.ExactIndex.v3": (("chunk_scores", 2**23), ("vector_precision", "float16")),
+    "spacy_biosyn.ExactIndex.v3": (("chunk_scores", 2**23), ("vector_precision", "int16")),
     "spacy_biosyn.SizedIndex.v1": (
         ("faiss_from", 1_000_000), ("factory", "IVF4096,SQ8"), ("nprobe", 64), ("sparse_dims", 64),
         ("sparse_factory", "IVF1024,SQ8"),
     ),
     "spacy_biosyn.SizedIndex.v2": (
         ("faiss_from", 1_000_000), ("factory", "IVF4096,SQ8"), ("nprobe", 64), ("sparse_dims", 64),
-        ("sparse_factory", "IVF1024,SQ8"), ("vector_precision", "float16"),
+        ("sparse_factory", "IVF1024,SQ8"), ("vector_precision", "int16"),
     ),
     "spacy_biosyn.FaissIndex.v1": (
         ("factory", "HNSW32,SQfp16"), ("pool_size", 64), ("ef_search", 128), ("nprobe", 32), ("sparse_dims", 0),

@@ -8,12 +8,12 @@ that is about four times faster than faiss's flat search of a candidate
 pool, which spent its time keeping heaps. The vectors are held column-major
 (each dimension's values for all names side by side), which halves the
 product's time for the few mentions of one doc (docs/record.md),
-and saved so as a .npy file. On disk they are float16 by default
-(`vector_precision`), half the bytes, and turned back into float32 at
-load, since this CPU's float16 product is several times slower than
-float32's: NCBI and BC5CDR dev keep their Acc@1 and 99.75-100% of their
-top-1 names (docs/record.md). They are rounded when the index is built, so
-a pipeline links the same before and after a save. float32 files are
+and saved so as a .npy file. On disk they are 16-bit integers with a
+scale per name by default (`vector_precision`, int16_vectors.py): half the
+bytes, turned back into float32 at load, since a product in 16 bits has
+no fast instructions on an AVX2 CPU. NCBI and BC5CDR dev keep their Acc@1
+and top-1 names (docs/record.md). They are rounded when the index is built,
+so a pipeline links the same before and after a save. float32 files are
 memory-mapped at load instead: loading reads no vector until a search
 needs it.
 
@@ -33,6 +33,7 @@ from ..checks import is_whole_number
 from ..errors import MismatchError, SavedStateError
 from ..files.storage import mapped_npz
 from ..parts import EXACT_INDEX, EXACT_INDEX_V1, EXACT_INDEX_V2, registry
+from .int16_vectors import from_int16, int16_codes
 from .scoring import biosyn_scores, max_sparse_gain, top_k
 
 # Float rounding between two ways of computing one score: near-ties are
@@ -40,11 +41,13 @@ from .scoring import biosyn_scores, max_sparse_gain, top_k
 # The names' tf-idf rows, in every back-end's folder; the linker checksums it.
 SPARSE_FILE = "sparse.npz"
 VECTORS_FILE = "vectors.npy"
+# The scale of each name's int16 vector.
+SCALES_FILE = "vector_scales.npy"
 # What ExactIndex saved before v2; still read.
 FAISS_FILE = "dense.faiss"
 # How the name vectors are saved: `vector_precision`'s choices.
-VectorPrecision = Literal["float16", "float32"]
-VECTOR_PRECISIONS = ("float16", "float32")
+VectorPrecision = Literal["int16", "float32"]
+VECTOR_PRECISIONS = ("int16", "float32")
 
 
 class IndexBase:
@@ -149,7 +152,7 @@ class ExactIndex(IndexBase):
     `vector_precision` is how the name vectors are saved (and rounded when
     built); searches are float32 either way."""
 
-    def __init__(self, chunk_scores: int = 2**23, vector_precision: VectorPrecision = "float16"):
+    def __init__(self, chunk_scores: int = 2**23, vector_precision: VectorPrecision = "int16"):
         if not is_whole_number(chunk_scores, 1):
             raise ValueError(f"chunk_scores must be a whole number >= 1, got {chunk_scores!r}")
         check_vector_precision(vector_precision)
@@ -157,6 +160,8 @@ class ExactIndex(IndexBase):
         self.chunk_scores = chunk_scores
         self.vector_precision = vector_precision
         self._vectors: Optional[np.ndarray] = None
+        # With int16, each name's scale, from which a save gets its codes back.
+        self._scales: Optional[np.ndarray] = None
 
     @property
     def dim(self) -> int:
@@ -175,16 +180,20 @@ class ExactIndex(IndexBase):
         return True
 
     def _build_dense(self, vectors: np.ndarray) -> None:
-        self._vectors = np.asfortranarray(self._as_saved(vectors))
+        self._vectors, self._scales = self._as_saved(vectors)
 
     def _add_dense(self, vectors: np.ndarray) -> None:
-        self._vectors = np.asfortranarray(np.concatenate([self._vectors, self._as_saved(vectors)]))
+        added, scales = self._as_saved(vectors)
+        self._vectors = np.asfortranarray(np.concatenate([self._vectors, added]))
+        if scales is not None:
+            self._scales = np.concatenate([self._scales, scales])
 
-    def _as_saved(self, vectors: np.ndarray) -> np.ndarray:
-        """float32 `vectors` as a save and a load will give them back."""
+    def _as_saved(self, vectors: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+        """float32 `vectors` as a save and a load will give them back, and their int16 scales."""
         if self.vector_precision == "float32":
-            return vectors
-        return vectors.astype(self.vector_precision).astype(np.float32)
+            return np.asfortranarray(vectors), None
+        codes, scales = int16_codes(vectors)
+        return from_int16(codes, scales), scales
 
     def _chunk_size(self) -> int:
         return max(1, self.chunk_scores // max(1, len(self)))
@@ -212,9 +221,16 @@ class ExactIndex(IndexBase):
 
     def to_disk(self, path: Union[str, Path]) -> None:
         super().to_disk(path)
-        # Column-major in the file too, so the memory map is the search layout.
-        saved = np.asfortranarray(self._vectors.astype(self.vector_precision, copy=False))
-        np.save(Path(path) / VECTORS_FILE, saved, allow_pickle=False)
+        path = Path(path)
+        if self._scales is None:
+            # Column-major in the file too, so the memory map is the search layout.
+            np.save(path / VECTORS_FILE, np.asfortranarray(self._vectors), allow_pickle=False)
+            (path / SCALES_FILE).unlink(missing_ok=True)  # an int16 save's, in the same folder
+        else:
+            # The codes again, exactly: a code times its scale, over the scale, rounds back to the code.
+            codes = np.rint(self._vectors / self._scales[:, None]).astype(np.int16)
+            np.save(path / VECTORS_FILE, np.asfortranarray(codes), allow_pickle=False)
+            np.save(path / SCALES_FILE, self._scales, allow_pickle=False)
 
     def from_disk(self, path: Union[str, Path]) -> "ExactIndex":
         path = Path(path)
@@ -234,7 +250,7 @@ class ExactIndex(IndexBase):
         if vectors.ndim != 2 or vectors.dtype.name not in VECTOR_PRECISIONS:
             raise ValueError(
                 f"{path / VECTORS_FILE} holds {vectors.dtype} of shape {vectors.shape}, "
-                "not a float16 or float32 matrix of name vectors"
+                "not an int16 or float32 matrix of name vectors"
             )
         if vectors.dtype.name != self.vector_precision:
             raise MismatchError(
@@ -242,8 +258,10 @@ class ExactIndex(IndexBase):
                 f"vector_precision = {self.vector_precision!r}: load the pipeline with the config it was "
                 "saved with, or rebuild the index"
             )
-        # A float16 file is read whole into float32, still column-major.
-        self._vectors = vectors if vectors.dtype == np.float32 else vectors.astype(np.float32, order="F")
+        self._vectors, self._scales = vectors, None
+        if vectors.dtype == np.int16:
+            self._scales = _saved_scales(path / SCALES_FILE, len(vectors))
+            self._vectors = from_int16(vectors, self._scales)
         return self
 
 
@@ -279,6 +297,19 @@ def import_faiss(needed_by: str):
     except ImportError:
         raise ImportError(f'{needed_by} needs faiss: pip install "spacy-biosyn[faiss]"') from None
     return faiss
+
+
+def _saved_scales(file: Path, n_names: int) -> np.ndarray:
+    try:
+        scales = np.load(file, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as error:  # missing, pickled, cut short
+        raise SavedStateError(f"{file} is not a saved list of vector scales ({error}); save or build the pipeline again") from None
+    if scales.shape != (n_names,) or scales.dtype != np.float32 or not (np.isfinite(scales) & (scales > 0)).all():
+        raise SavedStateError(
+            f"{file} holds {scales.dtype} of shape {scales.shape}, not {n_names:,} positive float32 "
+            "scales, one a name; save or build the pipeline again"
+        )
+    return scales
 
 
 def _flat_vectors(path: Path) -> np.ndarray:

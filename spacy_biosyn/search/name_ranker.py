@@ -297,9 +297,8 @@ class NameRanker:
         """The dense vectors and tf-idf rows of normalized texts. A text that
         is one of the names already has both in the index (its vector as the
         index holds it: a fresh encoding up to batch noise of about 1e-6, or
-        float16's rounding, which moves a score by about 1e-3 and kept every
-        dev top-1 name; its tf-idf row is the same exactly), so only the
-        others are encoded."""
+        int16's rounding, about 1e-5 a component; its tf-idf row is the same
+        exactly), so only the others are encoded."""
         if rows is None or rows.dictionary is not self.dictionary:
             rows = NameRows(self.dictionary)
         rows = [rows[text] for text in texts]

@@ -36,7 +36,7 @@ class SizedIndex:
         nprobe: int = 64,
         sparse_dims: int = 64,
         sparse_factory: str = "IVF1024,SQ8",
-        vector_precision: VectorPrecision = "float16",
+        vector_precision: VectorPrecision = "int16",
     ):
         if faiss_from < 1:
             raise ValueError(f"faiss_from must be positive, got {faiss_from}")

@@ -54,7 +54,7 @@ def test_search_equals_brute_force(weight, chunk_scores):
     names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=chunk_scores % 97)
     index = ExactIndex(chunk_scores=chunk_scores).build(names_dense, names_sparse)
     scores, ids = index.search(q_dense, q_sparse, weight, k=10)
-    # Brute force over the vectors as the index holds them (float16-rounded by default).
+    # Brute force over the vectors as the index holds them (int16-rounded by default).
     expected_scores, expected_ids = brute_force(index.vectors, names_sparse, q_dense, q_sparse, weight, 10)
     np.testing.assert_allclose(scores, expected_scores, rtol=0, atol=1e-5)
     np.testing.assert_array_equal(ids, expected_ids)
@@ -124,25 +124,30 @@ def test_an_index_saved_before_v2_loads_with_identical_results(tmp_path):
         np.testing.assert_array_equal(a, b)
 
 
-def test_vectors_are_saved_in_float16_by_default_half_the_bytes_and_rank_alike_after_a_load(tmp_path):
+def test_vectors_are_saved_in_int16_by_default_half_the_bytes_and_rank_alike_after_a_load(tmp_path):
     names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=12, n_names=3000)
-    for precision in ("float16", "float32"):
+    names_dense[7] = 0  # a zero vector stays zero
+    for precision in ("int16", "float32"):
         ExactIndex(vector_precision=precision).build(names_dense, names_sparse).to_disk(tmp_path / precision)
-    saved = {p: np.load(tmp_path / p / "vectors.npy", mmap_mode="r") for p in ("float16", "float32")}
-    assert saved["float16"].dtype == np.float16 and saved["float16"].flags.f_contiguous
-    assert saved["float16"].nbytes * 2 == saved["float32"].nbytes
+    saved = {p: np.load(tmp_path / p / "vectors.npy", mmap_mode="r") for p in ("int16", "float32")}
+    assert saved["int16"].dtype == np.int16 and saved["int16"].flags.f_contiguous
+    assert saved["int16"].nbytes * 2 == saved["float32"].nbytes
+    assert not (tmp_path / "float32" / "vector_scales.npy").exists()
     index = ExactIndex().build(names_dense, names_sparse)
-    loaded = ExactIndex().from_disk(tmp_path / "float16")
+    loaded = ExactIndex().from_disk(tmp_path / "int16")
     assert loaded.vectors.dtype == np.float32 and loaded.vectors.flags.f_contiguous
-    # Rounded at the build, so a save changes nothing, and within float16's rounding of float32's scores.
+    np.testing.assert_allclose(loaded.vectors, names_dense, rtol=0, atol=2e-5)
+    assert not loaded.vectors[7].any()
+    # Rounded at the build, so a save changes nothing; and a save of the load gives the same files.
+    np.testing.assert_array_equal(index.vectors, loaded.vectors)
     for a, b in zip(index.search(q_dense, q_sparse, 0.5, 5), loaded.search(q_dense, q_sparse, 0.5, 5)):
         np.testing.assert_array_equal(a, b)
-    full = ExactIndex(vector_precision="float32").build(names_dense, names_sparse)
-    np.testing.assert_allclose(loaded.search(q_dense, q_sparse, 0.5, 5)[0],
-                               full.search(q_dense, q_sparse, 0.5, 5)[0], rtol=0, atol=2e-3)
+    loaded.to_disk(tmp_path / "again")
+    for name in ("vectors.npy", "vector_scales.npy"):
+        assert (tmp_path / "again" / name).read_bytes() == (tmp_path / "int16" / name).read_bytes()
 
 
-@pytest.mark.parametrize("saved, configured", [("float16", "float32"), ("float32", "float16")])
+@pytest.mark.parametrize("saved, configured", [("int16", "float32"), ("float32", "int16")])
 def test_vectors_saved_in_another_precision_than_configured_are_refused_naming_file_and_setting(
     tmp_path, saved, configured
 ):
@@ -155,7 +160,7 @@ def test_vectors_saved_in_another_precision_than_configured_are_refused_naming_f
 
 @pytest.mark.parametrize("name", ["spacy_biosyn.ExactIndex.v3", "spacy_biosyn.SizedIndex.v2"])
 def test_a_vector_precision_that_is_not_one_is_refused_naming_the_choices(name):
-    with pytest.raises(ValueError, match="vector_precision must be one of float16, float32, got 'bfloat16'"):
+    with pytest.raises(ValueError, match="vector_precision must be one of int16, float32, got 'bfloat16'"):
         registry.misc.get(name)(vector_precision="bfloat16")
 
 
@@ -183,6 +188,21 @@ def _save_float64_vectors(folder, names_dense, names_sparse):
     np.save(folder / "vectors.npy", names_dense.astype(np.float64))
 
 
+def _save_scales_of_other_names(folder, names_dense, names_sparse):
+    ExactIndex().build(names_dense, names_sparse).to_disk(folder)
+    np.save(folder / "vector_scales.npy", np.ones(3, np.float32))
+
+
+def _save_negative_scales(folder, names_dense, names_sparse):
+    ExactIndex().build(names_dense, names_sparse).to_disk(folder)
+    np.save(folder / "vector_scales.npy", -np.load(folder / "vector_scales.npy"))
+
+
+def _lose_the_scales(folder, names_dense, names_sparse):
+    ExactIndex().build(names_dense, names_sparse).to_disk(folder)
+    (folder / "vector_scales.npy").unlink()
+
+
 def _save_an_approximate_index(folder, names_dense, names_sparse):
     FaissIndex("HNSW32").build(names_dense, names_sparse).to_disk(folder)
 
@@ -191,6 +211,9 @@ def _save_an_approximate_index(folder, names_dense, names_sparse):
 # of a whole pipeline's save (checksums, files of other saves) are in test_serialization.py.
 @pytest.mark.parametrize("save, message", [
     (_save_float64_vectors, r"vectors.npy holds float64"),
+    (_save_scales_of_other_names, r"vector_scales.npy holds float32 of shape \(3,\), not 500 positive"),
+    (_save_negative_scales, r"vector_scales.npy holds float32 of shape \(500,\), not 500 positive"),
+    (_lose_the_scales, r"vector_scales.npy is not a saved list of vector scales"),
     (_save_an_approximate_index, r"dense.faiss is a faiss IndexHNSWFlat"),
 ])
 def test_an_index_folder_that_is_not_an_exact_index_is_refused_naming_the_file(tmp_path, save, message):
@@ -198,6 +221,13 @@ def test_an_index_folder_that_is_not_an_exact_index_is_refused_naming_the_file(t
     save(tmp_path / "index", names_dense, names_sparse)
     with pytest.raises(ValueError, match=message):
         ExactIndex().from_disk(tmp_path / "index")
+
+
+def test_name_vectors_holding_nan_are_refused_at_the_build():
+    names_dense, names_sparse, _, _ = random_problem(seed=2)
+    names_dense[3, 1] = np.nan
+    with pytest.raises(ValueError, match="name vectors hold NaN or infinity"):
+        ExactIndex().build(names_dense, names_sparse)
 
 
 def test_mismatched_dense_and_sparse_rows_are_refused():
