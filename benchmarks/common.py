@@ -3,6 +3,7 @@ are, and how much memory this process holds."""
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # benchmarks never reach a hub
@@ -73,6 +74,16 @@ def progress(row) -> None:
     print(row, file=sys.stderr, flush=True)
 
 
+def best_of(fn, repeats: int = 3) -> float:
+    """The fastest of `repeats` calls of `fn`, in seconds."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
 def memory_gib(field: str, pid: str = "self") -> float:
     """VmRSS (now), VmHWM (peak) or RssAnon (private, now) of this process, or of `pid`, in GiB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -86,8 +97,6 @@ def with_index(component, index_block: dict):
     and names, searched by another back-end (a config block, so that a save
     names it), built from the stored name vectors without re-encoding them.
     Returns the pipeline, its linker and the seconds the build took."""
-    import time
-
     import numpy as np
     import spacy
 

@@ -32,23 +32,11 @@ from pathlib import Path
 import numpy as np
 import spacy
 
-from benchmarks.common import RAW_ABSTRACTS, cpu_description, offline_minilm, parser, print_table, with_index
+from benchmarks.common import RAW_ABSTRACTS, best_of, cpu_description, offline_minilm, parser, print_table, with_index
 from spacy_biosyn.corpora.docs import pubtator_to_doc
 from spacy_biosyn.corpora.readers import read_pubtator
 from spacy_biosyn.parts import FAISS_INDEX
 from spacy_biosyn.preprocess.text import normalize
-
-REPEATS = 3
-
-
-def best_of(fn, repeats=REPEATS) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
 
 # Disease mentions only: BC5CDR's abstracts also annotate chemicals.
 DISEASE_LABELS = {"ncbi-disease": None, "bc5cdr-disease": {"Disease"}}

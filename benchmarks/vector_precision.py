@@ -10,12 +10,11 @@ answers the names encoded before) and indexed in each format from the same
 float32 vectors, as `with_index` re-indexes them.
 """
 import tempfile
-import time
 from pathlib import Path
 
 import spacy
 
-from benchmarks.common import parser, pct, print_table, progress, with_index
+from benchmarks.common import best_of, parser, pct, print_table, progress, with_index
 from spacy_biosyn.corpora.readers import read_concept_queries
 from spacy_biosyn.evaluation.queries import evaluate
 from spacy_biosyn.parts import EXACT_INDEX, ONNX_ENCODER
@@ -46,7 +45,7 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as folder:
                 linker.engine.vocabulary().index.to_disk(folder)
                 megabytes = sum(f.stat().st_size for f in Path(folder).glob("vector*.npy")) / 2**20
-                read_s = min(_timed(lambda: ExactIndex(vector_precision=precision).from_disk(folder)) for _ in range(3))
+                read_s = best_of(lambda: ExactIndex(vector_precision=precision).from_disk(folder))
             metrics = evaluate(linker.rank, queries, K)
             tops[precision] = [(c[0].name, c[0].cuis) if c else None for c in linker.rank(texts)]
             same = sum(a == b for a, b in zip(tops[precision], tops["float32"]))
@@ -55,12 +54,6 @@ def main() -> None:
             progress(rows[-1])
     print_table(("dev set", "vectors", "saved MiB", "read back ms (best of 3)", "acc@1", "acc@5",
                  "top-1 name and IDs as float32"), rows)
-
-
-def _timed(call) -> float:
-    start = time.perf_counter()
-    call()
-    return time.perf_counter() - start
 
 
 if __name__ == "__main__":

@@ -236,13 +236,7 @@ class ExactIndex(IndexBase):
         path = Path(path)
         super().from_disk(path)
         if (path / VECTORS_FILE).exists():
-            try:
-                vectors = np.asarray(np.load(path / VECTORS_FILE, mmap_mode="r", allow_pickle=False))
-            except (ValueError, OSError, EOFError) as error:  # pickled, objects, cut short
-                raise SavedStateError(
-                    f"{path / VECTORS_FILE} is not a saved matrix of name vectors ({error}); save or build "
-                    "the pipeline again"
-                ) from None
+            vectors = _saved_array(path / VECTORS_FILE, "matrix of name vectors", mmap_mode="r")
         elif (path / FAISS_FILE).exists():
             vectors = _flat_vectors(path / FAISS_FILE)
         else:
@@ -299,11 +293,16 @@ def import_faiss(needed_by: str):
     return faiss
 
 
-def _saved_scales(file: Path, n_names: int) -> np.ndarray:
+def _saved_array(file: Path, what: str, mmap_mode: Optional[str] = None) -> np.ndarray:
+    """A .npy file's array, never unpickled; SavedStateError naming the file if it holds none."""
     try:
-        scales = np.load(file, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as error:  # missing, pickled, cut short
-        raise SavedStateError(f"{file} is not a saved list of vector scales ({error}); save or build the pipeline again") from None
+        return np.asarray(np.load(file, mmap_mode=mmap_mode, allow_pickle=False))
+    except (ValueError, OSError, EOFError) as error:  # missing, pickled, objects, cut short
+        raise SavedStateError(f"{file} is not a saved {what} ({error}); save or build the pipeline again") from None
+
+
+def _saved_scales(file: Path, n_names: int) -> np.ndarray:
+    scales = _saved_array(file, "list of vector scales")
     if scales.shape != (n_names,) or scales.dtype != np.float32 or not (np.isfinite(scales) & (scales > 0)).all():
         raise SavedStateError(
             f"{file} holds {scales.dtype} of shape {scales.shape}, not {n_names:,} positive float32 "
