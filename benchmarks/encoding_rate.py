@@ -1,12 +1,14 @@
-"""The default encoder's rate on a UMLS-like slice, chunk by chunk, and the
-cold build of a UMLS-size vocabulary it implies.
+"""The default encoder's rate at encoding a build's names on a UMLS-like
+slice, chunk by chunk, and the cold build of a UMLS-size vocabulary it
+implies.
 
     python -m benchmarks.encoding_rate [--names 40000] [--chunk 10000] [--full 3260465]
 
 The names are those of a scispaCy KB file grown from MEDIC as
 `named_linkers` grows it (MEDIC's names, then variants of them with a word
 added), shuffled, so each chunk holds names of every length as a UMLS file
-does. Each chunk is encoded as a build encodes it (length-sorted batches);
+does. Each chunk is encoded as a build encodes it (length-sorted batches,
+in bf16 where the CPU has it: the encoder's `names_precision`);
 the extrapolation is printed only where the chunks' rates stay within 10%
 of each other, as a rate that falls with size would make it wrong.
 """
@@ -16,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import parser, print_table, progress
+from benchmarks.common import cpu_description, parser, print_table, progress
 from benchmarks.named_linkers import write_scispacy_kb
 
 UMLS_NAMES = 3_260_465  # scispaCy's 2022 UMLS KB, unique names
@@ -42,12 +44,13 @@ def main() -> None:
     nlp = spacy.blank("en")
     encoder = nlp.add_pipe("biosyn_linker").engine.encoder  # the default encoder, as its config builds it
     encoder.load()
-    encoder.encode(names[:256])  # the runtime's first-call set-up is not a chunk's
+    encode = encoder.names_encoding()
+    encode(names[:256])  # the runtime's first-call set-up is not a chunk's
     rows, rates = [], []
     for start in range(0, len(names), args.chunk):
         chunk = names[start : start + args.chunk]
         begun = time.perf_counter()
-        encoder.encode(chunk)
+        encode(chunk)
         seconds = time.perf_counter() - begun
         rates.append(len(chunk) / seconds)
         rows.append([f"{start:,}-{start + len(chunk):,}", f"{seconds:.1f}", f"{rates[-1]:.0f}"])
@@ -55,7 +58,8 @@ def main() -> None:
     print_table(["names", "s", "names/s"], rows)
     rate = len(names) / sum(len(names[i : i + args.chunk]) / r for i, r in zip(range(0, len(names), args.chunk), rates))
     flat = max(rates) <= 1.1 * min(rates)
-    print(f"\n{type(encoder).__name__} ({encoder.name}), {len(names):,} names: {rate:.0f} names/s; "
+    print(f"\nCPU: {cpu_description()}\n{type(encoder).__name__} ({encoder.name}), names in "
+          f"{encoder.names_precision_used}, {len(names):,} names: {rate:.0f} names/s; "
           f"the chunks' rates {'stay' if flat else 'do not stay'} within 10% of each other.")
     if flat:
         print(f"{args.full:,} names at this rate: {args.full / rate / 3600:.2f} h of encoding.")

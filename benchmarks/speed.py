@@ -50,7 +50,7 @@ def main() -> None:
                    "re-index the stored name vectors with FaissIndex before measuring")
     p.add_argument("--sparse-dims", type=int, default=0, help="with --index: FaissIndex sparse_dims")
     p.add_argument("--profile", action="store_true", help="profile the component on each corpus")
-    p.add_argument("--onnx", action="store_true", help="build with spacy_biosyn.OnnxEncoder.v1")
+    p.add_argument("--onnx", action="store_true", help="build with spacy_biosyn.OnnxEncoder.v2")
     p.add_argument("--quantize", action="store_true", help="with --onnx: int8 weights")
     p.add_argument("--save", type=Path, default=None, help="keep the measured pipeline in this folder")
     args = p.parse_args()
@@ -63,7 +63,7 @@ def main() -> None:
         nlp = spacy.blank("en")
         encoder = args.encoder or offline_minilm()
         if args.onnx:
-            encoder = {"@misc": "spacy_biosyn.OnnxEncoder.v1", "name": encoder, "quantize": args.quantize}
+            encoder = {"@misc": "spacy_biosyn.OnnxEncoder.v2", "name": encoder, "quantize": args.quantize}
         config = {"dictionary": str(dictionary), "encoder": encoder}
         nlp.add_pipe("biosyn_linker", config=config)
         component = nlp.get_pipe("biosyn_linker")

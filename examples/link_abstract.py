@@ -72,7 +72,7 @@ def train_ner(output: Path, recipe: str) -> None:
 def served_encoder(model: str) -> dict:
     """The encoder in ONNX Runtime: the PyTorch model's vectors to 1e-6, and
     loading skips transformers' model classes."""
-    return {"@misc": "spacy_biosyn.OnnxEncoder.v1", "name": model}
+    return {"@misc": "spacy_biosyn.OnnxEncoder.v2", "name": model}
 
 
 def linker_config(encoder: Union[str, dict], training_names: bool = True) -> dict:

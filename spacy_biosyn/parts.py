@@ -28,7 +28,8 @@ class Part(NamedTuple):
 
 # The linker's encoders
 TRANSFORMER_ENCODER = "spacy_biosyn.TransformerEncoder.v1"
-ONNX_ENCODER = "spacy_biosyn.OnnxEncoder.v1"
+ONNX_ENCODER_V1 = "spacy_biosyn.OnnxEncoder.v1"
+ONNX_ENCODER = "spacy_biosyn.OnnxEncoder.v2"
 # The name search
 EXACT_INDEX_V1 = "spacy_biosyn.ExactIndex.v1"
 EXACT_INDEX_V2 = "spacy_biosyn.ExactIndex.v2"
@@ -65,8 +66,10 @@ PAIRWISE_BCE = "spacy_biosyn.PairwiseBCE.v1"
 PARTS = (
     Part(TRANSFORMER_ENCODER, "misc", "a Hugging Face model in PyTorch: the encoder that trains", "ty.Encoder",
          '{"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": "cambridgeltl/SapBERT-from-PubMedBERT-fulltext"}'),
-    Part(ONNX_ENCODER, "misc", "the same model run by ONNX Runtime, int8 if asked: links, does not train", "ty.Encoder",
-         '{"@misc": "spacy_biosyn.OnnxEncoder.v1", "name": "...", "quantize": true}'),
+    Part(ONNX_ENCODER_V1, "misc", "the ONNX encoder whose builds encode names in fp32, kept for configs that name it",
+         "ty.Encoder", '{"@misc": "spacy_biosyn.OnnxEncoder.v1", "name": "..."}'),
+    Part(ONNX_ENCODER, "misc", "the same model run by ONNX Runtime, int8 if asked, names in bf16 where the CPU has it: "
+         "links, does not train", "ty.Encoder", '{"@misc": "spacy_biosyn.OnnxEncoder.v2", "name": "...", "quantize": true}'),
     Part(EXACT_INDEX_V1, "misc", "the exact index's first signature, kept for configs that name it", "ty.SearchIndex",
          '{"@misc": "spacy_biosyn.ExactIndex.v1"}'),
     Part(EXACT_INDEX_V2, "misc", "the exact index with float32 vectors on disk, kept for configs that name it",

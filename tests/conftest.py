@@ -80,7 +80,7 @@ def text_pipeline(tmp_path_factory, tiny_encoder, ner_corpus):
     linker = spacy.blank("en")
     linker.add_pipe("biosyn_linker", config={
         "dictionary": str(folder / "diseases.txt"), "sparse_weight": 10.0,
-        "encoder": {"@misc": "spacy_biosyn.OnnxEncoder.v1", "name": tiny_encoder},
+        "encoder": {"@misc": "spacy_biosyn.OnnxEncoder.v2", "name": tiny_encoder},
     })
     linker.initialize()
     nlp = spacy.load(folder / "ner" / "model-last")

@@ -54,6 +54,13 @@ TINY_TRANSFORMER = {
 }
 
 
+# 1,000 disease-like names: enough for a build to use the name vectors' store.
+THOUSAND_NAMES = [f"{a} {b} type {n}" for n in range(10)
+                  for a in ("renal", "cardiac", "hepatic", "colon", "breast", "ovarian", "lung", "skin", "bone", "brain")
+                  for b in ("cancer", "failure", "cyst", "adenoma", "carcinoma", "disease", "tumor", "dysplasia",
+                            "infarction", "fibrosis")]
+
+
 def make_nlp(encoder, dictionary, **config):
     nlp = spacy.blank("en")
     # tf-idf carries the ranking: a random tiny encoder has no semantics.

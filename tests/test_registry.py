@@ -135,6 +135,10 @@ SIGNATURES = {
         ("name", None), ("pooling", "cls"), ("similarity", "cosine"), ("max_length", 25), ("batch_size", 128),
         ("quantize", False), ("threads", 0),
     ),
+    "spacy_biosyn.OnnxEncoder.v2": (
+        ("name", None), ("pooling", "cls"), ("similarity", "cosine"), ("max_length", 25), ("batch_size", 128),
+        ("quantize", False), ("threads", 0), ("names_precision", "auto"),
+    ),
     "spacy_biosyn.TransformerEncoder.v1": (
         ("name", None), ("pooling", "cls"), ("similarity", "cosine"), ("max_length", 25), ("batch_size", 128),
         ("device", "auto"),
@@ -200,6 +204,7 @@ def test_every_registered_name_enumerates_and_resolves_without_the_extras():
 CONTRACTS = {
     "spacy_biosyn.TransformerEncoder.v1": "Encoder",
     "spacy_biosyn.OnnxEncoder.v1": "Encoder",
+    "spacy_biosyn.OnnxEncoder.v2": "Encoder",
     "spacy_biosyn.ExactIndex.v1": "SearchIndex",
     "spacy_biosyn.ExactIndex.v2": "SearchIndex",
     "spacy_biosyn.ExactIndex.v3": "SearchIndex",
@@ -221,7 +226,7 @@ def test_every_registered_part_fulfils_its_contract():
 
     assert set(CONTRACTS) == {name for kind, name in registered_in_source() if kind == "misc"}
     for name, contract in CONTRACTS.items():
-        arguments = {"name": "x"} if "Encoder.v1" in name else {}
+        arguments = {"name": "x"} if "Encoder.v" in name else {}
         part = registry.misc.get(name)(**arguments)
         assert ty.fulfils(part, getattr(ty, contract)), f"{name} does not fulfil ty.{contract}"
 

@@ -83,11 +83,16 @@ def encoder_label(encoder: Encoder) -> str:
 
 
 def encoder_identity(encoder: Encoder) -> Dict[str, object]:
-    """What makes an encoder's vectors: its runtime, its model (whole name or
-    path, and its weights' digest where it gives one) and every setting that
-    changes a vector (int8 weights do; batch size and device do not)."""
+    """What makes the vectors of an encoder's names: its runtime, its model
+    (whole name or path, and its weights' digest where it gives one) and
+    every setting that changes a vector (int8 weights do; batch size and
+    device do not). Names a build encodes in bf16 say so; names encoded in
+    fp32, as mentions are, keep the key they had before bf16 was an option."""
     block = {**getattr(encoder, "config_block", {}), **getattr(encoder, "settings", {"name": getattr(encoder, "name", "")})}
-    identity = {"runtime": type(encoder).__name__, **{k: v for k, v in block.items() if k not in RUNTIME_SETTINGS}}
+    identity = {"runtime": type(encoder).__name__,
+                **{k: v for k, v in block.items() if k not in (*RUNTIME_SETTINGS, "names_precision")}}
+    if getattr(encoder, "names_precision_used", "fp32") == "bf16":
+        identity["names_precision"] = "bf16"
     digest = getattr(encoder, "weights_digest", None)
     return identity if digest is None else {**identity, "weights_sha256": digest}
 

@@ -7,7 +7,10 @@ second. The graph is exported once from the PyTorch model (TransformerEncoder
 .to_onnx) by `initialize()` or `python -m spacy_biosyn onnx`, and a saved
 pipeline holds model.onnx and tokenizer.json. `quantize` stores int8 weights
 (ONNX Runtime's dynamic quantization): faster, less exact, so the names are
-encoded with it too. Training uses TransformerEncoder.
+encoded with it too. `names_precision` says how a build encodes names:
+"auto" in bf16 with PyTorch where the CPU has bf16 in hardware
+(bf16_names.py), with the graph in fp32 elsewhere. Training uses
+TransformerEncoder.
 """
 import hashlib
 import os
@@ -16,15 +19,16 @@ import tempfile
 import warnings
 import weakref
 from pathlib import Path
-from typing import List, Optional, Sequence, Union
+from typing import Callable, List, Optional, Sequence, Union
 
 import numpy as np
 
 from ..checks import is_whole_number
 from ..files.downloads import cache_folder
 from ..files.storage import replaced_atomically
-from ..parts import ONNX_ENCODER, registry
+from ..parts import ONNX_ENCODER, ONNX_ENCODER_V1, registry
 from .base import EncoderBase, encode_in_batches, hub_snapshot, offline_copy, read_saved, tokenizer_digest, unit_rows
+from .bf16_names import NAMES_PRECISIONS, bf16_encoding, names_precision_used
 
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
@@ -51,14 +55,18 @@ class OnnxEncoder(EncoderBase):
         batch_size: int = 128,
         quantize: bool = False,
         threads: int = 0,
+        names_precision: str = "auto",
     ):
         super().__init__(name, pooling, similarity, max_length, batch_size)
         if not isinstance(quantize, bool):
             raise ValueError(f"quantize must be true or false, got {quantize!r}")
         if not is_whole_number(threads, 0):
             raise ValueError(f"threads must be a whole number >= 0 (0: ONNX Runtime's default), got {threads!r}")
+        if names_precision not in NAMES_PRECISIONS:
+            raise ValueError(f"names_precision must be one of {NAMES_PRECISIONS}, got {names_precision!r}")
         self.quantize = quantize
         self.threads = threads
+        self.names_precision = names_precision
         if quantize:
             # int8 activations are scaled per batch, so a name's vector depends on
             # the batch it came in: all-MiniLM-L6-v2 re-encoded 600 MEDIC names at
@@ -68,10 +76,26 @@ class OnnxEncoder(EncoderBase):
         self._tokenizer_json: Optional[str] = None
         self._session = None
         self._tokenizer = None
+        # The Hugging Face model (folder or hub name) the graph was exported
+        # from; None when it was read from a saved model.onnx.
+        self._weights: Optional[Union[str, Path]] = None
 
     @property
     def config_block(self) -> dict:
-        return {**super().config_block, "quantize": self.quantize, "threads": self.threads}
+        return {**super().config_block, "quantize": self.quantize, "threads": self.threads,
+                "names_precision": self.names_precision}
+
+    @property
+    def names_precision_used(self) -> str:
+        """"bf16" or "fp32": how `names_encoding` encodes on this machine."""
+        return names_precision_used(self.names_precision, self._weights, self.quantize)
+
+    def names_encoding(self) -> Callable[[Sequence[str]], np.ndarray]:
+        """What encodes a build's names: `encode`, or in bf16 the PyTorch
+        model the graph was exported from, loaded once for the whole build."""
+        if self.names_precision_used == "bf16":
+            return bf16_encoding(self.settings, self._weights)
+        return self.encode
 
     @property
     def is_loaded(self) -> bool:
@@ -86,12 +110,14 @@ class OnnxEncoder(EncoderBase):
         Face model at a hub name or local folder (this needs PyTorch)."""
         source = Path(offline_copy(str(name_or_path or self.name)))
         if (source / MODEL_FILE).is_file():
+            self._weights = None
             return self._start((source / MODEL_FILE).read_bytes(), (source / TOKENIZER_FILE).read_text(encoding="utf8"))
         # A local model's export is kept, so the next load imports no PyTorch
         # (the named linkers' warm start); a hub model's, once it is downloaded.
         if not source.is_dir():
             source = hub_snapshot(str(source)) or source
         kept = self._kept_export(source) if source.is_dir() else None
+        self._weights = source
         if kept is not None and (kept / MODEL_FILE).is_file() and (kept / TOKENIZER_FILE).is_file():
             try:
                 return self._start((kept / MODEL_FILE).read_bytes(), (kept / TOKENIZER_FILE).read_text(encoding="utf8"))
@@ -213,6 +239,15 @@ class OnnxEncoder(EncoderBase):
                 f"the encoder {self.name!r} has no model yet: call nlp.initialize() or load a saved pipeline"
             )
         return self._model
+
+
+@registry.misc(ONNX_ENCODER_V1)
+def onnx_encoder_v1(
+    name: str, pooling: str = "cls", similarity: str = "cosine", max_length: int = 25, batch_size: int = 128,
+    quantize: bool = False, threads: int = 0,
+) -> OnnxEncoder:
+    """What pipelines saved before v2 name: a build encodes names with the graph, in fp32."""
+    return OnnxEncoder(name, pooling, similarity, max_length, batch_size, quantize, threads, names_precision="fp32")
 
 
 def _quantized(model: bytes) -> bytes:

@@ -70,12 +70,14 @@ def encode_names(encoder: Encoder, names: Sequence[str], folder: Optional[Path] 
     if found.any() and not _agrees(encoder, [unique[i] for i in np.flatnonzero(found)], vectors[found], store):
         found[:] = False
     missing = np.flatnonzero(~found)
+    # The ONNX encoder may encode names another, faster way than mentions (its names_precision).
+    encode = encoder.names_encoding() if len(missing) and hasattr(encoder, "names_encoding") else encoder.encode
     # One bar over every chunk: its rate and time left are the whole build's.
     with tqdm(total=len(missing), desc="Encoding names", unit="name", disable=len(missing) < PROGRESS_MIN_TEXTS) as bar:
         for start in range(0, len(missing), _CHUNK):
             rows = missing[start : start + _CHUNK]
             chunk = [unique[i] for i in rows]
-            vectors[rows] = encoder.encode(chunk)
+            vectors[rows] = encode(chunk)
             _write(store, chunk, vectors[rows], identity)
             bar.update(len(rows))
     if len(unique) == len(names):

@@ -358,9 +358,10 @@ def _check_loaded_with(path: Path, engine: SavedEngine, saved_bound: Optional[di
 _LOADED_NOT_GIVEN = (*EDITABLE_SETTINGS, *(f.name for f in fields(DataSources) if f.name != "linker_name"), "reranker")
 
 
-# An encoder's settings a load may choose: where and how it runs, and int8
-# weights, which move vectors by batch noise only (the load's probe judges it).
-_ENCODER_CHOSEN_ON_LOAD = (*RUNTIME_SETTINGS, "quantize")
+# An encoder's settings a load may choose: where and how it runs; int8
+# weights, which move vectors by batch noise only (the load's probe judges
+# it); and how names added later are encoded.
+_ENCODER_CHOSEN_ON_LOAD = (*RUNTIME_SETTINGS, "quantize", "names_precision")
 
 
 def _differences(key: str, saved: object, now: object) -> List[Tuple[str, object, object]]:

@@ -82,7 +82,7 @@ def test_a_downloaded_hub_models_export_is_kept_so_the_next_load_exports_nothing
 
 
 def test_initialize_exports_from_the_hugging_face_model(tiny_encoder, disease_dictionary):
-    onnx = make_nlp({"@misc": "spacy_biosyn.OnnxEncoder.v1", "name": tiny_encoder}, disease_dictionary)
+    onnx = make_nlp({"@misc": "spacy_biosyn.OnnxEncoder.v2", "name": tiny_encoder}, disease_dictionary)
     torch_nlp = make_nlp(tiny_encoder, disease_dictionary)
     docs = [doc_with_ents(nlp, TEXT, "Breast-Cancer", "Ovarian Cancer", "Type 2 Diabetes") for nlp in (onnx, torch_nlp)]
     assert_same_links(onnx(docs[0]), torch_nlp(docs[1]))
@@ -104,7 +104,7 @@ def converted(tmp_path_factory, tiny_encoder):
 
 def test_the_converted_pipeline_links_as_the_original(converted):
     original, onnx = spacy.load(converted / "torch"), spacy.load(converted / "onnx")
-    assert onnx.config["components"]["biosyn_linker"]["encoder"]["@misc"] == "spacy_biosyn.OnnxEncoder.v1"
+    assert onnx.config["components"]["biosyn_linker"]["encoder"]["@misc"] == "spacy_biosyn.OnnxEncoder.v2"
     docs = [doc_with_ents(nlp, TEXT, "Breast-Cancer", "Ovarian Cancer", "Type 2 Diabetes") for nlp in (original, onnx)]
     assert_same_links(original(docs[0]), onnx(docs[1]))
 

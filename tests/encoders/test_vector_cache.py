@@ -5,15 +5,11 @@ import sqlite3
 
 import numpy as np
 import pytest
+from helpers import THOUSAND_NAMES as NAMES
 
 from spacy_biosyn.encoders import vector_cache
 from spacy_biosyn.encoders.transformer import TransformerEncoder
 from spacy_biosyn.encoders.vector_cache import encode_names
-
-WORDS = ["renal", "cardiac", "hepatic", "colon", "breast", "ovarian", "lung", "skin", "bone", "brain"]
-KINDS = ["cancer", "failure", "cyst", "adenoma", "carcinoma", "disease", "tumor", "dysplasia", "infarction", "fibrosis"]
-# 1,000 disease-like names, enough for the store to be used.
-NAMES = [f"{a} {b} type {n}" for n in range(10) for a in WORDS for b in KINDS]
 
 
 class Counting:
