@@ -69,7 +69,9 @@ if "hashed" in modes:
     TransformerEncoder.encode = lambda self, texts: hashed_vectors(texts, self.dim)
     import spacy_biosyn.search.name_ranker
     spacy_biosyn.search.name_ranker.encode_names = lambda encoder, names: encoder.encode(names)  # no store of stand-ins
-stages = {}
+stages, peaks = {}, {}
+def peak_gib():
+    return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM")) / 2**20
 def timed(owner, attribute, stage):
     inner = getattr(owner, attribute)
     def wrapper(*args, **kwargs):
@@ -78,6 +80,7 @@ def timed(owner, attribute, stage):
             return inner(*args, **kwargs)
         finally:
             stages[stage] = stages.get(stage, 0.0) + time.perf_counter() - begun
+            peaks[stage] = peak_gib()  # the process's peak so far, as the stage ends
     setattr(owner, attribute, wrapper)
 import spacy_biosyn.named.cache as named_cache, spacy_biosyn.search.name_ranker as ranker
 from spacy_biosyn.encoders.onnx import OnnxEncoder
@@ -105,7 +108,7 @@ linked = nlp(doc).ents[0]
 done = time.perf_counter()
 rss = {line.split(":")[0]: int(line.split()[1]) / 2**20 for line in open("/proc/self/status") if line.startswith(("VmRSS", "VmHWM"))}
 stages["first link"] = done - added
-print(json.dumps({"import_s": imported - start, "link_s": done - imported, "cui": linked._.cui, "stages": stages,
+print(json.dumps({"import_s": imported - start, "link_s": done - imported, "cui": linked._.cui, "stages": stages, "peaks": peaks,
                   "names": len(nlp.get_pipe("biosyn_linker").engine.vocabulary().dictionary), "rss_gib": rss["VmRSS"], "peak_gib": rss["VmHWM"]}))
 """
 
@@ -201,7 +204,8 @@ def main() -> None:
         if not args.warm_only:  # cold is cold: the ONNX export an earlier row kept is made again
             shutil.rmtree(cache / "onnx", ignore_errors=True)
         cold = None if args.warm_only else run("build", config, cold_env)
-        rate = rate or (cold and cold["names"] / cold["link_s"])
+        if encoder is None and cold is not None:
+            rate = cold["names"] / cold["link_s"]
         progress(cold)
         rebuild = None
         if cold is not None and encoder is None:
@@ -218,6 +222,7 @@ def main() -> None:
         rows.append([f"medic ({concepts:,} concepts, CTD TSV)", runtime, f"{median['names']:,}",
                      "-" if cold is None else f"{cold['link_s']:.0f}"
                      + ("" if rebuild is None else f" (rebuilt, vectors kept: {rebuild['link_s']:.0f})"),
+                     "-" if cold is None else f"{cold['peak_gib']:.2f}",
                      f"{median['link_s']:.2f} ({min(r['link_s'] for r in warm):.2f}-{max(r['link_s'] for r in warm):.2f})",
                      f"{median['import_s']:.1f}", f"{median['rss_gib']:.2f} / {median['peak_gib']:.2f}", median["cui"]])
     if args.names and not args.warm_only:
@@ -227,23 +232,31 @@ def main() -> None:
         config = {"linker_name": "umls", "encoder": ENCODERS["PyTorch"]}
         cold = run("hashed", config, cold_env, mention="Breast Neoplasms", text="Risk of Breast Neoplasms.")
         progress(cold)
+        profiles[("umls size, hashed vectors", "cold")] = cold
         warm = [run("hashed,refuse", config, warm_env, mention="Breast Neoplasms", text="Risk of Breast Neoplasms.")
                 for _ in range(args.runs)]
         median = sorted(warm, key=lambda r: r["link_s"])[len(warm) // 2]
         rows.append([f"umls size ({written:,} names, scispaCy JSONL)", "PyTorch, hashed vectors", f"{cold['names']:,}",
-                     f"{cold['link_s']:.0f} + {cold['names'] / rate:.0f} encoding (MEDIC's cold build: {rate:.0f} names/s)",
+                     f"{cold['link_s']:.0f} + {cold['names'] / rate:.0f} encoding (the default's MEDIC cold build: "
+                     f"{rate:.0f} names/s)", f"{cold['peak_gib']:.2f} (without encoding)",
                      f"{median['link_s']:.2f} ({min(r['link_s'] for r in warm):.2f}-{max(r['link_s'] for r in warm):.2f})",
                      f"{median['import_s']:.1f}", f"{median['rss_gib']:.2f} / {median['peak_gib']:.2f}", median["cui"]])
-    print_table(["vocabulary", "encoder", "names", "cold build + first link, s", "warm add_pipe + first link, s (median, min-max)",
-                 "import spacy, s", "RSS / peak, GiB", "breast cancer ->"], rows)
+    print_table(["vocabulary", "encoder", "names", "cold build + first link, s", "cold build peak, GiB",
+                 "warm add_pipe + first link, s (median, min-max)", "warm: import spacy, s", "warm: RSS / peak, GiB",
+                 "breast cancer ->"], rows)
     measured = {key: value for key, value in profiles.items() if value is not None}
     stages = list(dict.fromkeys(stage for result in measured.values() for stage in result["stages"]))
-    print("\nWhere the time goes (MEDIC), s; a stage's time includes the stages it calls:\n")
+    print("\nWhere the time goes, s; a stage's time includes the stages it calls:\n")
     print_table(["stage"] + [f"{runtime}: {kind}" for runtime, kind in measured],
                 [["import spacy"] + [f"{r['import_s']:.2f}" for r in measured.values()]]
                 + [[stage] + [f"{r['stages'][stage]:.2f}" if stage in r["stages"] else "-" for r in measured.values()]
                    for stage in stages]
                 + [["add_pipe + first link"] + [f"{r['link_s']:.2f}" for r in measured.values()]])
+    colds = {runtime: result for (runtime, kind), result in measured.items() if kind == "cold"}
+    print("\nThe cold builds' peak resident memory so far as each stage ends, GiB:\n")
+    print_table(["stage"] + list(colds), [[stage] + [f"{r['peaks'][stage]:.2f}" if stage in r["peaks"] else "-"
+                                                     for r in colds.values()]
+                                          for stage in stages if any(stage in r["peaks"] for r in colds.values())])
     print(f"\nWarm: {args.runs} fresh processes each, from the cache alone (the mirror gone, encoding and "
           "requests made to fail).")
 

@@ -87,8 +87,12 @@ def encoder_identity(encoder: Encoder) -> Dict[str, object]:
     (whole name or path, and its weights' digest where it gives one) and
     every setting that changes a vector (int8 weights do; batch size and
     device do not). Names a build encodes in bf16 say so; names encoded in
-    fp32, as mentions are, keep the key they had before bf16 was an option."""
+    fp32, as mentions are, keep the key they had before bf16 was an option
+    (a newer version of a registered encoder that computes the same vectors
+    names the older one as `vectors_made_as`)."""
     block = {**getattr(encoder, "config_block", {}), **getattr(encoder, "settings", {"name": getattr(encoder, "name", "")})}
+    if hasattr(encoder, "vectors_made_as"):
+        block["@misc"] = encoder.vectors_made_as
     identity = {"runtime": type(encoder).__name__,
                 **{k: v for k, v in block.items() if k not in (*RUNTIME_SETTINGS, "names_precision")}}
     if getattr(encoder, "names_precision_used", "fp32") == "bf16":

@@ -45,6 +45,10 @@ os.register_at_fork(after_in_child=lambda: [encoder._forked() for encoder in lis
 @registry.misc(ONNX_ENCODER)
 class OnnxEncoder(EncoderBase):
     registered_name = ONNX_ENCODER
+    # v2 added names_precision; fp32 names are v1's vectors, so the vector
+    # store and the named linkers' cache keep v1's keys, and what they hold
+    # from before v2 is not encoded again.
+    vectors_made_as = ONNX_ENCODER_V1
 
     def __init__(
         self,
