@@ -1,8 +1,9 @@
 """A vocabulary's names encoded in bf16 where the CPU multiplies bf16 in
 hardware: the ONNX encoder's `names_precision`.
 
-A build's wait is encoding every name. ONNX Runtime has no bf16 kernels for
-an x86 CPU; PyTorch's oneDNN runs bf16 products on AMX and AVX512-BF16. So
+A build's wait is encoding every name. ONNX Runtime's CPU provider runs
+the exported graph in fp32 (or int8, too far from fp32 to keep IDs);
+PyTorch's oneDNN runs bf16 products on AMX and AVX512-BF16. So
 where `names_precision` resolves to bf16, a build's names go through the
 PyTorch model that the ONNX graph was exported from, under bf16 autocast
 (products in bf16, sums, layer norms and softmax in fp32), while mentions
