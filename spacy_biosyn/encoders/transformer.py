@@ -9,7 +9,7 @@ import hashlib
 import io
 import warnings
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import List, Optional, Sequence, Union
 
 import numpy as np
 import torch
@@ -88,7 +88,11 @@ class TransformerEncoder(EncoderBase):
         """float32 array (len(texts), dim); unit rows when similarity is cosine."""
         self._require_model()
         with torch.inference_mode():
-            return encode_in_batches(texts, self.dim, self.batch_size, lambda batch: self.embed(batch).float().cpu().numpy())
+            return encode_in_batches(texts, self.dim, self.batch_size, lambda batch: self.embed(batch).float().cpu().numpy(),
+                                     self._count_tokens)
+
+    def _count_tokens(self, texts: Sequence[str]) -> List[int]:
+        return [len(ids) for ids in self.tokenizer(list(texts), truncation=True, max_length=self.max_length)["input_ids"]]
 
     def embed(self, texts: Sequence[str]) -> torch.Tensor:
         """One pooled vector per text as a tensor on the encoder's device,
