@@ -180,7 +180,6 @@ class OnnxEncoder(EncoderBase):
         return encode_in_batches(texts, self.dim, self.batch_size, self._embed, self._count_tokens)
 
     def _count_tokens(self, texts: List[str]) -> List[int]:
-        self._require_session()
         return [sum(encoding.attention_mask) for encoding in self._tokenizer.encode_batch(texts)]
 
     def _embed(self, texts: List[str]) -> np.ndarray:
