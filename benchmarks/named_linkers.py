@@ -57,6 +57,7 @@ start = time.perf_counter()
 import spacy
 imported = time.perf_counter()
 from spacy_biosyn.search.name_ranker import NameRanker
+from benchmarks.common import memory_gib
 from benchmarks.named_linkers import hashed_vectors
 modes, config = sys.argv[1].split(","), json.loads(sys.argv[2])
 if "refuse" in modes:
@@ -70,8 +71,6 @@ if "hashed" in modes:
     import spacy_biosyn.search.name_ranker
     spacy_biosyn.search.name_ranker.encode_names = lambda encoder, names: encoder.encode(names)  # no store of stand-ins
 stages, peaks = {}, {}
-def peak_gib():
-    return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM")) / 2**20
 def timed(owner, attribute, stage):
     inner = getattr(owner, attribute)
     def wrapper(*args, **kwargs):
@@ -80,7 +79,7 @@ def timed(owner, attribute, stage):
             return inner(*args, **kwargs)
         finally:
             stages[stage] = stages.get(stage, 0.0) + time.perf_counter() - begun
-            peaks[stage] = peak_gib()  # the process's peak so far, as the stage ends
+            peaks[stage] = memory_gib("VmHWM")  # the process's peak so far, as the stage ends
     setattr(owner, attribute, wrapper)
 import spacy_biosyn.named.cache as named_cache, spacy_biosyn.search.name_ranker as ranker
 from spacy_biosyn.encoders.onnx import OnnxEncoder
@@ -106,10 +105,9 @@ start_char = sys.argv[3].index(sys.argv[4])
 doc.ents = [doc.char_span(start_char, start_char + len(sys.argv[4]), label="Disease")]
 linked = nlp(doc).ents[0]
 done = time.perf_counter()
-rss = {line.split(":")[0]: int(line.split()[1]) / 2**20 for line in open("/proc/self/status") if line.startswith(("VmRSS", "VmHWM"))}
 stages["first link"] = done - added
 print(json.dumps({"import_s": imported - start, "link_s": done - imported, "cui": linked._.cui, "stages": stages, "peaks": peaks,
-                  "names": len(nlp.get_pipe("biosyn_linker").engine.vocabulary().dictionary), "rss_gib": rss["VmRSS"], "peak_gib": rss["VmHWM"]}))
+                  "names": len(nlp.get_pipe("biosyn_linker").engine.vocabulary().dictionary), "rss_gib": memory_gib("VmRSS"), "peak_gib": memory_gib("VmHWM")}))
 """
 
 
