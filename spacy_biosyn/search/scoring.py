@@ -83,16 +83,20 @@ def top_k(scores: np.ndarray, k: int, block: int = 64) -> np.ndarray:
     """The column ids of each row's k highest scores, best first and equal
     scores in id order, as a stable sort of the whole row gives them.
 
-    Sorting every row costs many times torch.topk; instead the k-th highest
-    block maximum bounds each row's k-th score from below (k blocks reach
-    it), and only the few scores at or above that bound are sorted.
+    Sorting every row costs many times torch.topk; instead the row's scores
+    are dealt into groups of `block` (every n // block-th score together)
+    and the k-th highest group maximum bounds its k-th score from below (k
+    groups reach it); only the few scores at or above that bound are
+    sorted. Groups of strided scores make the maxima one elementwise pass,
+    seven times faster than maxima of adjacent blocks (docs/record.md).
     """
     n_rows, n = scores.shape
     k = min(k, n)
     if n < 4 * k * block:
         return np.argsort(-scores, axis=1, kind="stable")[:, :k]
-    block_max = scores[:, : n // block * block].reshape(n_rows, -1, block).max(axis=2)
-    bound = -np.partition(-block_max, k - 1, axis=1)[:, k - 1]
+    groups = n // block
+    group_max = scores[:, : groups * block].reshape(n_rows, block, groups).max(axis=1)
+    bound = -np.partition(-group_max, k - 1, axis=1)[:, k - 1]
     ids = np.empty((n_rows, k), dtype=np.int64)
     for row in range(n_rows):
         above = np.flatnonzero(scores[row] >= bound[row])

@@ -60,13 +60,15 @@ def test_search_equals_brute_force(weight, chunk_scores):
     np.testing.assert_array_equal(ids, expected_ids)
 
 
+@pytest.mark.parametrize("weight", [0.0, 0.125, 1.0])
 @pytest.mark.parametrize("k", [1, 10])
-def test_a_dictionary_large_enough_for_block_bounds_still_equals_brute_force(k):
-    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=13, n_names=6000, n_queries=30)
-    q_dense[:10] = names_dense[[5, 70, 700, 1000, 2500, 3000, 4095, 4096, 5990, 5999]]  # block edges
+def test_a_dictionary_large_enough_for_group_bounds_still_equals_brute_force(k, weight):
+    # 12,000 names: the seeds (4 k of them) are found by group maxima, not a sort.
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=13, n_names=12_000, n_queries=30)
+    q_dense[:10] = names_dense[[5, 70, 187, 188, 2500, 3000, 4095, 4096, 11_990, 11_999]]  # group edges
     index = ExactIndex().build(names_dense, names_sparse)
-    scores, ids = index.search(q_dense, q_sparse, 0.0, k=k)
-    expected_scores, expected_ids = brute_force(index.vectors, names_sparse, q_dense, q_sparse, 0.0, k)
+    scores, ids = index.search(q_dense, q_sparse, weight, k=k)
+    expected_scores, expected_ids = brute_force(index.vectors, names_sparse, q_dense, q_sparse, weight, k)
     np.testing.assert_allclose(scores, expected_scores, rtol=0, atol=1e-5)
     np.testing.assert_array_equal(ids, expected_ids)
 
@@ -318,8 +320,8 @@ def _saved_without_projection(tmp_path):
 
 @pytest.mark.parametrize("n_names", [50, 20_000])
 def test_top_k_keeps_equal_scores_in_id_order_as_a_stable_sort_does(n_names):
-    # Scores rounded to two levels make ties at the k-th place in every row:
-    # the short rows take the plain sort, the long ones the block bound.
+    # Scores rounded to one decimal make ties at the k-th place in every row:
+    # the short rows take the plain sort, the long ones the group bound.
     scores = np.round(np.random.default_rng(3).random((6, n_names)), 1).astype(np.float32)
     expected = np.argsort(-scores, axis=1, kind="stable")[:, :10]
     np.testing.assert_array_equal(top_k(scores, 10), expected)
