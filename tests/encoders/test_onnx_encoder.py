@@ -151,6 +151,38 @@ def test_two_processes_link_as_one(converted, tmp_path):
     assert two == [[(e.text, e._.cui) for e in doc.ents] for doc in nlp.pipe(docs)]
 
 
+def test_a_loaded_graph_saves_again_into_its_own_folder_and_after_its_folder_is_gone(converted, tmp_path):
+    # The session runs the graph from its file, held open, not from a copy of its bytes.
+    import shutil
+
+    shutil.copytree(converted / "onnx", tmp_path / "a")
+    nlp = spacy.load(tmp_path / "a")
+    graph = tmp_path / "a" / "biosyn_linker" / "encoder" / "model.onnx"
+    written = graph.stat().st_mtime_ns
+    nlp.get_pipe("biosyn_linker").engine.encoder.to_disk(graph.parent)
+    assert graph.stat().st_mtime_ns == written  # its own file, left as it is
+    shutil.rmtree(tmp_path / "a")
+    nlp.to_disk(tmp_path / "b")
+    again = spacy.load(tmp_path / "b")
+    docs = [doc_with_ents(n, TEXT, "Breast-Cancer", "Ovarian Cancer") for n in (nlp, again)]
+    assert_same_links(nlp(docs[0]), again(docs[1]))
+    assert [e._.cui for e in docs[1].ents] == ["D001943", "D010051"]
+
+
+def test_a_graph_written_over_after_the_load_is_refused_naming_it(converted, tmp_path):
+    import shutil
+
+    from spacy_biosyn.errors import SavedStateError
+
+    shutil.copytree(converted / "onnx", tmp_path / "a")
+    nlp = spacy.load(tmp_path / "a")
+    graph = tmp_path / "a" / "biosyn_linker" / "encoder" / "model.onnx"
+    with open(graph, "r+b") as file:  # in place: the same file, other bytes
+        file.write(b"\0" * 64)
+    with pytest.raises(SavedStateError, match=f"{graph} was written over after this process loaded it"):
+        nlp.to_disk(tmp_path / "b")
+
+
 def test_a_pytorch_encoder_folder_is_not_read_as_onnx(converted):
     with pytest.raises(ValueError, match="holds no model.onnx"):
         OnnxEncoder("any").from_disk(converted / "torch" / "biosyn_linker" / "encoder")
