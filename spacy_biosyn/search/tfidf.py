@@ -3,13 +3,16 @@
 Rows are L2-normalized, so S_sparse = inner product of two rows lies in [0, 1]
 (search/scoring.py computes it).
 The state (n-gram vocabulary and idf weights) is saved as JSON: loading it runs
-no code, unlike a pickled vectorizer. scikit-learn's vectorizer is built from
-it on the first transform only: importing scikit-learn took about a second
-of every `spacy.load`, and a linker whose mentions are all dictionary names
-takes their rows from the index and never needs it.
+no code, unlike a pickled vectorizer. scikit-learn fits it; mentions are
+transformed here, as scikit-learn's TfidfVectorizer transforms them
+(`_char_ngrams`, counts times idf, rows over their L2 norm): importing
+scikit-learn took 0.74 s of a fresh process's first linked text, for a few
+dozen strings (docs/record.md).
 """
+import re
+from collections import Counter
 from pathlib import Path
-from typing import Dict, Optional, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Union
 
 import numpy as np
 import srsly
@@ -20,13 +23,15 @@ from ..encoders.base import PROGRESS_MIN_TEXTS
 from ..files.storage import read_saved_json
 
 NGRAM_RANGE = (1, 2)
+# scikit-learn's char analyzer folds each run of two or more white space
+# characters into one space before taking n-grams.
+_WHITE_SPACE_RUNS = re.compile(r"\s\s+")
 
 
 class SparseEncoder:
     def __init__(self) -> None:
         self._vocabulary: Optional[Dict[str, int]] = None
         self._idf: Optional[np.ndarray] = None
-        self._vectorizer = None
 
     @property
     def is_fitted(self) -> bool:
@@ -56,17 +61,35 @@ class SparseEncoder:
         return rows.tocsr().sorted_indices()
 
     def _fitted(self, vectorizer) -> "SparseEncoder":
-        self._vectorizer = vectorizer
         self._vocabulary = {gram: int(i) for gram, i in vectorizer.vocabulary_.items()}
         self._idf = vectorizer.idf_.astype(np.float32)
         return self
 
     def transform(self, texts: Sequence[str]) -> sparse.csr_matrix:
+        """The texts' tf-idf rows (CSR, float32), unit or empty."""
         self._check_fitted("transform")
-        if self._vectorizer is None:
-            self._vectorizer = _vectorizer(vocabulary=self._vocabulary)
-            self._vectorizer.idf_ = self._idf
-        return self._vectorizer.transform(texts).tocsr()
+        columns: List[int] = []
+        counts: List[int] = []
+        indptr = [0]
+        for text in texts:
+            found = Counter(column for column in map(self._vocabulary.get, _char_ngrams(text)) if column is not None)
+            columns.extend(found)
+            counts.extend(found.values())
+            indptr.append(len(columns))
+        rows = sparse.csr_matrix(
+            (np.array(counts, dtype=np.float32), np.array(columns, dtype=np.int32), np.array(indptr, dtype=np.int64)),
+            shape=(len(texts), self.n_features),
+        )
+        rows.sort_indices()
+        rows.data *= self._idf[rows.indices]
+        # As scikit-learn's normalize: squares in float32, summed and divided in float64.
+        lengths = np.diff(rows.indptr)
+        norms = np.zeros(len(texts))
+        filled = lengths > 0
+        if filled.any():
+            norms[filled] = np.sqrt(np.add.reduceat((rows.data * rows.data).astype(np.float64), rows.indptr[:-1][filled]))
+        rows.data = (rows.data / np.repeat(norms, lengths)).astype(np.float32)
+        return rows
 
     def to_disk(self, path: Union[str, Path]) -> None:
         srsly.write_json(path, {"vocabulary": self.vocabulary, "idf": self._idf.tolist()})
@@ -75,7 +98,6 @@ class SparseEncoder:
         state = read_saved_json(path)
         self._vocabulary = state["vocabulary"]
         self._idf = np.asarray(state["idf"], dtype=np.float32)
-        self._vectorizer = None
         return self
 
     def _check_fitted(self, what: str) -> None:
@@ -83,10 +105,15 @@ class SparseEncoder:
             raise RuntimeError(f"SparseEncoder.{what} called before fit or from_disk")
 
 
-def _vectorizer(**kwargs):
+def _vectorizer():
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     # Texts arrive normalized, so no lower-casing here: one normalization only.
-    return TfidfVectorizer(
-        analyzer="char", ngram_range=NGRAM_RANGE, lowercase=False, dtype=np.float32, **kwargs
-    )
+    return TfidfVectorizer(analyzer="char", ngram_range=NGRAM_RANGE, lowercase=False, dtype=np.float32)
+
+
+def _char_ngrams(text: str) -> List[str]:
+    """The n-grams of NGRAM_RANGE that scikit-learn's char analyzer takes."""
+    text = _WHITE_SPACE_RUNS.sub(" ", text)
+    low, high = NGRAM_RANGE
+    return [text[i : i + n] for n in range(low, high + 1) for i in range(len(text) - n + 1)]

@@ -24,3 +24,33 @@ def test_fit_transform_equals_fit_then_transform():
     # and the fitted encoder goes on to transform new text as the other does
     unseen = ["brest cancer", "huntingtons"]
     assert (together.transform(unseen) != apart.transform(unseen)).nnz == 0
+
+
+def test_transform_gives_scikit_learns_rows_without_importing_it(tmp_path):
+    import subprocess
+    import sys
+
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    texts = [
+        "breast cancer", "brest  cancer", "breast\tcancer", "breast \t\n cancer", " huntington ", "",
+        "zzz", "qqq xx", "g6pd-deficiency (type ii)", "café au lait spots", "ß-thalassemia", "a" * 40,
+        "type 2 diabetes mellitus, non-insulin-dependent",
+    ]
+    encoder = SparseEncoder().fit(NAMES)
+    reference = TfidfVectorizer(analyzer="char", ngram_range=(1, 2), lowercase=False, dtype=np.float32).fit(NAMES)
+    ours, theirs = encoder.transform(texts), reference.transform(texts).tocsr()
+    for part in ("indptr", "indices", "data"):
+        np.testing.assert_array_equal(getattr(ours, part), getattr(theirs, part))
+    assert ours.dtype == np.float32 and ours.shape == (len(texts), encoder.n_features)
+
+    # A loaded pipeline's first mentions: the saved state, transformed, with scikit-learn never imported.
+    encoder.to_disk(tmp_path / "tfidf.json")
+    script = (
+        "import sys; from spacy_biosyn.search.tfidf import SparseEncoder; "
+        f"rows = SparseEncoder().from_disk({str(tmp_path / 'tfidf.json')!r}).transform(['brest cancer']); "
+        "print(rows.nnz, 'sklearn' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == [str(encoder.transform(["brest cancer"]).nnz), "False"]
