@@ -20,6 +20,7 @@ from scipy import sparse
 from tqdm import tqdm
 
 from ..encoders.base import PROGRESS_MIN_TEXTS
+from ..errors import SavedStateError
 from ..files.storage import read_saved_json
 
 NGRAM_RANGE = (1, 2)
@@ -71,10 +72,13 @@ class SparseEncoder:
         columns: List[int] = []
         counts: List[int] = []
         indptr = [0]
+        vocabulary = self._vocabulary
         for text in texts:
-            found = Counter(column for column in map(self._vocabulary.get, _char_ngrams(text)) if column is not None)
-            columns.extend(found)
-            counts.extend(found.values())
+            for gram, count in Counter(_char_ngrams(text)).items():
+                column = vocabulary.get(gram)
+                if column is not None:
+                    columns.append(column)
+                    counts.append(count)
             indptr.append(len(columns))
         rows = sparse.csr_matrix(
             (np.array(counts, dtype=np.float32), np.array(columns, dtype=np.int32), np.array(indptr, dtype=np.int64)),
@@ -95,9 +99,23 @@ class SparseEncoder:
         srsly.write_json(path, {"vocabulary": self.vocabulary, "idf": self._idf.tolist()})
 
     def from_disk(self, path: Union[str, Path]) -> "SparseEncoder":
-        state = read_saved_json(path)
-        self._vocabulary = state["vocabulary"]
-        self._idf = np.asarray(state["idf"], dtype=np.float32)
+        state = read_saved_json(path, expect=dict)
+        vocabulary, idf = state.get("vocabulary"), state.get("idf")
+        # Each n-gram's column indexes the idf weights: a column out of their
+        # range, or a weight that is not a positive number, would score wrong.
+        valid = (
+            isinstance(vocabulary, dict) and isinstance(idf, list) and len(idf) == len(vocabulary)
+            and all(type(weight) in (int, float) and weight > 0 and np.isfinite(weight) for weight in idf)
+            and all(type(column) is int for column in vocabulary.values())
+            and sorted(vocabulary.values()) == list(range(len(vocabulary)))
+        )
+        if not valid:
+            raise SavedStateError(
+                f"{path} does not hold a tf-idf vocabulary (each n-gram's column, 0 to n-1) and one positive "
+                "idf weight per column: the file was edited, or is not this package's; build the linker again"
+            )
+        self._vocabulary = vocabulary
+        self._idf = np.asarray(idf, dtype=np.float32)
         return self
 
     def _check_fitted(self, what: str) -> None:

@@ -1,6 +1,7 @@
 """The char tf-idf: fitting and transforming in one pass gives what fitting,
 then transforming, gives, byte for byte."""
 import numpy as np
+import pytest
 
 from spacy_biosyn.search.tfidf import SparseEncoder
 
@@ -54,3 +55,22 @@ def test_transform_gives_scikit_learns_rows_without_importing_it(tmp_path):
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == [str(encoder.transform(["brest cancer"]).nnz), "False"]
+
+
+@pytest.mark.parametrize("state", [
+    {"vocabulary": {"a": 0, "b": 2}, "idf": [1.0, 1.5]},  # a column past the weights
+    {"vocabulary": {"a": 0, "b": 1}, "idf": [1.0]},
+    {"vocabulary": {"a": 0, "b": 1}, "idf": [1.0, -2.0]},
+    {"vocabulary": {"a": 0, "b": "1"}, "idf": [1.0, 1.5]},
+    {"vocabulary": ["a", "b"], "idf": [1.0, 1.5]},
+    {"idf": [1.0]},
+    [1, 2],
+])
+def test_a_saved_state_that_would_score_wrong_is_refused_naming_the_file(tmp_path, state):
+    import srsly
+
+    from spacy_biosyn.errors import SavedStateError
+
+    srsly.write_json(tmp_path / "tfidf.json", state)
+    with pytest.raises(SavedStateError, match="tfidf.json"):
+        SparseEncoder().from_disk(tmp_path / "tfidf.json")
