@@ -79,7 +79,7 @@ class OnnxEncoder(EncoderBase):
             # the batch it came in: all-MiniLM-L6-v2 re-encoded 600 MEDIC names at
             # cosine 0.987 to 0.999 of their saved vectors, which a 0.99 probe refused.
             self.probe_min_cosine = 0.97
-        # The graph: its bytes when exported in this process, else the file read.
+        # The graph: the file it was read from, else its bytes (exported in this process).
         self._model: Union[bytes, "GraphFile", None] = None
         self._tokenizer_json: Optional[str] = None
         self._session = None
@@ -236,8 +236,8 @@ class OnnxEncoder(EncoderBase):
         # Spinning threads keep the cores busy after a run, and slowed the
         # name search (BLAS) that follows each encoding by half.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        # From a file's path ONNX Runtime keeps no copy of the graph's bytes.
-        graph = str(model.path) if isinstance(model, GraphFile) else model
+        # From a path ONNX Runtime keeps no copy of the graph's bytes.
+        graph = model.opening_path() if isinstance(model, GraphFile) else model
         self._session = onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
         self._model, self._tokenizer_json, self._tokenizer = model, tokenizer_json, tokenizer
         _LOADED.add(self)
@@ -248,8 +248,8 @@ class OnnxEncoder(EncoderBase):
         self._session = None
 
     def _require_session(self):
-        if self._session is None:
-            self._start(self._graph_bytes(), self._tokenizer_json, threads=1)
+        if self._session is None:  # a forked child's: the parent's file, or its bytes shared with the parent
+            self._start(self._require_model(), self._tokenizer_json, threads=1)
         return self._session
 
     def _graph_bytes(self) -> bytes:
@@ -282,8 +282,19 @@ class GraphFile:
     def __init__(self, path: Path):
         self.path = path
         self._file = open(path, "rb")  # noqa: SIM115: held for the encoder's life
+        weakref.finalize(self, self._file.close)
         self._signature = _signature(os.fstat(self._file.fileno()))
         self._sha256: Optional[str] = None
+
+    def opening_path(self) -> str:
+        """A path that opens this very file, whatever its name points to
+        now: ONNX Runtime reads a graph by path, and a save may replace the
+        file between this object's open and its own."""
+        self._check()
+        for folder in ("/proc/self/fd", "/dev/fd"):
+            if os.path.isdir(folder):
+                return f"{folder}/{self._file.fileno()}"
+        return str(self.path)
 
     def is_at(self, path: Path) -> bool:
         """Whether `path` is this very file, unchanged."""
@@ -293,12 +304,8 @@ class GraphFile:
             return False
 
     def read(self) -> bytes:
+        self._check()
         descriptor = self._file.fileno()
-        if _signature(os.fstat(descriptor)) != self._signature:
-            raise SavedStateError(
-                f"{self.path} was written over after this process loaded it, so it is no longer the graph "
-                "the encoder runs: load the pipeline again"
-            )
         size, chunks, done = self._signature[2], [], 0
         while done < size:  # pread: a forked child shares the file's offset with its parent
             chunk = os.pread(descriptor, size - done, done)
@@ -313,8 +320,18 @@ class GraphFile:
             self._sha256 = hashlib.sha256(self.read()).hexdigest()
         return self._sha256
 
+    def _check(self) -> None:
+        if _signature(os.fstat(self._file.fileno())) != self._signature:
+            raise SavedStateError(
+                f"{self.path} was written over after this process loaded it, so it is no longer the graph "
+                "the encoder runs: load the pipeline again"
+            )
+
 
 def _signature(stat: os.stat_result) -> tuple:
+    # Not ctime: deleting or replacing the file's folder changes it, and the
+    # file is held open to survive just that. A copy of the same size that
+    # puts the modification time back (cp -p) goes unseen.
     return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
 

@@ -183,6 +183,38 @@ def test_a_graph_written_over_after_the_load_is_refused_naming_it(converted, tmp
         nlp.to_disk(tmp_path / "b")
 
 
+def test_a_graph_replaced_while_it_loads_is_not_half_taken(converted, tmp_path):
+    # The session opens the file the encoder holds, not whatever its name points to by then.
+    import shutil
+
+    from spacy_biosyn.encoders.onnx import GraphFile
+
+    folder = tmp_path / "encoder"
+    shutil.copytree(converted / "onnx" / "biosyn_linker" / "encoder", folder)
+    loaded = OnnxEncoder("tiny").from_disk(folder)
+    expected = loaded.encode(TEXTS)
+    held = GraphFile(folder / "model.onnx")
+    other = tmp_path / "other.onnx"
+    other.write_bytes(loaded.quantized()._graph_bytes())  # another graph, other vectors
+    os.replace(other, folder / "model.onnx")
+    encoder = OnnxEncoder("tiny")._start(held, (folder / "tokenizer.json").read_text(encoding="utf8"))
+    np.testing.assert_allclose(encoder.encode(TEXTS), expected, atol=1e-6)
+    assert encoder.weights_digest == loaded.weights_digest
+
+
+def test_a_forked_child_runs_the_held_file_and_keeps_no_copy_of_its_bytes(converted):
+    from spacy_biosyn.encoders.onnx import GraphFile
+
+    encoder = OnnxEncoder("tiny").from_disk(converted / "onnx" / "biosyn_linker" / "encoder")
+    expected = encoder.encode(TEXTS)
+    child = os.fork()
+    if child == 0:  # the child's own one-thread session, from the parent's file
+        same = np.allclose(encoder.encode(TEXTS), expected, atol=1e-6)
+        os._exit(0 if same and isinstance(encoder._model, GraphFile) else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
 def test_a_pytorch_encoder_folder_is_not_read_as_onnx(converted):
     with pytest.raises(ValueError, match="holds no model.onnx"):
         OnnxEncoder("any").from_disk(converted / "torch" / "biosyn_linker" / "encoder")
