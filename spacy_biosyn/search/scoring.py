@@ -79,6 +79,12 @@ def pooled_sparse_scores(names: sparse.csr_matrix, queries: sparse.csr_matrix, i
     return np.asarray(pooled.sum(axis=1), dtype=np.float32).reshape(n_queries, pool)
 
 
+def sorts_by_group_bound(n: int, k: int, block: int = 64) -> bool:
+    """Whether top_k of k among n scores a row sorts only those above its
+    group bound; with fewer it sorts the whole row."""
+    return n >= 4 * k * block
+
+
 def top_k(scores: np.ndarray, k: int, block: int = 64) -> np.ndarray:
     """The column ids of each row's k highest scores, best first and equal
     scores in id order, as a stable sort of the whole row gives them.
@@ -92,7 +98,7 @@ def top_k(scores: np.ndarray, k: int, block: int = 64) -> np.ndarray:
     """
     n_rows, n = scores.shape
     k = min(k, n)
-    if n < 4 * k * block:
+    if not sorts_by_group_bound(n, k, block):
         return np.argsort(-scores, axis=1, kind="stable")[:, :k]
     groups = n // block
     group_max = scores[:, : groups * block].reshape(n_rows, block, groups).max(axis=1)

@@ -69,6 +69,9 @@ class SparseEncoder:
     def transform(self, texts: Sequence[str]) -> sparse.csr_matrix:
         """The texts' tf-idf rows (CSR, float32), unit or empty."""
         self._check_fitted("transform")
+        if isinstance(texts, str):  # as scikit-learn refuses it: each character would be a text
+            raise TypeError(f"transform takes a list of texts, not the str {texts!r:.60}")
+        texts = list(texts)
         columns: List[int] = []
         counts: List[int] = []
         indptr = [0]
@@ -105,17 +108,19 @@ class SparseEncoder:
         # range, or a weight that is not a positive number, would score wrong.
         valid = (
             isinstance(vocabulary, dict) and isinstance(idf, list) and len(idf) == len(vocabulary)
-            and all(type(weight) in (int, float) and weight > 0 and np.isfinite(weight) for weight in idf)
+            and all(type(weight) in (int, float) for weight in idf)
             and all(type(column) is int for column in vocabulary.values())
             and sorted(vocabulary.values()) == list(range(len(vocabulary)))
         )
-        if not valid:
+        # Checked as float32 holds them: 1e39 would be infinite there, 1e-50 zero.
+        weights = np.asarray(idf, dtype=np.float32) if valid else None
+        if not valid or not (np.isfinite(weights).all() and (weights > 0).all()):
             raise SavedStateError(
                 f"{path} does not hold a tf-idf vocabulary (each n-gram's column, 0 to n-1) and one positive "
                 "idf weight per column: the file was edited, or is not this package's; build the linker again"
             )
         self._vocabulary = vocabulary
-        self._idf = np.asarray(idf, dtype=np.float32)
+        self._idf = weights
         return self
 
     def _check_fitted(self, what: str) -> None:

@@ -61,6 +61,8 @@ def test_transform_gives_scikit_learns_rows_without_importing_it(tmp_path):
     {"vocabulary": {"a": 0, "b": 2}, "idf": [1.0, 1.5]},  # a column past the weights
     {"vocabulary": {"a": 0, "b": 1}, "idf": [1.0]},
     {"vocabulary": {"a": 0, "b": 1}, "idf": [1.0, -2.0]},
+    {"vocabulary": {"a": 0, "b": 1}, "idf": [1.0, 1e39]},  # infinite in float32
+    {"vocabulary": {"a": 0, "b": 1}, "idf": [1.0, 1e-50]},  # zero in float32
     {"vocabulary": {"a": 0, "b": "1"}, "idf": [1.0, 1.5]},
     {"vocabulary": ["a", "b"], "idf": [1.0, 1.5]},
     {"idf": [1.0]},
@@ -74,3 +76,10 @@ def test_a_saved_state_that_would_score_wrong_is_refused_naming_the_file(tmp_pat
     srsly.write_json(tmp_path / "tfidf.json", state)
     with pytest.raises(SavedStateError, match="tfidf.json"):
         SparseEncoder().from_disk(tmp_path / "tfidf.json")
+
+
+def test_transform_refuses_a_bare_string_and_takes_any_iterable():
+    encoder = SparseEncoder().fit(NAMES)
+    with pytest.raises(TypeError, match="a list of texts, not the str 'breast cancer'"):
+        encoder.transform("breast cancer")
+    assert (encoder.transform(t for t in ["breast cancer"]) != encoder.transform(["breast cancer"])).nnz == 0
