@@ -113,7 +113,8 @@ class SparseEncoder:
             and sorted(vocabulary.values()) == list(range(len(vocabulary)))
         )
         # Checked as float32 holds them: 1e39 would be infinite there, 1e-50 zero.
-        weights = np.asarray(idf, dtype=np.float32) if valid else None
+        with np.errstate(over="ignore"):  # an overflow is refused below, not warned of
+            weights = np.asarray(idf, dtype=np.float32) if valid else None
         if not valid or not (np.isfinite(weights).all() and (weights > 0).all()):
             raise SavedStateError(
                 f"{path} does not hold a tf-idf vocabulary (each n-gram's column, 0 to n-1) and one positive "
