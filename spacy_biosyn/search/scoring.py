@@ -79,13 +79,18 @@ def pooled_sparse_scores(names: sparse.csr_matrix, queries: sparse.csr_matrix, i
     return np.asarray(pooled.sum(axis=1), dtype=np.float32).reshape(n_queries, pool)
 
 
-def sorts_by_group_bound(n: int, k: int, block: int = 64) -> bool:
+# Scores a row's groups hold in top_k: the search asks sorts_by_group_bound
+# with this same size, so the two cannot drift apart.
+BLOCK = 64
+
+
+def sorts_by_group_bound(n: int, k: int, block: int = BLOCK) -> bool:
     """Whether top_k of k among n scores a row sorts only those above its
     group bound; with fewer it sorts the whole row."""
     return n >= 4 * k * block
 
 
-def top_k(scores: np.ndarray, k: int, block: int = 64) -> np.ndarray:
+def top_k(scores: np.ndarray, k: int, block: int = BLOCK) -> np.ndarray:
     """The column ids of each row's k highest scores, best first and equal
     scores in id order, as a stable sort of the whole row gives them.
 
