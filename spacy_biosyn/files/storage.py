@@ -31,9 +31,9 @@ import struct
 import time
 import uuid
 import zipfile
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, Optional, TypeVar, Union
+from typing import Any, BinaryIO, Callable, Dict, Iterable, Iterator, Optional, TypeVar, Union
 
 import numpy as np
 import srsly
@@ -265,15 +265,15 @@ def file_sha256(path: Union[str, Path]) -> str:
     return digest.hexdigest()
 
 
-def mapped_npz(path: Union[str, Path]) -> Dict[str, np.ndarray]:
-    """The arrays of an .npz file, memory-mapped where the archive stores
-    them uncompressed (np.savez, scipy's save_npz(compressed=False)): pages
-    are read when touched, so a search that reads a few rows of a large
-    matrix keeps the rest on disk. Compressed members are read whole.
-    Never unpickles."""
-    path = Path(path)
+def mapped_npz(path: Union[str, Path, BinaryIO]) -> Dict[str, np.ndarray]:
+    """The arrays of an .npz file (a path, or a file open for reading),
+    memory-mapped where the archive stores them uncompressed (np.savez,
+    scipy's save_npz(compressed=False)): pages are read when touched, so a
+    search that reads a few rows of a large matrix keeps the rest on disk.
+    Compressed members are read whole. Never unpickles."""
+    path = path if hasattr(path, "read") else Path(path)
     arrays = {}
-    with zipfile.ZipFile(path) as archive, path.open("rb") as raw:
+    with zipfile.ZipFile(path) as archive, nullcontext(path) if hasattr(path, "read") else path.open("rb") as raw:
         stored = all(info.compress_type == zipfile.ZIP_STORED for info in archive.infolist())
         for info in archive.infolist():
             name = info.filename[: -len(".npy")]

@@ -3,16 +3,18 @@
 Rows are L2-normalized, so S_sparse = inner product of two rows lies in [0, 1]
 (search/scoring.py computes it).
 The state (n-gram vocabulary and idf weights) is saved as JSON: loading it runs
-no code, unlike a pickled vectorizer. scikit-learn fits it; mentions are
-transformed here, as scikit-learn's TfidfVectorizer transforms them
-(`_char_ngrams`, counts times idf, rows over their L2 norm): importing
-scikit-learn took 0.74 s of a fresh process's first linked text, for a few
-dozen strings (docs/record.md).
+no code, unlike a pickled vectorizer. It is fitted and applied here as
+scikit-learn's TfidfVectorizer fits and applies it, byte for byte
+(`_char_ngrams`, smooth idf in float32, counts times idf, rows over their L2
+norm), without importing it: the import took 0.74 s of a fresh process's
+first linked text, and its fit_transform held a UMLS-size vocabulary's rows
+three times over (docs/record.md).
 """
 import re
 from collections import Counter
+from itertools import chain
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Callable, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 import srsly
@@ -21,9 +23,13 @@ from tqdm import tqdm
 
 from ..encoders.base import PROGRESS_MIN_TEXTS
 from ..errors import SavedStateError
+from ..files.downloads import cache_folder
+from ..files.spill import FILE_FROM_BYTES, RowsFile
 from ..files.storage import read_saved_json
 
 NGRAM_RANGE = (1, 2)
+# Names analysed at a time: each chunk's rows pass through Python lists.
+_CHUNK = 65_536
 # scikit-learn's char analyzer folds each run of two or more white space
 # characters into one space before taking n-grams.
 _WHITE_SPACE_RUNS = re.compile(r"\s\s+")
@@ -49,22 +55,66 @@ class SparseEncoder:
         return len(self.vocabulary)
 
     def fit(self, names: Sequence[str]) -> "SparseEncoder":
-        return self._fitted(_vectorizer().fit(names))
+        """Each n-gram's column (alphabetical, as scikit-learn orders them) and
+        idf weight, from the names' document frequencies."""
+        self._fit(names)
+        return self
 
     def fit_transform(self, names: Sequence[str]) -> sparse.csr_matrix:
-        """`fit(names).transform(names)`, with each name analysed once
-        instead of twice: the tf-idf step of a build takes half the time."""
-        vectorizer = _vectorizer()
-        # scikit-learn reads the names once, in order: the bar's rate and time left are the step's.
-        bar = tqdm(names, desc="tf-idf", unit="name", disable=len(names) < PROGRESS_MIN_TEXTS, leave=False)
-        rows = vectorizer.fit_transform(bar)
-        self._fitted(vectorizer)
-        return rows.tocsr().sorted_indices()
+        """`fit(names).transform(names)`, the rows written a chunk of names
+        at a time into arrays sized by the fit: scikit-learn's fit_transform
+        held a UMLS-size vocabulary's rows three times over at its peak
+        (docs/record.md). Rows of FILE_FROM_BYTES or more are written to a
+        file in the cache folder and mapped (files/spill.py)."""
+        nnz = self._fit(names)
+        shape = (len(names), self.n_features)
+        if nnz * 8 >= FILE_FROM_BYTES:
+            written = RowsFile(cache_folder() / "spill", *shape, nnz)
+            self._each_chunk(names, written.add)
+            return written.rows()
+        data = np.empty(nnz, dtype=np.float32)
+        indices = np.empty(nnz, dtype=np.int32)
+        indptr = np.zeros(len(names) + 1, dtype=np.int64)
+        filled = [0, 0]  # rows, entries
 
-    def _fitted(self, vectorizer) -> "SparseEncoder":
-        self._vocabulary = {gram: int(i) for gram, i in vectorizer.vocabulary_.items()}
-        self._idf = vectorizer.idf_.astype(np.float32)
-        return self
+        def add(rows: sparse.csr_matrix) -> None:
+            start, at = filled
+            data[at : at + rows.nnz] = rows.data
+            indices[at : at + rows.nnz] = rows.indices
+            indptr[start + 1 : start + 1 + rows.shape[0]] = rows.indptr[1:] + at
+            filled[:] = start + rows.shape[0], at + rows.nnz
+
+        self._each_chunk(names, add)
+        return sparse.csr_matrix((data, indices, indptr), shape=shape)
+
+    def _each_chunk(self, names: Sequence[str], add: Callable[[sparse.csr_matrix], None]) -> None:
+        with _bar(len(names), "tf-idf rows") as bar:
+            for start in range(0, len(names), _CHUNK):
+                rows = self.transform(names[start : start + _CHUNK])
+                add(rows)
+                bar.update(rows.shape[0])
+
+    def _fit(self, names: Sequence[str]) -> int:
+        """Fit as scikit-learn's TfidfVectorizer (smooth idf, in float32) fits;
+        the number of entries the names' rows will hold."""
+        if isinstance(names, str):
+            raise TypeError(f"fit takes a list of names, not the str {names!r:.60}")
+        frequencies: Counter = Counter()
+        with _bar(len(names), "tf-idf n-grams") as bar:
+            for start in range(0, len(names), _CHUNK):
+                chunk = names[start : start + _CHUNK]
+                frequencies.update(chain.from_iterable(set(_char_ngrams(name)) for name in chunk))
+                bar.update(len(chunk))
+        grams = sorted(frequencies)
+        self._vocabulary = {gram: column for column, gram in enumerate(grams)}
+        counts = np.array([frequencies[gram] for gram in grams], dtype=np.int64)
+        # scikit-learn's arithmetic, step by step in float32, so that the weights are its own.
+        idf = np.full(len(grams), len(names) + 1, dtype=np.float32)
+        idf /= counts.astype(np.float32) + np.float32(1)
+        np.log(idf, out=idf)
+        idf += np.float32(1)
+        self._idf = idf
+        return int(counts.sum())
 
     def transform(self, texts: Sequence[str]) -> sparse.csr_matrix:
         """The texts' tf-idf rows (CSR, float32), unit or empty."""
@@ -75,13 +125,13 @@ class SparseEncoder:
         columns: List[int] = []
         counts: List[int] = []
         indptr = [0]
-        vocabulary = self._vocabulary
+        column_of = self._vocabulary.get
         for text in texts:
-            for gram, count in Counter(_char_ngrams(text)).items():
-                column = vocabulary.get(gram)
-                if column is not None:
-                    columns.append(column)
-                    counts.append(count)
+            # Counted by column, unknown n-grams under None: the loops stay in C.
+            found = Counter(map(column_of, _char_ngrams(text)))
+            found.pop(None, None)
+            columns.extend(found)
+            counts.extend(found.values())
             indptr.append(len(columns))
         rows = sparse.csr_matrix(
             (np.array(counts, dtype=np.float32), np.array(columns, dtype=np.int32), np.array(indptr, dtype=np.int64)),
@@ -129,11 +179,8 @@ class SparseEncoder:
             raise RuntimeError(f"SparseEncoder.{what} called before fit or from_disk")
 
 
-def _vectorizer():
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    # Texts arrive normalized, so no lower-casing here: one normalization only.
-    return TfidfVectorizer(analyzer="char", ngram_range=NGRAM_RANGE, lowercase=False, dtype=np.float32)
+def _bar(total: int, desc: str) -> tqdm:
+    return tqdm(total=total, desc=desc, unit="name", disable=total < PROGRESS_MIN_TEXTS, leave=False)
 
 
 def _char_ngrams(text: str) -> List[str]:

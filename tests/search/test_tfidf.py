@@ -1,5 +1,5 @@
-"""The char tf-idf: fitting and transforming in one pass gives what fitting,
-then transforming, gives, byte for byte."""
+"""The char tf-idf: fitted and applied as scikit-learn's TfidfVectorizer
+fits and applies it, byte for byte, without importing it."""
 import numpy as np
 import pytest
 
@@ -25,6 +25,42 @@ def test_fit_transform_equals_fit_then_transform():
     # and the fitted encoder goes on to transform new text as the other does
     unseen = ["brest cancer", "huntingtons"]
     assert (together.transform(unseen) != apart.transform(unseen)).nnz == 0
+
+
+def test_fit_transform_gives_scikit_learns_vocabulary_weights_and_rows_a_chunk_at_a_time(monkeypatch):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from spacy_biosyn.search import tfidf
+
+    monkeypatch.setattr(tfidf, "_CHUNK", 5)  # chunks of names that split the list unevenly
+    names = NAMES + ["brest  cancer", "café au lait spots", "ß-thalassemia", "breast cancer"]
+    encoder = SparseEncoder()
+    ours = encoder.fit_transform(names)
+    reference = TfidfVectorizer(analyzer="char", ngram_range=(1, 2), lowercase=False, dtype=np.float32)
+    theirs = reference.fit_transform(names).tocsr().sorted_indices()  # as a build kept them
+    assert encoder.vocabulary == {gram: int(column) for gram, column in reference.vocabulary_.items()}
+    np.testing.assert_array_equal(encoder._idf, reference.idf_)
+    assert encoder._idf.dtype == np.float32
+    for part in ("indptr", "indices", "data"):
+        np.testing.assert_array_equal(getattr(ours, part), getattr(theirs, part))
+    with pytest.raises(TypeError, match="not the str"):
+        SparseEncoder().fit("breast cancer")
+
+
+def test_a_large_vocabularys_rows_are_kept_in_an_unnamed_file_and_mapped(tmp_path, monkeypatch):
+    from spacy_biosyn.search import tfidf
+
+    in_memory = SparseEncoder().fit_transform(NAMES)
+    monkeypatch.setattr(tfidf, "FILE_FROM_BYTES", 1)  # every vocabulary counts as large
+    monkeypatch.setattr(tfidf, "_CHUNK", 5)
+    monkeypatch.setenv("SPACY_BIOSYN_CACHE", str(tmp_path))
+    mapped = SparseEncoder().fit_transform(NAMES)
+    for part in ("indptr", "indices", "data"):
+        array = getattr(mapped, part)
+        np.testing.assert_array_equal(array, getattr(in_memory, part))
+        while not isinstance(array, np.memmap):
+            array = array.base
+    assert list((tmp_path / "spill").iterdir()) == []  # unnamed: nothing left if the process dies
 
 
 def test_transform_gives_scikit_learns_rows_without_importing_it(tmp_path):

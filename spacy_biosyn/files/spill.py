@@ -1,0 +1,97 @@
+"""tf-idf rows of a large vocabulary kept in a file, not in memory.
+
+A UMLS-size vocabulary's rows take 1.2 GiB (3.26M names). A build held them
+beside faiss's codes, which brought its peak over 4 GB, although the saved
+index memory-maps them anyway. So a large vocabulary's rows are written to
+an unnamed file (gone when closed, even after a crash) in the cache folder
+as they are computed, and mapped back: on disk, not in /tmp (a tmpfs there
+is memory). A pass over every row gives its pages back as it goes
+(`drop_pages`), and `save_rows` writes rows a chunk at a time.
+"""
+import mmap
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Union
+
+import numpy as np
+from scipy import sparse
+
+# Rows' bytes from which they are kept in a file: above MeSH's or MEDIC's
+# (tens of MB), under a million names' (about 300 MB).
+FILE_FROM_BYTES = 1 << 28
+# Bytes written at a time by save_rows.
+_SAVE_CHUNK = 1 << 24
+
+
+class RowsFile:
+    """CSR rows of known size, written in order a chunk at a time (`add`)
+    to an unnamed file, then mapped back read-only (`rows`)."""
+
+    def __init__(self, folder: Union[str, Path], n_rows: int, n_columns: int, nnz: int):
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        self._file = tempfile.TemporaryFile(dir=folder)
+        self._shape = (n_rows, n_columns)
+        self._nnz = nnz
+        # Columns and row starts of one type, as scipy keeps them: a search
+        # on mixed types would convert every column to int64 each time.
+        self._index = np.dtype(np.int32 if nnz < 2**31 and n_columns < 2**31 else np.int64)
+        self._indices_at = nnz * 4  # float32 values first, then the columns, then the row starts
+        self._indptr_at = self._indices_at + nnz * self._index.itemsize
+        self._filled_rows = 0
+        self._filled = 0
+        os.pwrite(self._file.fileno(), np.zeros(1, dtype=self._index).tobytes(), self._indptr_at)
+
+    def add(self, rows: sparse.csr_matrix) -> None:
+        fd, n = self._file.fileno(), rows.nnz
+        if self._filled + n > self._nnz or self._filled_rows + rows.shape[0] > self._shape[0]:
+            raise ValueError(f"rows beyond the {self._shape[0]:,} rows and {self._nnz:,} entries planned")
+        os.pwrite(fd, rows.data.astype(np.float32, copy=False).tobytes(), self._filled * 4)
+        size = self._index.itemsize
+        os.pwrite(fd, rows.indices.astype(self._index, copy=False).tobytes(), self._indices_at + self._filled * size)
+        starts = rows.indptr[1:].astype(self._index) + self._filled
+        os.pwrite(fd, starts.tobytes(), self._indptr_at + (self._filled_rows + 1) * size)
+        self._filled += n
+        self._filled_rows += rows.shape[0]
+
+    def rows(self) -> sparse.csr_matrix:
+        """The rows written, mapped: each page is read when a search touches it."""
+        if (self._filled_rows, self._filled) != (self._shape[0], self._nnz):
+            raise ValueError(f"{self._filled_rows:,} rows of {self._shape[0]:,} written")
+        self._file.flush()
+        data, indices, indptr = (
+            np.memmap(self._file, dtype=dtype, mode="r", offset=offset, shape=(count,))
+            for dtype, offset, count in ((np.float32, 0, self._nnz), (self._index, self._indices_at, self._nnz),
+                                         (self._index, self._indptr_at, self._shape[0] + 1))
+        )
+        return sparse.csr_matrix((data, indices, indptr), shape=self._shape)
+
+
+def drop_pages(rows: sparse.csr_matrix) -> None:
+    """Give back the pages of `rows`' memory maps that this process has read
+    (they stay in the page cache, and a later read maps them again); rows
+    in memory are left as they are."""
+    for part in (rows.data, rows.indices, rows.indptr):
+        while part is not None and not isinstance(part, np.memmap):
+            part = part.base
+        region = getattr(part, "_mmap", None)
+        if region is not None:
+            region.madvise(mmap.MADV_DONTNEED)
+
+
+def save_rows(path: Union[str, Path], rows: sparse.csr_matrix) -> None:
+    """`rows` as scipy's save_npz(compressed=False) saves them, written a
+    chunk at a time with their mapped pages given back as it goes: saving a
+    UMLS-size index read its 1.2 GiB of rows into memory."""
+    members = {"indices": rows.indices, "indptr": rows.indptr, "format": np.array(b"csr"),
+               "shape": np.array(rows.shape), "data": rows.data}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for name, array in members.items():
+            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array_header_2_0(member, np.lib.format.header_data_from_array_1_0(array))
+                flat = array.reshape(-1)
+                step = max(1, _SAVE_CHUNK // max(1, array.itemsize))
+                for start in range(0, len(flat), step):
+                    member.write(np.ascontiguousarray(flat[start : start + step]).tobytes())
+                    drop_pages(rows)
