@@ -11,7 +11,7 @@ each part it is given with `check_part`; tests/test_registry.py checks
 that every registered part fulfils its contract. (The Protocols are
 runtime-checkable, which spaCy's validation needs to accept them.)
 """
-from typing import TYPE_CHECKING, Any, List, NamedTuple, Optional, Protocol, Sequence, Set, Tuple, runtime_checkable
+from typing import TYPE_CHECKING, Any, Iterator, List, NamedTuple, Optional, Protocol, Sequence, Set, Tuple, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -103,6 +103,23 @@ class Encoder(Protocol):
 
 
 @runtime_checkable
+class NameVectors(Protocol):
+    """The names' dense vectors as an index is built from them: in row
+    order a chunk at a time, some rows for training, or all at once."""
+
+    def __len__(self) -> int: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def take(self, rows: "np.ndarray") -> "np.ndarray": ...
+
+    def chunks(self) -> Iterator["np.ndarray"]: ...
+
+    def whole(self) -> "np.ndarray": ...
+
+
+@runtime_checkable
 class SearchIndex(Protocol):
     """The names' vectors and tf-idf rows, and the k best names of each
     mention by S = dense + weight * sparse."""
@@ -118,7 +135,9 @@ class SearchIndex(Protocol):
     @property
     def holds_exact_vectors(self) -> bool: ...
 
-    def build(self, vectors: "np.ndarray", sparse_vectors: "sparse.csr_matrix") -> Any: ...
+    def build(self, vectors: "np.ndarray", sparse_vectors: "sparse.csr_matrix") -> Any:
+        """Index the names: `vectors` is an array, or NameVectors for an index
+        whose `builds_from_chunks` is True (it is filled as they are encoded)."""
 
     def add(self, vectors: "np.ndarray", sparse_vectors: "sparse.csr_matrix") -> None: ...
 

@@ -31,9 +31,12 @@ from scipy import sparse
 
 from ..checks import is_whole_number
 from ..errors import MismatchError, SavedStateError
+from ..files.spill import save_rows
 from ..files.storage import mapped_npz
 from ..parts import EXACT_INDEX, EXACT_INDEX_V1, EXACT_INDEX_V2, registry
+from ..ty import NameVectors
 from .int16_vectors import from_int16, int16_codes
+from .name_vectors import name_vectors
 from .scoring import biosyn_scores, max_sparse_gain, sorts_by_group_bound, top_k
 
 # The names' tf-idf rows, in every back-end's folder; the linker checksums it.
@@ -80,10 +83,15 @@ class IndexBase:
         compressed ones: then a mention that is a name can take its vector."""
         raise NotImplementedError
 
-    def build(self, vectors: np.ndarray, sparse_vectors: sparse.csr_matrix):
+    # NameRanker gives build() the names' vectors as they are encoded (NameVectors).
+    builds_from_chunks = True
+
+    def build(self, vectors: Union[np.ndarray, NameVectors], sparse_vectors: sparse.csr_matrix):
+        vectors = name_vectors(vectors)
         _check_rows(vectors, sparse_vectors)
-        self._build_dense(np.ascontiguousarray(vectors, dtype=np.float32))
         self._sparse = sparse.csr_matrix(sparse_vectors, dtype=np.float32)
+        self._index_sparse()
+        self._build_dense(vectors)
         return self
 
     def add(self, vectors: np.ndarray, sparse_vectors: sparse.csr_matrix) -> None:
@@ -123,7 +131,10 @@ class IndexBase:
     def _search_chunk(self, dense_q, sparse_q, weight, k):
         raise NotImplementedError
 
-    def _build_dense(self, vectors: np.ndarray) -> None:
+    def _index_sparse(self) -> None:
+        """Index the tf-idf rows beyond holding them, before the vectors come."""
+
+    def _build_dense(self, vectors: NameVectors) -> None:
         raise NotImplementedError
 
     def _add_dense(self, vectors: np.ndarray) -> None:
@@ -133,7 +144,7 @@ class IndexBase:
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         # Uncompressed, so that loading maps the rows instead of reading them.
-        sparse.save_npz(path / SPARSE_FILE, self._sparse, compressed=False)
+        save_rows(path / SPARSE_FILE, self._sparse)
 
     def from_disk(self, path: Union[str, Path]):
         file = Path(path) / SPARSE_FILE
@@ -181,8 +192,9 @@ class ExactIndex(IndexBase):
     def holds_exact_vectors(self) -> bool:
         return True
 
-    def _build_dense(self, vectors: np.ndarray) -> None:
-        self._vectors, self._scales = self._as_saved(vectors)
+    def _build_dense(self, vectors: NameVectors) -> None:
+        # Held whole in the end: at the sizes this index is for, the float32 copy is a passing cost.
+        self._vectors, self._scales = self._as_saved(vectors.whole())
 
     def _add_dense(self, vectors: np.ndarray) -> None:
         added, scales = self._as_saved(vectors)
@@ -330,6 +342,6 @@ def _flat_vectors(path: Path) -> np.ndarray:
     return dense.reconstruct_batch(np.arange(dense.ntotal, dtype=np.int64))
 
 
-def _check_rows(vectors: np.ndarray, sparse_vectors: sparse.csr_matrix) -> None:
-    if vectors.shape[0] != sparse_vectors.shape[0]:
-        raise ValueError(f"{vectors.shape[0]} dense but {sparse_vectors.shape[0]} sparse name vectors")
+def _check_rows(vectors, sparse_vectors: sparse.csr_matrix) -> None:
+    if len(vectors) != sparse_vectors.shape[0]:
+        raise ValueError(f"{len(vectors)} dense but {sparse_vectors.shape[0]} sparse name vectors")

@@ -8,13 +8,14 @@ from typing import Tuple
 
 import numpy as np
 
+from .name_vectors import check_finite
+
 _LARGEST = 32767
 
 
 def int16_codes(vectors: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """(codes, scales) of float32 `vectors`: codes[i] * scales[i] ~ vectors[i]."""
-    if not np.isfinite(vectors).all():
-        raise ValueError("name vectors hold NaN or infinity: the encoder gave no usable vector for some name")
+    check_finite(vectors)
     scales = (np.abs(vectors).max(axis=1) / _LARGEST).astype(np.float32)
     scales[scales == 0] = 1  # a zero vector stays zero
     codes = np.rint(vectors / scales[:, None]).astype(np.int16)

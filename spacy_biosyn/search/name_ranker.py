@@ -19,7 +19,7 @@ import numpy as np
 import srsly
 from scipy.sparse import csr_matrix, vstack
 
-from ..encoders.vector_cache import encode_names
+from ..encoders.vector_cache import EncodedNames, encode_names
 from ..errors import DictionaryError, MismatchError
 from ..files.storage import MANIFEST, check_manifest, file_sha256, read_saved_json, write_manifest
 from ..kb.dictionary import Dictionary, NameRows, read_details, write_details
@@ -201,9 +201,7 @@ class NameRanker:
             sparse_rows = self.sparse.transform(dictionary.names)
         if announce is not None:
             announce(self._plan(len(dictionary), sparse_rows.nnz))
-        if vectors is None:
-            vectors = encode_names(self.encoder, dictionary.names)
-        self.index.build(vectors, sparse_rows)
+        self.index.build(self._name_vectors(dictionary.names) if vectors is None else vectors, sparse_rows)
         self.dictionary = dictionary
         self.synonyms = None
         self._nil_default = None
@@ -222,9 +220,15 @@ class NameRanker:
         self.encoder = encoder
         self._nil_default = None
         if reencode and self.is_ready:
-            self.index.build(encode_names(encoder, self.dictionary.names), self.index.sparse_vectors)
+            self.index.build(self._name_vectors(self.dictionary.names), self.index.sparse_vectors)
             if self.synonyms is not None:
                 self._index_synonyms()
+
+    def _name_vectors(self, names: Sequence[str]):
+        """The names' vectors from the encoder: as they are encoded, for an
+        index that is filled so; else all of them."""
+        encoded = EncodedNames(self.encoder, names)
+        return encoded if getattr(self.index, "builds_from_chunks", False) else encoded.whole()
 
     def add_synonyms(self, synonyms: Dictionary) -> None:
         """Search more names, such as training mentions or a user's domain

@@ -22,6 +22,7 @@ from scipy import sparse
 from ..errors import SavedStateError
 from ..names import LARGE_VOCABULARY_NAMES
 from ..parts import SIZED_INDEX, SIZED_INDEX_V1, registry
+from ..ty import NameVectors
 from .index import ExactIndex, VectorPrecision, check_vector_precision, estimated_bytes
 
 _KIND_FILE = "kind.json"
@@ -73,7 +74,9 @@ class SizedIndex:
         kind = "faiss " + self.factory if faiss else "exact"
         return kind, estimated_bytes(n_names, dim, sparse_nnz, bytes_per_dimension=1 if faiss else 4)
 
-    def build(self, vectors: np.ndarray, sparse_vectors: sparse.csr_matrix) -> "SizedIndex":
+    builds_from_chunks = True
+
+    def build(self, vectors: Union[np.ndarray, NameVectors], sparse_vectors: sparse.csr_matrix) -> "SizedIndex":
         faiss = self.uses_faiss(len(vectors))
         if len(vectors) >= self.faiss_from and not faiss:
             warnings.warn(

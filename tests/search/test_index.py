@@ -1,5 +1,7 @@
 """The exact index must return exactly the brute-force ranking of S; the
 approximate back-ends must come close and survive a save and load."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy import sparse
@@ -342,3 +344,98 @@ def test_without_faiss_the_error_names_the_extra_that_brings_it(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "faiss", None)  # as if not installed
     with pytest.raises(ImportError, match=r'spacy_biosyn.FaissIndex.v1 needs faiss: pip install "spacy-biosyn\[faiss\]"'):
         import_faiss("spacy_biosyn.FaissIndex.v1")
+
+
+class ChunkedVectors:
+    """Name vectors given as a build from the encoder gives them: a chunk
+    at a time and as a training sample, never all at once."""
+
+    def __init__(self, array, chunk=128):
+        self.array, self.chunk = array, chunk
+
+    def __len__(self):
+        return len(self.array)
+
+    @property
+    def dim(self):
+        return self.array.shape[1]
+
+    def take(self, rows):
+        return self.array[rows]
+
+    def chunks(self):
+        for start in range(0, len(self.array), self.chunk):
+            yield self.array[start : start + self.chunk]
+
+    def whole(self):
+        raise AssertionError("the index asked for every name's vector at once")
+
+
+@pytest.mark.parametrize("factory", ["Flat", "IVF8,SQ8"])
+def test_faiss_filled_a_chunk_at_a_time_ranks_as_one_filled_at_once(factory):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=9, n_names=1000)
+    # A training sample smaller than the names, as at UMLS size; tf-idf rows projected a chunk at a time.
+    settings = dict(factory=factory, pool_size=16, nprobe=2, sparse_dims=16, sparse_factory="IVF4,SQ8",
+                    max_training_names=300)
+    whole = FaissIndex(**settings).build(names_dense, names_sparse)
+    chunked = FaissIndex(**settings).build(ChunkedVectors(names_dense), names_sparse)
+    for a, b in zip(whole.search(q_dense, q_sparse, 0.5, 10), chunked.search(q_dense, q_sparse, 0.5, 10)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_name_vector_holding_nan_in_a_later_chunk_is_refused_by_faiss():
+    names_dense, names_sparse, _, _ = random_problem(seed=2)
+    names_dense[400, 3] = np.nan
+    with pytest.raises(ValueError, match="name vectors hold NaN or infinity"):
+        FaissIndex("IVF8,SQ8", max_training_names=100).build(ChunkedVectors(names_dense), names_sparse)
+
+
+def test_faiss_built_on_tfidf_rows_kept_in_a_file_ranks_saves_and_grows_alike(tmp_path):
+    from spacy_biosyn.files.spill import RowsFile
+
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=8, n_names=1000)
+    written = RowsFile(tmp_path / "spill", *names_sparse.shape, names_sparse.nnz)
+    for start in range(0, 1000, 300):
+        written.add(names_sparse[start : start + 300])
+    settings = dict(factory="IVF8,SQ8", pool_size=16, nprobe=8, sparse_dims=16, sparse_factory="IVF4,SQ8")
+    in_memory = FaissIndex(**settings).build(names_dense, names_sparse)
+    mapped = FaissIndex(**settings).build(ChunkedVectors(names_dense), written.rows())
+
+    assert memory_mapped(mapped.sparse_vectors.data) and memory_mapped(mapped.sparse_vectors.indices)
+    assert list((tmp_path / "spill").iterdir()) == []  # unnamed: nothing left if the process dies
+    expected = in_memory.search(q_dense, q_sparse, 0.5, 10)
+    for a, b in zip(expected, mapped.search(q_dense, q_sparse, 0.5, 10)):
+        np.testing.assert_array_equal(a, b)
+    mapped.to_disk(tmp_path / "index")
+    loaded = FaissIndex(**settings).from_disk(tmp_path / "index")
+    for a, b in zip(expected, loaded.search(q_dense, q_sparse, 0.5, 10)):
+        np.testing.assert_array_equal(a, b)
+    assert (sparse.load_npz(tmp_path / "index" / "sparse.npz") != names_sparse).nnz == 0  # scipy reads the save
+    mapped.add(names_dense[:3] * -1, names_sparse[:3])  # synonyms added to mapped rows
+    mapped.to_disk(tmp_path / "grown")
+    assert FaissIndex(**settings).from_disk(tmp_path / "grown").sparse_vectors.shape[0] == 1003
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads this process's mapped memory from /proc")
+def test_a_pass_over_rows_kept_in_a_file_gives_their_pages_back(tmp_path):
+    from spacy_biosyn.files.spill import RowsFile, drop_pages
+
+    def mapped_mib():
+        line = next(line for line in Path("/proc/self/status").read_text().splitlines() if line.startswith("RssFile"))
+        return int(line.split()[1]) / 1024
+
+    rng = np.random.default_rng(0)
+    n_rows, per_row = 200_000, 40  # 64 MB of values and columns
+    rows = sparse.csr_matrix((rng.random(n_rows * per_row, dtype=np.float32),
+                              np.tile(np.arange(0, 4000, 100, dtype=np.int32), n_rows),
+                              np.arange(0, n_rows * per_row + 1, per_row)), shape=(n_rows, 4000))
+    written = RowsFile(tmp_path, *rows.shape, rows.nnz)
+    written.add(rows)
+    mapped = written.rows()
+    before = mapped_mib()
+    assert mapped.data.sum() == pytest.approx(rows.data.sum(), rel=1e-4)
+    assert (mapped.indices == rows.indices).all()
+    read = mapped_mib()
+    drop_pages(mapped)
+    assert read - before > 48 and mapped_mib() - before < 8
+    assert (mapped[5:9] != rows[5:9]).nnz == 0  # read again from the file after

@@ -35,3 +35,29 @@ def test_a_mention_that_is_a_name_takes_its_stored_vectors_and_ranks_as_if_encod
     for a, b in zip(reused, every_text_encoded):
         assert [c.name for c in a] == [c.name for c in b]
         assert [c.score for c in a] == pytest.approx([c.score for c in b], abs=tolerance)
+
+
+def test_faiss_is_filled_as_the_names_are_encoded_never_holding_every_vector(tiny_encoder, monkeypatch):
+    from helpers import THOUSAND_NAMES
+
+    from spacy_biosyn.encoders.vector_cache import EncodedNames
+    from spacy_biosyn.search.faiss_index import FaissIndex
+
+    dictionary = Dictionary.from_pairs((f"D{i:06d}", name) for i, name in enumerate(THOUSAND_NAMES))
+    encoder = TransformerEncoder(tiny_encoder).load()
+    held_at_once = []
+    whole = EncodedNames.whole
+    monkeypatch.setattr(EncodedNames, "whole", lambda self: held_at_once.append(len(self)) or whole(self))
+
+    def built(vectors=None):
+        linker = NameRanker(encoder, FaissIndex("IVF8,SQ8", nprobe=8, max_training_names=200), lambda: FixedSettings(0.125))
+        linker.build(dictionary, vectors=vectors)
+        return linker
+
+    streamed = built()
+    assert held_at_once == [200]  # the training sample; the rest came a chunk at a time
+    from_every_vector = built(vectors=encoder.encode(list(dictionary.names)))
+    texts = ["renal cancer type 3", "brest tumour type 7", "lung fibrosis"]
+    for a, b in zip(streamed.rank(texts, 5), from_every_vector.rank(texts, 5)):
+        assert [c.name for c in a] == [c.name for c in b]
+        assert [c.score for c in a] == pytest.approx([c.score for c in b], abs=1e-5)
