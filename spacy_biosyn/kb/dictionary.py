@@ -171,13 +171,9 @@ class Dictionary:
         return hashes[rows], rows
 
     @cached_property
-    def rows_by_cui(self) -> Dict[str, np.ndarray]:
-        """The rows of each ID's names (for concept-level scoring)."""
-        rows: Dict[str, List[int]] = {}
-        for row, cuis in enumerate(self.cuis):
-            for cui in cuis:
-                rows.setdefault(cui, []).append(row)
-        return {cui: np.array(r, dtype=np.int64) for cui, r in rows.items()}
+    def rows_by_cui(self) -> Mapping[str, np.ndarray]:
+        """The rows of each ID's names (for concept-level scoring and the KB)."""
+        return _RowsById(self.cuis)
 
     @classmethod
     def from_pairs(cls, pairs: Iterable[Tuple[str, str]]) -> "Dictionary":
@@ -408,6 +404,43 @@ def read_details(path: Path) -> Dict[str, ConceptDetails]:
             except (ValueError, KeyError, TypeError, RecursionError):  # RecursionError: JSON nested too deep
                 raise DictionaryError(f"{path}, line {number}: not a saved concept ({line[:80]!r}); save the pipeline again") from None
     return details
+
+
+class _RowsById(Mapping[str, np.ndarray]):
+    """Each ID's rows among the names, in increasing order, from the IDs'
+    hashes sorted beside their rows: 16 bytes an (ID, name) pair. For a
+    UMLS-size vocabulary (3.26M names, 1M IDs) that took 0.09 GiB where a
+    dict of arrays took 0.25 (docs/record.md)."""
+
+    def __init__(self, ids_of_rows: Sequence[Concept]):
+        hashes, rows = array("q"), array("q")
+        for row, ids in enumerate(ids_of_rows):
+            for cui in ids:
+                hashes.append(hash(cui))
+                rows.append(row)
+        order = np.argsort(np.frombuffer(hashes, dtype=np.int64), kind="stable")  # stable: rows stay in order
+        self._hashes = np.frombuffer(hashes, dtype=np.int64)[order]
+        self._rows = np.frombuffer(rows, dtype=np.int64)[order]
+        self._ids_of_rows = ids_of_rows
+
+    def __getitem__(self, cui: str) -> np.ndarray:
+        key = hash(cui)
+        start, end = (np.searchsorted(self._hashes, key, side) for side in ("left", "right"))
+        # Rows of another ID with the same hash are left out.
+        rows = [row for row in self._rows[start:end].tolist() if cui in self._ids_of_rows[row]]
+        if not rows:
+            raise KeyError(cui)
+        return np.array(rows, dtype=np.int64)
+
+    @cached_property
+    def _ids(self) -> List[str]:
+        return list(dict.fromkeys(chain.from_iterable(self._ids_of_rows)))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
 
 
 class NameRows(dict):

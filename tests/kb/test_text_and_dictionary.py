@@ -152,3 +152,27 @@ def test_a_name_that_concepts_share_lists_first_the_one_a_corpus_uses_most():
 
 def test_a_lone_surrogate_is_normalized_away_not_passed_to_the_tokenizer():
     assert normalize("a\ud800b") == "a b"
+
+
+def test_each_ids_rows_are_its_names_in_order_and_an_unknown_id_has_none(tmp_path):
+    path = tmp_path / "d.txt"
+    path.write_text(
+        "D001943|114480||breast cancer\n"
+        "D001943||breast neoplasms\n"
+        "D010051||ovarian cancer\n"
+        "D001943|114480||breast carcinoma\n"
+        "D003920||hpp\n"
+        "D006940||hpp\n",
+        encoding="utf-8",
+    )
+    dictionary = Dictionary.from_file(path)
+    by_id = dictionary.rows_by_cui
+    expected = {}
+    for row, ids in enumerate(dictionary.cuis):
+        for cui in ids:
+            expected.setdefault(cui, []).append(row)
+    assert {cui: by_id[cui].tolist() for cui in by_id} == expected
+    assert len(by_id["D001943"]) == 3 and by_id["114480"].tolist() == expected["114480"]
+    assert by_id.get("D999999") is None and "MESH:D001943" not in by_id
+    with pytest.raises(KeyError):
+        by_id["d001943"]
