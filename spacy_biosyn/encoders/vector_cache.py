@@ -129,9 +129,11 @@ class EncodedNames:
             found = _stored(store, names)
             if found.any() and not _agrees(encoder, names, found, store):
                 found[:] = False
-        # The ONNX encoder may encode names another, faster way than mentions (its names_precision).
-        encode = encoder.names_encoding() if store is not None and hasattr(encoder, "names_encoding") else encoder.encode
         missing = int(len(names) - found.sum())
+        # The ONNX encoder may encode names another, faster way than mentions
+        # (its names_precision), which loads a model: only when a name is missing.
+        encode = encoder.names_encoding() if missing and store is not None and hasattr(encoder, "names_encoding") \
+            else encoder.encode
         with tqdm(total=missing, desc="Encoding names", unit="name", disable=missing < PROGRESS_MIN_TEXTS) as bar:
             for start in range(0, len(names), _CHUNK):
                 chunk = names[start : start + _CHUNK]
@@ -220,7 +222,8 @@ def _agrees(encoder: Encoder, names: Sequence[str], found: np.ndarray, store: Pa
     """Whether names the store holds, encoded again, come within the
     encoder's probe cosine of the vectors it holds."""
     held = np.flatnonzero(found)
-    picked = [names[i] for i in held[np.linspace(0, len(held) - 1, min(N_PROBES, len(held))).astype(int)]]
+    # Distinct names: one given twice would be read once, and the probe fail.
+    picked = list(dict.fromkeys(names[i] for i in held[np.linspace(0, len(held) - 1, min(N_PROBES, len(held))).astype(int)]))
     stored = np.empty((len(picked), encoder.dim), dtype=np.float32)
     if not _read(store, picked, stored, np.arange(len(picked))).all():
         return False

@@ -30,6 +30,8 @@ class RowsFile:
     to an unnamed file, then mapped back read-only (`rows`)."""
 
     def __init__(self, folder: Union[str, Path], n_rows: int, n_columns: int, nnz: int):
+        if not hasattr(os, "pwrite"):  # Windows: the rows stay in memory
+            raise OSError("this system has no positioned writes (os.pwrite)")
         Path(folder).mkdir(parents=True, exist_ok=True)
         self._file = tempfile.TemporaryFile(dir=folder)
         self._shape = (n_rows, n_columns)
@@ -76,7 +78,7 @@ def drop_pages(rows: sparse.csr_matrix) -> None:
         while part is not None and not isinstance(part, np.memmap):
             part = part.base
         region = getattr(part, "_mmap", None)
-        if region is not None:
+        if region is not None and hasattr(region, "madvise"):  # not on Windows
             region.madvise(mmap.MADV_DONTNEED)
 
 

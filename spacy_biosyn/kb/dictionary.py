@@ -134,6 +134,10 @@ def _pack(concepts: Sequence[Concept]) -> str:
     return "||".join("|".join(ids) for ids in concepts)
 
 
+# Dictionary's cached lookups that rest on Python's per-process str hashes.
+_HASHED_LOOKUPS = ("_sorted_name_hashes", "rows_by_cui")
+
+
 class Dictionary:
     """Names in a fixed order (their row in every index) and their concepts."""
 
@@ -151,6 +155,11 @@ class Dictionary:
 
     def __len__(self) -> int:
         return len(self.names)
+
+    def __getstate__(self) -> dict:
+        # str hashes differ from one process to the next (a spawned nlp.pipe
+        # worker): the lookups sorted by hash are made again where unpickled.
+        return {key: value for key, value in vars(self).items() if key not in _HASHED_LOOKUPS}
 
     def __contains__(self, name: str) -> bool:
         """Whether a normalized string is one of the names."""

@@ -9,7 +9,7 @@ that use it.
 from __future__ import annotations  # faiss's types name faiss, which may be missing
 
 from pathlib import Path
-from typing import Iterable, Iterator, Optional, Union
+from typing import Callable, Iterable, Iterator, Optional, Union
 
 import numpy as np
 from scipy import sparse
@@ -105,7 +105,7 @@ class FaissIndex(IndexBase):
         drop_pages(rows)
         svd = TruncatedSVD(dims, random_state=self.seed).fit(sample)
         self._projection = np.ascontiguousarray(svd.components_.T, dtype=np.float32)
-        self._sparse_index = self._filled(self.sparse_factory, dims, self._project(sample), self._projected_chunks())
+        self._sparse_index = self._filled(self.sparse_factory, dims, lambda: self._project(sample), self._projected_chunks())
 
     def _projected_chunks(self) -> Iterator[np.ndarray]:
         # A chunk at a time (4M names' rows at once took a GiB), each chunk's
@@ -121,7 +121,7 @@ class FaissIndex(IndexBase):
 
     def _build_dense(self, vectors: NameVectors) -> None:
         # Trained on a sample, then filled a chunk at a time as the names are encoded.
-        self._dense = self._filled(self.factory, vectors.dim, vectors.take(self._training_rows(len(vectors))),
+        self._dense = self._filled(self.factory, vectors.dim, lambda: vectors.take(self._training_rows(len(vectors))),
                                    vectors.chunks())
 
     def _add_dense(self, vectors: np.ndarray) -> None:
@@ -130,14 +130,18 @@ class FaissIndex(IndexBase):
     def _project(self, sparse_rows: sparse.csr_matrix) -> np.ndarray:
         return np.ascontiguousarray(sparse_rows @ self._projection, dtype=np.float32)
 
-    def _filled(self, factory: str, dim: int, sample: np.ndarray, chunks: Iterable[np.ndarray]) -> faiss.Index:
+    def _filled(
+        self, factory: str, dim: int, sample: Callable[[], np.ndarray], chunks: Iterable[np.ndarray]
+    ) -> faiss.Index:
+        """A faiss index trained on `sample()` where it needs training (the
+        sample, 200k names' vectors: 0.29 GiB, is freed before the fill),
+        then filled with each chunk as it comes."""
         try:
             index = faiss.index_factory(dim, factory, faiss.METRIC_INNER_PRODUCT)
         except RuntimeError as error:
             raise ValueError(f"FaissIndex: faiss cannot build {factory!r}: {error}") from None
         if not index.is_trained:
-            index.train(check_finite(sample))
-        del sample  # the caller holds none: 200k names' float32 vectors are 0.29 GiB freed before the fill
+            index.train(check_finite(sample()))
         for chunk in chunks:
             index.add(check_finite(chunk))
         _set_search_parameters(index, self.ef_search, self.nprobe)

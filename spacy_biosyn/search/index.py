@@ -89,9 +89,17 @@ class IndexBase:
     def build(self, vectors: Union[np.ndarray, NameVectors], sparse_vectors: sparse.csr_matrix):
         vectors = name_vectors(vectors)
         _check_rows(vectors, sparse_vectors)
-        self._sparse = sparse.csr_matrix(sparse_vectors, dtype=np.float32)
-        self._index_sparse()
-        self._build_dense(vectors)
+        # The names are encoded as the index fills: a failure there (NaN, the
+        # encoder, Ctrl-C) leaves the index as it was, not half replaced.
+        before = dict(vars(self))
+        try:
+            self._sparse = sparse.csr_matrix(sparse_vectors, dtype=np.float32)
+            self._index_sparse()
+            self._build_dense(vectors)
+        except BaseException:
+            vars(self).clear()
+            vars(self).update(before)
+            raise
         return self
 
     def add(self, vectors: np.ndarray, sparse_vectors: sparse.csr_matrix) -> None:

@@ -42,5 +42,6 @@ def check_finite(vectors: np.ndarray) -> np.ndarray:
 
 
 def name_vectors(vectors: Union[np.ndarray, NameVectors]) -> NameVectors:
-    """`vectors` as NameVectors: an array is wrapped, anything else taken as it is."""
-    return ArrayVectors(vectors) if isinstance(vectors, np.ndarray) else vectors
+    """`vectors` as NameVectors: taken as they are where they give chunks,
+    else read as an array (a list of rows, a tensor on the CPU)."""
+    return vectors if hasattr(vectors, "chunks") else ArrayVectors(np.asarray(vectors))

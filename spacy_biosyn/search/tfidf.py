@@ -11,6 +11,7 @@ first linked text, and its fit_transform held a UMLS-size vocabulary's rows
 three times over (docs/record.md).
 """
 import re
+import warnings
 from collections import Counter
 from itertools import chain
 from pathlib import Path
@@ -69,9 +70,13 @@ class SparseEncoder:
         nnz = self._fit(names)
         shape = (len(names), self.n_features)
         if nnz * 8 >= FILE_FROM_BYTES:
-            written = RowsFile(cache_folder() / "spill", *shape, nnz)
-            self._each_chunk(names, written.add)
-            return written.rows()
+            try:
+                written = RowsFile(cache_folder() / "spill", *shape, nnz)
+            except OSError as error:  # a cache folder that cannot be written costs memory, not the build
+                warnings.warn(f"the tf-idf rows are kept in memory: {error}", UserWarning)
+            else:
+                self._each_chunk(names, written.add)
+                return written.rows()
         data = np.empty(nnz, dtype=np.float32)
         indices = np.empty(nnz, dtype=np.int32)
         indptr = np.zeros(len(names) + 1, dtype=np.int64)
@@ -105,6 +110,8 @@ class SparseEncoder:
                 chunk = names[start : start + _CHUNK]
                 frequencies.update(chain.from_iterable(set(_char_ngrams(name)) for name in chunk))
                 bar.update(len(chunk))
+        if not frequencies:
+            raise ValueError("no character n-grams to fit the tf-idf on: every name is empty")
         grams = sorted(frequencies)
         self._vocabulary = {gram: column for column, gram in enumerate(grams)}
         counts = np.array([frequencies[gram] for gram in grams], dtype=np.int64)

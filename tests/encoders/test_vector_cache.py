@@ -151,3 +151,18 @@ def test_a_store_another_build_holds_locked_is_left_alone_and_the_names_encoded(
         holder.close()
     np.testing.assert_allclose(vectors, encoder.encode(NAMES), atol=1e-5)
     assert store.is_file()
+
+
+def test_a_build_whose_names_are_all_stored_never_loads_the_names_encoding(encoder, tmp_path):
+    class WithNamesEncoding(Counting):  # as the ONNX encoder, whose bf16 names' encoding loads a model
+        loads = 0
+
+        def names_encoding(self):
+            type(self).loads += 1
+            return self.encode
+
+    encode_names(WithNamesEncoding(encoder), NAMES, tmp_path)
+    assert WithNamesEncoding.loads == 1
+    again = WithNamesEncoding(encoder)
+    np.testing.assert_allclose(encode_names(again, NAMES, tmp_path), encoder.encode(NAMES), atol=1e-5)
+    assert WithNamesEncoding.loads == 1 and again.encoded == vector_cache.N_PROBES

@@ -176,3 +176,23 @@ def test_each_ids_rows_are_its_names_in_order_and_an_unknown_id_has_none(tmp_pat
     assert by_id.get("D999999") is None and "MESH:D001943" not in by_id
     with pytest.raises(KeyError):
         by_id["d001943"]
+
+
+def test_lookups_still_answer_in_a_process_with_other_string_hashes(tmp_path):
+    import os
+    import pickle
+    import subprocess
+    import sys
+
+    path = tmp_path / "d.txt"
+    path.write_text("D001943|114480||breast cancer\nD010051||ovarian cancer\n", encoding="utf-8")
+    dictionary = Dictionary.from_file(path)
+    assert dictionary.row("ovarian cancer") == 1 and dictionary.rows_by_cui["D010051"].tolist() == [1]
+    (tmp_path / "d.pickle").write_bytes(pickle.dumps(dictionary))  # as a spawned nlp.pipe worker gets it
+    script = ("import pickle, sys; d = pickle.loads(open(sys.argv[1], 'rb').read()); "
+              "print(d.row('ovarian cancer'), d.rows_by_cui['D010051'].tolist())")
+    for seed in ("1", "2"):
+        done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "d.pickle")], capture_output=True,
+                              text=True, timeout=120, env={**os.environ, "PYTHONHASHSEED": seed})
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.split() == ["1", "[1]"]

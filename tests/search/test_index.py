@@ -439,3 +439,17 @@ def test_a_pass_over_rows_kept_in_a_file_gives_their_pages_back(tmp_path):
     drop_pages(mapped)
     assert read - before > 48 and mapped_mib() - before < 8
     assert (mapped[5:9] != rows[5:9]).nnz == 0  # read again from the file after
+
+
+@pytest.mark.parametrize("make", [lambda: ExactIndex(), lambda: FaissIndex("IVF8,SQ8", sparse_dims=8, sparse_factory="Flat")])
+def test_a_build_that_fails_midway_leaves_the_index_as_it_was(make):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=3, n_names=600)
+    index = make().build(names_dense, names_sparse)
+    expected = index.search(q_dense, q_sparse, 0.5, 5)
+    other_dense, other_sparse, _, _ = random_problem(seed=4, n_names=500)
+    other_dense[450, 0] = np.nan  # in the last chunk: the tf-idf side and the first chunks are done by then
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        index.build(other_dense if isinstance(index, ExactIndex) else ChunkedVectors(other_dense), other_sparse)
+    assert len(index) == 600
+    for a, b in zip(expected, index.search(q_dense, q_sparse, 0.5, 5)):
+        np.testing.assert_array_equal(a, b)

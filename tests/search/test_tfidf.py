@@ -119,3 +119,19 @@ def test_transform_refuses_a_bare_string_and_takes_any_iterable():
     with pytest.raises(TypeError, match="a list of texts, not the str 'breast cancer'"):
         encoder.transform("breast cancer")
     assert (encoder.transform(t for t in ["breast cancer"]) != encoder.transform(["breast cancer"])).nnz == 0
+
+
+def test_a_large_vocabulary_whose_cache_folder_cannot_be_written_keeps_its_rows_in_memory(tmp_path, monkeypatch):
+    from spacy_biosyn.search import tfidf
+
+    monkeypatch.setattr(tfidf, "FILE_FROM_BYTES", 1)
+    (tmp_path / "cache").write_text("a file where the cache folder belongs", encoding="utf-8")
+    monkeypatch.setenv("SPACY_BIOSYN_CACHE", str(tmp_path / "cache"))
+    with pytest.warns(UserWarning, match="kept in memory"):
+        rows = SparseEncoder().fit_transform(NAMES)
+    assert (rows != SparseEncoder().fit(NAMES).transform(NAMES)).nnz == 0
+
+
+def test_fitting_on_names_that_are_all_empty_is_refused():
+    with pytest.raises(ValueError, match="every name is empty"):
+        SparseEncoder().fit(["", ""])
