@@ -5,18 +5,21 @@ beside faiss's codes, which brought its peak over 4 GB, although the saved
 index memory-maps them anyway. So a large vocabulary's rows are written to
 an unnamed file (gone when closed, even after a crash) in the cache folder
 as they are computed, and mapped back: on disk, not in /tmp (a tmpfs there
-is memory). A pass over every row gives its pages back as it goes
+is memory); smaller ones are written into arrays sized for them. A pass over every row gives its pages back as it goes
 (`drop_pages`), and `save_rows` writes rows a chunk at a time.
 """
 import mmap
 import os
 import tempfile
+import warnings
 import zipfile
 from pathlib import Path
-from typing import Union
+from typing import Tuple, Union
 
 import numpy as np
 from scipy import sparse
+
+from .downloads import cache_folder
 
 # Rows' bytes from which they are kept in a file: above MeSH's or MEDIC's
 # (tens of MB), under a million names' (about 300 MB).
@@ -25,49 +28,98 @@ FILE_FROM_BYTES = 1 << 28
 _SAVE_CHUNK = 1 << 24
 
 
-class RowsFile:
-    """CSR rows of known size, written in order a chunk at a time (`add`)
-    to an unnamed file, then mapped back read-only (`rows`)."""
+class _RowsWriter:
+    """CSR rows of known size, given in order a chunk at a time (`add`),
+    then the whole matrix (`rows`)."""
 
-    def __init__(self, folder: Union[str, Path], n_rows: int, n_columns: int, nnz: int):
-        if not hasattr(os, "pwrite"):  # Windows: the rows stay in memory
-            raise OSError("this system has no positioned writes (os.pwrite)")
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        self._file = tempfile.TemporaryFile(dir=folder)
+    def __init__(self, n_rows: int, n_columns: int, nnz: int):
         self._shape = (n_rows, n_columns)
         self._nnz = nnz
         # Columns and row starts of one type, as scipy keeps them: a search
         # on mixed types would convert every column to int64 each time.
         self._index = np.dtype(np.int32 if nnz < 2**31 and n_columns < 2**31 else np.int64)
-        self._indices_at = nnz * 4  # float32 values first, then the columns, then the row starts
-        self._indptr_at = self._indices_at + nnz * self._index.itemsize
         self._filled_rows = 0
         self._filled = 0
-        os.pwrite(self._file.fileno(), np.zeros(1, dtype=self._index).tobytes(), self._indptr_at)
 
     def add(self, rows: sparse.csr_matrix) -> None:
-        fd, n = self._file.fileno(), rows.nnz
-        if self._filled + n > self._nnz or self._filled_rows + rows.shape[0] > self._shape[0]:
+        if self._filled + rows.nnz > self._nnz or self._filled_rows + rows.shape[0] > self._shape[0]:
             raise ValueError(f"rows beyond the {self._shape[0]:,} rows and {self._nnz:,} entries planned")
-        os.pwrite(fd, rows.data.astype(np.float32, copy=False).tobytes(), self._filled * 4)
-        size = self._index.itemsize
-        os.pwrite(fd, rows.indices.astype(self._index, copy=False).tobytes(), self._indices_at + self._filled * size)
-        starts = rows.indptr[1:].astype(self._index) + self._filled
-        os.pwrite(fd, starts.tobytes(), self._indptr_at + (self._filled_rows + 1) * size)
-        self._filled += n
+        self._put(rows.data.astype(np.float32, copy=False), rows.indices.astype(self._index, copy=False),
+                  rows.indptr[1:].astype(self._index) + self._filled)
+        self._filled += rows.nnz
         self._filled_rows += rows.shape[0]
 
     def rows(self) -> sparse.csr_matrix:
-        """The rows written, mapped: each page is read when a search touches it."""
         if (self._filled_rows, self._filled) != (self._shape[0], self._nnz):
             raise ValueError(f"{self._filled_rows:,} rows of {self._shape[0]:,} written")
+        return sparse.csr_matrix(self._arrays(), shape=self._shape)
+
+    def _put(self, data: np.ndarray, indices: np.ndarray, starts: np.ndarray) -> None:
+        """Write the next rows' values, columns and row ends."""
+        raise NotImplementedError
+
+    def _arrays(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+
+class RowsInMemory(_RowsWriter):
+    """Rows written into arrays sized for them."""
+
+    def __init__(self, n_rows: int, n_columns: int, nnz: int):
+        super().__init__(n_rows, n_columns, nnz)
+        self._data = np.empty(nnz, dtype=np.float32)
+        self._indices = np.empty(nnz, dtype=self._index)
+        self._indptr = np.zeros(n_rows + 1, dtype=self._index)
+
+    def _put(self, data: np.ndarray, indices: np.ndarray, starts: np.ndarray) -> None:
+        at, row = self._filled, self._filled_rows
+        self._data[at : at + len(data)] = data
+        self._indices[at : at + len(indices)] = indices
+        self._indptr[row + 1 : row + 1 + len(starts)] = starts
+
+    def _arrays(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self._data, self._indices, self._indptr
+
+
+class RowsFile(_RowsWriter):
+    """Rows written to an unnamed file, then mapped back read-only: each
+    page is read when a search touches it."""
+
+    def __init__(self, folder: Union[str, Path], n_rows: int, n_columns: int, nnz: int):
+        if not hasattr(os, "pwrite"):  # Windows: the rows stay in memory
+            raise OSError("this system has no positioned writes (os.pwrite)")
+        super().__init__(n_rows, n_columns, nnz)
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        self._file = tempfile.TemporaryFile(dir=folder)
+        self._indices_at = nnz * 4  # float32 values first, then the columns, then the row starts
+        self._indptr_at = self._indices_at + nnz * self._index.itemsize
+        os.pwrite(self._file.fileno(), np.zeros(1, dtype=self._index).tobytes(), self._indptr_at)
+
+    def _put(self, data: np.ndarray, indices: np.ndarray, starts: np.ndarray) -> None:
+        fd, size = self._file.fileno(), self._index.itemsize
+        os.pwrite(fd, data.tobytes(), self._filled * 4)
+        os.pwrite(fd, indices.tobytes(), self._indices_at + self._filled * size)
+        os.pwrite(fd, starts.tobytes(), self._indptr_at + (self._filled_rows + 1) * size)
+
+    def _arrays(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         self._file.flush()
-        data, indices, indptr = (
+        return tuple(
             np.memmap(self._file, dtype=dtype, mode="r", offset=offset, shape=(count,))
             for dtype, offset, count in ((np.float32, 0, self._nnz), (self._index, self._indices_at, self._nnz),
                                          (self._index, self._indptr_at, self._shape[0] + 1))
         )
-        return sparse.csr_matrix((data, indices, indptr), shape=self._shape)
+
+
+def rows_writer(n_rows: int, n_columns: int, nnz: int) -> _RowsWriter:
+    """Where a build's rows go: a file in the cache folder from
+    FILE_FROM_BYTES on, else memory, as where no file can be made there (a
+    folder that cannot be written costs memory, not the build)."""
+    if nnz * 8 >= FILE_FROM_BYTES:
+        try:
+            return RowsFile(cache_folder() / "spill", n_rows, n_columns, nnz)
+        except OSError as error:
+            warnings.warn(f"the tf-idf rows are kept in memory: {error}", UserWarning)
+    return RowsInMemory(n_rows, n_columns, nnz)
 
 
 def drop_pages(rows: sparse.csr_matrix) -> None:

@@ -11,11 +11,10 @@ first linked text, and its fit_transform held a UMLS-size vocabulary's rows
 three times over (docs/record.md).
 """
 import re
-import warnings
 from collections import Counter
 from itertools import chain
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Union
 
 import numpy as np
 import srsly
@@ -24,8 +23,7 @@ from tqdm import tqdm
 
 from ..encoders.base import PROGRESS_MIN_TEXTS
 from ..errors import SavedStateError
-from ..files.downloads import cache_folder
-from ..files.spill import FILE_FROM_BYTES, RowsFile
+from ..files.spill import rows_writer
 from ..files.storage import read_saved_json
 
 NGRAM_RANGE = (1, 2)
@@ -65,39 +63,16 @@ class SparseEncoder:
         """`fit(names).transform(names)`, the rows written a chunk of names
         at a time into arrays sized by the fit: scikit-learn's fit_transform
         held a UMLS-size vocabulary's rows three times over at its peak
-        (docs/record.md). Rows of FILE_FROM_BYTES or more are written to a
-        file in the cache folder and mapped (files/spill.py)."""
+        (docs/record.md). A large vocabulary's are written to a file in the
+        cache folder and mapped (files/spill.py)."""
         nnz = self._fit(names)
-        shape = (len(names), self.n_features)
-        if nnz * 8 >= FILE_FROM_BYTES:
-            try:
-                written = RowsFile(cache_folder() / "spill", *shape, nnz)
-            except OSError as error:  # a cache folder that cannot be written costs memory, not the build
-                warnings.warn(f"the tf-idf rows are kept in memory: {error}", UserWarning)
-            else:
-                self._each_chunk(names, written.add)
-                return written.rows()
-        data = np.empty(nnz, dtype=np.float32)
-        indices = np.empty(nnz, dtype=np.int32)
-        indptr = np.zeros(len(names) + 1, dtype=np.int64)
-        filled = [0, 0]  # rows, entries
-
-        def add(rows: sparse.csr_matrix) -> None:
-            start, at = filled
-            data[at : at + rows.nnz] = rows.data
-            indices[at : at + rows.nnz] = rows.indices
-            indptr[start + 1 : start + 1 + rows.shape[0]] = rows.indptr[1:] + at
-            filled[:] = start + rows.shape[0], at + rows.nnz
-
-        self._each_chunk(names, add)
-        return sparse.csr_matrix((data, indices, indptr), shape=shape)
-
-    def _each_chunk(self, names: Sequence[str], add: Callable[[sparse.csr_matrix], None]) -> None:
+        written = rows_writer(len(names), self.n_features, nnz)
         with _bar(len(names), "tf-idf rows") as bar:
             for start in range(0, len(names), _CHUNK):
                 rows = self.transform(names[start : start + _CHUNK])
-                add(rows)
+                written.add(rows)
                 bar.update(rows.shape[0])
+        return written.rows()
 
     def _fit(self, names: Sequence[str]) -> int:
         """Fit as scikit-learn's TfidfVectorizer (smooth idf, in float32) fits;

@@ -48,10 +48,11 @@ def test_fit_transform_gives_scikit_learns_vocabulary_weights_and_rows_a_chunk_a
 
 
 def test_a_large_vocabularys_rows_are_kept_in_an_unnamed_file_and_mapped(tmp_path, monkeypatch):
+    from spacy_biosyn.files import spill
     from spacy_biosyn.search import tfidf
 
     in_memory = SparseEncoder().fit_transform(NAMES)
-    monkeypatch.setattr(tfidf, "FILE_FROM_BYTES", 1)  # every vocabulary counts as large
+    monkeypatch.setattr(spill, "FILE_FROM_BYTES", 1)  # every vocabulary counts as large
     monkeypatch.setattr(tfidf, "_CHUNK", 5)
     monkeypatch.setenv("SPACY_BIOSYN_CACHE", str(tmp_path))
     mapped = SparseEncoder().fit_transform(NAMES)
@@ -122,9 +123,9 @@ def test_transform_refuses_a_bare_string_and_takes_any_iterable():
 
 
 def test_a_large_vocabulary_whose_cache_folder_cannot_be_written_keeps_its_rows_in_memory(tmp_path, monkeypatch):
-    from spacy_biosyn.search import tfidf
+    from spacy_biosyn.files import spill
 
-    monkeypatch.setattr(tfidf, "FILE_FROM_BYTES", 1)
+    monkeypatch.setattr(spill, "FILE_FROM_BYTES", 1)
     (tmp_path / "cache").write_text("a file where the cache folder belongs", encoding="utf-8")
     monkeypatch.setenv("SPACY_BIOSYN_CACHE", str(tmp_path / "cache"))
     with pytest.warns(UserWarning, match="kept in memory"):
