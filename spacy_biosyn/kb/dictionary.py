@@ -135,7 +135,7 @@ def _pack(concepts: Sequence[Concept]) -> str:
 
 
 # Dictionary's cached lookups that rest on Python's per-process str hashes.
-_HASHED_LOOKUPS = ("_sorted_name_hashes", "rows_by_cui")
+_HASHED_LOOKUPS = ("_rows_by_name", "rows_by_cui")
 
 
 class Dictionary:
@@ -167,17 +167,12 @@ class Dictionary:
 
     def row(self, name: str) -> Optional[int]:
         """The row of a normalized string among the names, or None."""
-        hashes, rows = self._sorted_name_hashes
-        key = hash(name)
-        start, end = (np.searchsorted(hashes, key, side) for side in ("left", "right"))
-        return next((int(row) for row in rows[start:end] if self.names[row] == name), None)
+        return next((row for row in self._rows_by_name.candidates(name) if self.names[row] == name), None)
 
     @cached_property
-    def _sorted_name_hashes(self) -> Tuple[np.ndarray, np.ndarray]:
+    def _rows_by_name(self) -> "_HashedRows":
         # 16 bytes a name, where a set would hold a second copy of every name.
-        hashes = np.fromiter(map(hash, self.names), dtype=np.int64, count=len(self))
-        rows = np.argsort(hashes, kind="stable")
-        return hashes[rows], rows
+        return _HashedRows(np.fromiter(map(hash, self.names), dtype=np.int64, count=len(self)), np.arange(len(self)))
 
     @cached_property
     def rows_by_cui(self) -> Mapping[str, np.ndarray]:
@@ -415,11 +410,24 @@ def read_details(path: Path) -> Dict[str, ConceptDetails]:
     return details
 
 
+class _HashedRows:
+    """Rows sorted by their keys' str hashes (16 bytes a key, where a dict
+    would hold every key again): the rows whose key may be a given one, in
+    row order, for the caller to check against the key itself."""
+
+    def __init__(self, hashes: np.ndarray, rows: np.ndarray):
+        order = np.argsort(hashes, kind="stable")  # stable: a key's rows stay in order
+        self._hashes, self._rows = hashes[order], rows[order]
+
+    def candidates(self, key: str) -> List[int]:
+        start, end = (np.searchsorted(self._hashes, hash(key), side) for side in ("left", "right"))
+        return self._rows[start:end].tolist()
+
+
 class _RowsById(Mapping[str, np.ndarray]):
-    """Each ID's rows among the names, in increasing order, from the IDs'
-    hashes sorted beside their rows: 16 bytes an (ID, name) pair. For a
-    UMLS-size vocabulary (3.26M names, 1M IDs) that took 0.09 GiB where a
-    dict of arrays took 0.25 (docs/record.md)."""
+    """Each ID's rows among the names, in increasing order, in 16 bytes an
+    (ID, name) pair. For a UMLS-size vocabulary (3.26M names, 1M IDs) that
+    took 0.09 GiB where a dict of arrays took 0.25 (docs/record.md)."""
 
     def __init__(self, ids_of_rows: Sequence[Concept]):
         hashes, rows = array("q"), array("q")
@@ -427,16 +435,12 @@ class _RowsById(Mapping[str, np.ndarray]):
             for cui in ids:
                 hashes.append(hash(cui))
                 rows.append(row)
-        order = np.argsort(np.frombuffer(hashes, dtype=np.int64), kind="stable")  # stable: rows stay in order
-        self._hashes = np.frombuffer(hashes, dtype=np.int64)[order]
-        self._rows = np.frombuffer(rows, dtype=np.int64)[order]
+        self._by_hash = _HashedRows(np.frombuffer(hashes, dtype=np.int64), np.frombuffer(rows, dtype=np.int64))
         self._ids_of_rows = ids_of_rows
 
     def __getitem__(self, cui: str) -> np.ndarray:
-        key = hash(cui)
-        start, end = (np.searchsorted(self._hashes, key, side) for side in ("left", "right"))
         # Rows of another ID with the same hash are left out.
-        rows = [row for row in self._rows[start:end].tolist() if cui in self._ids_of_rows[row]]
+        rows = [row for row in self._by_hash.candidates(cui) if cui in self._ids_of_rows[row]]
         if not rows:
             raise KeyError(cui)
         return np.array(rows, dtype=np.int64)
