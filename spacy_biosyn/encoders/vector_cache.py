@@ -148,6 +148,7 @@ class EncodedNames:
                     vectors[new] = encode(texts)
                     if store is not None:
                         _write(store, texts, vectors[new], identity)
+                    # A name the store lost since it was asked is encoded beyond the total.
                     bar.update(min(len(new), bar.total - bar.n))
                 yield vectors
 
