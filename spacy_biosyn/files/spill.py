@@ -20,6 +20,7 @@ import numpy as np
 from scipy import sparse
 
 from .downloads import cache_folder
+from .storage import replaced_file
 
 # Rows' bytes from which they are kept in a file: above MeSH's or MEDIC's
 # (tens of MB), under a million names' (about 300 MB).
@@ -136,11 +137,12 @@ def drop_pages(rows: sparse.csr_matrix) -> None:
 
 def save_rows(path: Union[str, Path], rows: sparse.csr_matrix) -> None:
     """`rows` as scipy's save_npz(compressed=False) saves them, written a
-    chunk at a time with their mapped pages given back as it goes: saving a
-    UMLS-size index read its 1.2 GiB of rows into memory."""
+    chunk at a time with their mapped pages given back as it goes (saving a
+    UMLS-size index read its 1.2 GiB of rows into memory), into a new file
+    that then replaces `path`: `rows` may be mapped from it."""
     members = {"indices": rows.indices, "indptr": rows.indptr, "format": np.array(b"csr"),
                "shape": np.array(rows.shape), "data": rows.data}
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+    with replaced_file(path) as written, zipfile.ZipFile(written, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
         for name, array in members.items():
             with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
                 np.lib.format.write_array_header_2_0(member, np.lib.format.header_data_from_array_1_0(array))

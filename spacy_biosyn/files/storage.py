@@ -87,6 +87,23 @@ def replaced_atomically(path: Union[str, Path]) -> Iterator[Path]:
                 shutil.rmtree(staging, ignore_errors=True)
 
 
+@contextmanager
+def replaced_file(path: Union[str, Path]) -> Iterator[Path]:
+    """A new hidden file beside `path` to write; when the block ends without
+    error it takes the place of `path` in one rename, and otherwise it is
+    removed. A loaded index maps its files: written over in place (a linker
+    saved into the folder it was loaded from), the bytes under the map were
+    cut short and the process died of SIGBUS, leaving the file half written.
+    Renamed over, the old file lives on for the map until it is closed."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}")
+    try:
+        yield temporary
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
 def remove_stale_staging(path: Union[str, Path]) -> None:
     """Remove the staging folders that killed saves of `path` left beside
     it (about a pipeline's size each); those of running saves are locked."""

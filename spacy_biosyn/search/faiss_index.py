@@ -16,9 +16,10 @@ from scipy import sparse
 from sklearn.decomposition import TruncatedSVD
 
 from ..files.spill import drop_pages
+from ..files.storage import replaced_file
 from ..parts import FAISS_INDEX, registry
 from ..ty import NameVectors
-from .index import FAISS_FILE, IndexBase, import_faiss
+from .index import FAISS_FILE, IndexBase, import_faiss, save_array
 from .name_vectors import check_finite
 from .scoring import biosyn_scores, pooled_sparse_scores, sparse_scores, top_k
 
@@ -80,6 +81,8 @@ class FaissIndex(IndexBase):
         self._dense: Optional[faiss.Index] = None
         self._projection: Optional[np.ndarray] = None  # tf-idf vocabulary x sparse_dims
         self._sparse_index: Optional[faiss.Index] = None
+        # Whether the indexes are mapped from the files from_disk read.
+        self._mapped = False
 
     @property
     def dim(self) -> int:
@@ -115,6 +118,10 @@ class FaissIndex(IndexBase):
             drop_pages(self._sparse)
 
     def add(self, vectors: np.ndarray, sparse_vectors: sparse.csr_matrix) -> None:
+        if self._mapped and len(vectors):
+            # faiss aborts the process when an index mapped from its file grows.
+            self._dense, self._sparse_index = (_in_memory(index, self) for index in (self._dense, self._sparse_index))
+            self._mapped = False
         super().add(vectors, sparse_vectors)
         if self.sparse_dims and sparse_vectors.shape[0]:
             self._sparse_index.add(self._project(sparse_vectors))
@@ -182,10 +189,11 @@ class FaissIndex(IndexBase):
 
     def to_disk(self, path: Union[str, Path]) -> None:
         super().to_disk(path)
-        faiss.write_index(self._dense, str(Path(path) / FAISS_FILE))
+        path = Path(path)
+        _write(self._dense, path / FAISS_FILE)
         if self.sparse_dims:
-            faiss.write_index(self._sparse_index, str(Path(path) / "sparse.faiss"))
-            np.save(Path(path) / "sparse_projection.npy", self._projection)
+            _write(self._sparse_index, path / "sparse.faiss")
+            save_array(path / "sparse_projection.npy", self._projection)
 
     def from_disk(self, path: Union[str, Path]) -> "FaissIndex":
         path = Path(path)
@@ -195,7 +203,7 @@ class FaissIndex(IndexBase):
                     f"{path} has no sparse.faiss: it was built with sparse_dims = 0, "
                     f"not {self.sparse_dims}; configure the index as it was built"
                 )
-            self._sparse_index = faiss.read_index(str(path / "sparse.faiss"))
+            self._sparse_index = _mapped(path / "sparse.faiss")
             self._projection = np.load(path / "sparse_projection.npy", allow_pickle=False)
         if not (path / FAISS_FILE).exists():
             raise ValueError(
@@ -203,7 +211,8 @@ class FaissIndex(IndexBase):
                 "configure that back-end, or build this one"
             )
         super().from_disk(path)
-        self._dense = faiss.read_index(str(path / FAISS_FILE))
+        self._dense = _mapped(path / FAISS_FILE)
+        self._mapped = True
         for index in (self._dense, self._sparse_index):
             if index is not None:
                 _set_search_parameters(index, self.ef_search, self.nprobe)
@@ -218,3 +227,29 @@ def _set_search_parameters(index: faiss.Index, ef_search: int, nprobe: int) -> N
     hnsw = getattr(faiss.downcast_index(index), "hnsw", None)
     if hnsw is not None:
         hnsw.efSearch = ef_search
+
+
+def _mapped(file: Path) -> faiss.Index:
+    """The index saved in `file`, its codes and inverted lists mapped from
+    the file where faiss can map them: a search reads the lists it probes,
+    the rest stay on disk (a UMLS-size IVF index: 1.3 GB), and processes
+    linking with one index share its pages."""
+    try:
+        return faiss.read_index(str(file), faiss.IO_FLAG_MMAP_IFC)
+    except RuntimeError:  # a layout faiss cannot map
+        return faiss.read_index(str(file))
+
+
+def _in_memory(index: Optional[faiss.Index], settings: FaissIndex) -> Optional[faiss.Index]:
+    """A copy of `index` held in memory, which can grow."""
+    if index is None:
+        return None
+    copy = faiss.deserialize_index(faiss.serialize_index(index))
+    _set_search_parameters(copy, settings.ef_search, settings.nprobe)
+    return copy
+
+
+def _write(index: faiss.Index, file: Path) -> None:
+    # Into a new file: `index` may be mapped from `file` (storage.replaced_file).
+    with replaced_file(file) as written:
+        faiss.write_index(index, str(written))

@@ -32,7 +32,7 @@ from scipy import sparse
 from ..checks import is_whole_number
 from ..errors import MismatchError, SavedStateError
 from ..files.spill import save_rows
-from ..files.storage import mapped_npz
+from ..files.storage import mapped_npz, replaced_file
 from ..parts import EXACT_INDEX, EXACT_INDEX_V1, EXACT_INDEX_V2, registry
 from ..ty import NameVectors
 from .int16_vectors import from_int16, int16_codes
@@ -249,13 +249,13 @@ class ExactIndex(IndexBase):
         path = Path(path)
         if self._scales is None:
             # Column-major in the file too, so the memory map is the search layout.
-            np.save(path / VECTORS_FILE, np.asfortranarray(self._vectors), allow_pickle=False)
+            save_array(path / VECTORS_FILE, np.asfortranarray(self._vectors))
             (path / SCALES_FILE).unlink(missing_ok=True)  # an int16 save's, in the same folder
         else:
             # The codes again, exactly: a code times its scale, over the scale, rounds back to the code.
             codes = np.rint(self._vectors / self._scales[:, None]).astype(np.int16)
-            np.save(path / VECTORS_FILE, np.asfortranarray(codes), allow_pickle=False)
-            np.save(path / SCALES_FILE, self._scales, allow_pickle=False)
+            save_array(path / VECTORS_FILE, np.asfortranarray(codes))
+            save_array(path / SCALES_FILE, self._scales)
 
     def from_disk(self, path: Union[str, Path]) -> "ExactIndex":
         path = Path(path)
@@ -353,3 +353,10 @@ def _flat_vectors(path: Path) -> np.ndarray:
 def _check_rows(vectors, sparse_vectors: sparse.csr_matrix) -> None:
     if len(vectors) != sparse_vectors.shape[0]:
         raise ValueError(f"{len(vectors)} dense but {sparse_vectors.shape[0]} sparse name vectors")
+
+
+def save_array(path: Path, array: np.ndarray) -> None:
+    """np.save into a new file that replaces `path`: the array a loaded
+    index searches may be mapped from it (storage.replaced_file)."""
+    with replaced_file(path) as written, written.open("wb") as f:
+        np.save(f, array, allow_pickle=False)

@@ -276,6 +276,40 @@ def test_every_back_end_round_trips(tmp_path, factory):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("factory", FACTORIES)
+def test_a_loaded_faiss_index_is_read_from_a_map_of_its_file_and_still_takes_new_names(tmp_path, factory):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=5, n_names=1000)
+    settings = dict(pool_size=16, nprobe=2, sparse_dims=8, sparse_factory="IVF4,SQ8")
+    built = FaissIndex(factory, **settings).build(names_dense[:900], names_sparse[:900])
+    built.to_disk(tmp_path / "index")
+    loaded = FaissIndex(factory, **settings).from_disk(tmp_path / "index")
+    if Path("/proc/self/maps").exists():
+        mapped = Path("/proc/self/maps").read_text()
+        assert str(tmp_path / "index" / "dense.faiss") in mapped and str(tmp_path / "index" / "sparse.faiss") in mapped
+    # Grown, a mapped index is copied first: faiss would abort the process.
+    for index in (built, loaded):
+        index.add(names_dense[900:], names_sparse[900:])
+    for a, b in zip(built.search(q_dense, q_sparse, 0.5, 5), loaded.search(q_dense, q_sparse, 0.5, 5)):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("make", [
+    ExactIndex, lambda: ExactIndex(vector_precision="float32"),
+    lambda: FaissIndex("IVF8,SQ8", pool_size=16, nprobe=2, sparse_dims=8, sparse_factory="IVF4,SQ8"),
+], ids=["exact int16", "exact float32", "faiss"])
+def test_a_loaded_index_saved_into_the_folder_it_was_loaded_from_ranks_alike_before_and_after(tmp_path, make):
+    # Its files are mapped: written over in place, the process died of SIGBUS.
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=8, n_names=5000, vocab=300)
+    make().build(names_dense, names_sparse).to_disk(tmp_path / "index")
+    loaded = make().from_disk(tmp_path / "index")
+    before = loaded.search(q_dense, q_sparse, 0.5, 5)
+    loaded.to_disk(tmp_path / "index")
+    for index in (loaded, make().from_disk(tmp_path / "index")):
+        for a, b in zip(before, index.search(q_dense, q_sparse, 0.5, 5)):
+            np.testing.assert_array_equal(a, b)
+    assert not [file.name for file in (tmp_path / "index").iterdir() if file.name.startswith(".")]  # no temporary left
+
+
 def test_an_unknown_faiss_factory_is_named():
     names_dense, names_sparse, _, _ = random_problem(seed=1)
     with pytest.raises(ValueError, match="'HNSW,nonsense'"):
