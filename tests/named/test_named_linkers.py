@@ -18,6 +18,7 @@ from vocabulary_files import CTD_CHEMICALS, CTD_TSV, MESH_DESCRIPTORS_XML, MESH_
 
 from spacy_biosyn.cli import app
 from spacy_biosyn.files.downloads import DownloadError, cached_path
+from spacy_biosyn.kb.dictionary import Dictionary
 
 # Each source as its publisher names and writes it.
 PUBLISHED = {
@@ -397,3 +398,16 @@ def test_the_sized_index_searches_exactly_until_faiss_from_names(tmp_path, tiny_
         loaded = spacy.load(tmp_path / kind)
         assert loaded.get_pipe("biosyn_linker").engine.vocabulary().index.kind == kind
         assert linked(loaded, "Huntington disease", "Huntington disease")._.cui == "D006816"
+
+
+def test_a_built_faiss_index_is_searched_from_the_cache_it_was_saved_to_and_still_takes_synonyms(mirror, tiny_encoder):
+    config = {**named_config("umls", tiny_encoder),
+              "index": {"@misc": "spacy_biosyn.SizedIndex.v2", "faiss_from": 2, "factory": "IVF1,SQ8", "sparse_dims": 0}}
+    nlp = spacy.blank("en")
+    linker = nlp.add_pipe("biosyn_linker", config=config)
+    assert linked(nlp, "Risk of breast carcinoma in carriers.", "breast carcinoma")._.cui == "C0006142"
+    if os.path.exists("/proc/self/maps"):  # the cold build's index: its lists on disk, not in memory
+        with open("/proc/self/maps") as maps:
+            assert any(line.rstrip().endswith("/linker/index/dense.faiss") for line in maps)
+    linker.add_synonyms(Dictionary.from_pairs([("C0006142", "mammary carcinoma of the left side")]))
+    assert linked(nlp, "A mammary carcinoma of the left side.", "mammary carcinoma of the left side")._.cui == "C0006142"
