@@ -7,89 +7,25 @@ shared by several entries (MEDIC's "hpp" names two diseases) has several
 concepts. Files in BioSyn's `CUI||name` format hold one concept and one name
 a line; readers of other vocabularies are in vocabularies/.
 
-Names and concepts are packed into UTF-8 buffers: a Python str costs about
-50 bytes beyond its characters, which on a UMLS-size dictionary (millions of
-names) is gigabytes of memory spent on object headers.
+Names and concepts are packed into UTF-8 buffers (packed.py), and so are
+the concepts' details (details.py).
 """
 import hashlib
-import json
-import operator
 from array import array
 from functools import cached_property
 from itertools import chain
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union, overload
+from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
-import srsly
 
 from ..errors import DictionaryError
 from ..preprocess.text import normalize, numbered_lines
 from ..ty import Concept
+from .details import ConceptDetails, ConceptTable
 from .ids import IdPreference, bare_id, checked_id, split_cuis
 from .namespaces import recognized_namespaces
-
-
-class ConceptDetails(NamedTuple):
-    """What a vocabulary says of a concept beyond its names: its name as the
-    vocabulary writes it, its types (semantic types, tree numbers, an OBO
-    namespace) and its definition ("" where it gives none)."""
-
-    name: str
-    types: Tuple[str, ...] = ()
-    definition: str = ""
-
-class PackedStrings(Sequence[str]):
-    """Read-only strings in one UTF-8 buffer, with each one's offsets."""
-
-    def __init__(self, strings: Iterable[str]):
-        encoded = [s.encode("utf-8") for s in strings]
-        self._offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(b) for b in encoded], out=self._offsets[1:])
-        self._buffer = b"".join(encoded)
-
-    @classmethod
-    def from_buffer(cls, buffer: bytes, ends: Sequence[int]) -> "PackedStrings":
-        """Strings already packed: string i is buffer[ends[i - 1]:ends[i]]."""
-        packed = cls(())
-        packed._offsets = np.zeros(len(ends) + 1, dtype=np.int64)
-        packed._offsets[1:] = ends
-        packed._buffer = buffer
-        return packed
-
-    def __len__(self) -> int:
-        return len(self._offsets) - 1
-
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> List[str]: ...
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        i = operator.index(i)
-        if not -len(self) <= i < len(self):
-            raise IndexError(f"string {i} of {len(self)}")
-        i %= len(self)
-        return self._buffer[self._offsets[i] : self._offsets[i + 1]].decode("utf-8")
-
-    def take(self, ids: Sequence[int]) -> List[str]:
-        """The strings at row numbers `ids`, looked up in one pass: a search
-        returns tens of names per mention, and indexing them one by one
-        spent more time in numpy scalars than in decoding."""
-        ids = np.asarray(ids, dtype=np.int64)
-        if ids.size and not (0 <= ids.min() and ids.max() < len(self)):
-            raise IndexError(f"rows {ids.min()}..{ids.max()} of {len(self)} strings")
-        starts, ends = self._offsets[ids].tolist(), self._offsets[ids + 1].tolist()
-        buffer = self._buffer
-        return [buffer[start:end].decode("utf-8") for start, end in zip(starts, ends)]
-
-    def __iter__(self) -> Iterator[str]:
-        offsets = self._offsets.tolist()
-        for start, end in zip(offsets, offsets[1:]):
-            yield self._buffer[start:end].decode("utf-8")
+from .packed import HashedRows, PackedStrings
 
 
 class _PackedConcepts(Sequence[Tuple[Concept, ...]]):
@@ -148,7 +84,7 @@ class Dictionary:
         if len(names) != len(fields):
             raise ValueError(f"{len(names)} names but {len(fields)} concept lists")
         # A concept's ConceptDetails by the ID its vocabulary leads with, where the vocabulary has them.
-        self.details: Dict[str, ConceptDetails] = {}
+        self.details = ConceptTable()
         self.names = names
         self.concepts = _PackedConcepts(fields)
         self.cuis = _AllIds(fields)
@@ -170,9 +106,9 @@ class Dictionary:
         return next((row for row in self._rows_by_name.candidates(name) if self.names[row] == name), None)
 
     @cached_property
-    def _rows_by_name(self) -> "_HashedRows":
+    def _rows_by_name(self) -> "HashedRows":
         # 16 bytes a name, where a set would hold a second copy of every name.
-        return _HashedRows(np.fromiter(map(hash, self.names), dtype=np.int64, count=len(self)), np.arange(len(self)))
+        return HashedRows(np.fromiter(map(hash, self.names), dtype=np.int64, count=len(self)), np.arange(len(self)))
 
     @cached_property
     def rows_by_cui(self) -> Mapping[str, np.ndarray]:
@@ -274,7 +210,7 @@ class Dictionary:
     def with_details(self, details: Mapping[str, ConceptDetails]) -> "Dictionary":
         """Attach what the vocabulary says of its concepts (by the ID each
         concept leads with there); returns this dictionary."""
-        self.details = dict(details)
+        self.details = ConceptTable.of(details)
         self.__dict__.pop("all_types", None)
         return self
 
@@ -382,48 +318,6 @@ def _checked_entries(path: Path) -> Iterator[Tuple[Concept, str]]:
         )
 
 
-def write_details(path: Path, details: Mapping[str, ConceptDetails]) -> None:
-    """One JSON line per concept, `{"id", "name", "types", "definition"}`; no
-    file where there are none (a BioSyn `CUI||name` dictionary)."""
-    path = Path(path)
-    if not details:
-        path.unlink(missing_ok=True)
-        return
-    with path.open("w", encoding="utf-8") as f:
-        for cui, (name, types, definition) in details.items():
-            f.write(json.dumps({"id": cui, "name": name, "types": list(types), "definition": definition}, ensure_ascii=False) + "\n")
-
-
-def read_details(path: Path) -> Dict[str, ConceptDetails]:
-    """What `write_details` wrote; {} where no file is."""
-    path = Path(path)
-    if not path.exists():
-        return {}
-    details = {}
-    with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            try:
-                record = srsly.json_loads(line)  # ujson: half json's time on MEDIC's 12k concepts at each load
-                details[record["id"]] = ConceptDetails(record["name"], tuple(record["types"]), record["definition"])
-            except (ValueError, KeyError, TypeError, RecursionError):  # RecursionError: JSON nested too deep
-                raise DictionaryError(f"{path}, line {number}: not a saved concept ({line[:80]!r}); save the pipeline again") from None
-    return details
-
-
-class _HashedRows:
-    """Rows sorted by their keys' str hashes (16 bytes a key, where a dict
-    would hold every key again): the rows whose key may be a given one, in
-    row order, for the caller to check against the key itself."""
-
-    def __init__(self, hashes: np.ndarray, rows: np.ndarray):
-        order = np.argsort(hashes, kind="stable")  # stable: a key's rows stay in order
-        self._hashes, self._rows = hashes[order], rows[order]
-
-    def candidates(self, key: str) -> List[int]:
-        start, end = (np.searchsorted(self._hashes, hash(key), side) for side in ("left", "right"))
-        return self._rows[start:end].tolist()
-
-
 class _RowsById(Mapping[str, np.ndarray]):
     """Each ID's rows among the names, in increasing order, in 16 bytes an
     (ID, name) pair. For a UMLS-size vocabulary (3.26M names, 1M IDs) that
@@ -435,7 +329,7 @@ class _RowsById(Mapping[str, np.ndarray]):
             for cui in ids:
                 hashes.append(hash(cui))
                 rows.append(row)
-        self._by_hash = _HashedRows(np.frombuffer(hashes, dtype=np.int64), np.frombuffer(rows, dtype=np.int64))
+        self._by_hash = HashedRows(np.frombuffer(hashes, dtype=np.int64), np.frombuffer(rows, dtype=np.int64))
         self._ids_of_rows = ids_of_rows
 
     def __getitem__(self, cui: str) -> np.ndarray:

@@ -15,7 +15,8 @@ import warnings
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, Optional, Tuple, Union
 
-from ..kb.dictionary import Concept, ConceptDetails, Dictionary, DictionaryError
+from ..kb.details import ConceptDetails
+from ..kb.dictionary import Concept, Dictionary, DictionaryError
 
 PathLike = Union[str, Path]
 Entries = Iterator[Tuple[Concept, str]]

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..files.downloads import cached_path
-from ..kb.dictionary import ConceptDetails, Dictionary, DictionaryError
+from ..kb.details import ConceptDetails
+from ..kb.dictionary import Dictionary, DictionaryError
 from ..kb.ids import DEFAULT_ID_PREFERENCE, IdPreference, checked_id
 from ..parts import CTD_CHEMICALS, MEDIC_VOCABULARY, registry
 from ..preprocess.text import numbered_lines

@@ -22,7 +22,8 @@ from xml.etree import ElementTree
 
 
 from ..files.downloads import cached_path
-from ..kb.dictionary import ConceptDetails, Dictionary, DictionaryError
+from ..kb.details import ConceptDetails
+from ..kb.dictionary import Dictionary, DictionaryError
 from ..kb.ids import checked_id
 from ..parts import MESH_VOCABULARY, registry
 from ..preprocess.text import numbered_lines, open_maybe_gzipped

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set
 
 from ..files.downloads import cached_path
-from ..kb.dictionary import ConceptDetails, Dictionary, DictionaryError
+from ..kb.details import ConceptDetails
+from ..kb.dictionary import Dictionary, DictionaryError
 from ..kb.ids import checked_id
 from ..parts import SCISPACY_KB, registry
 from ..preprocess.text import numbered_lines

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Set
 
 from ..files.downloads import cached_path
-from ..kb.dictionary import ConceptDetails, Dictionary, DictionaryError
+from ..kb.details import ConceptDetails
+from ..kb.dictionary import Dictionary, DictionaryError
 from ..kb.ids import checked_id
 from ..parts import UMLS_VOCABULARY, registry
 from ..preprocess.text import numbered_lines

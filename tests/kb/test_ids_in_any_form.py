@@ -1,7 +1,8 @@
 """scispaCy's lookups take every form of an ID or name a user holds."""
 import pytest
 
-from spacy_biosyn.kb.dictionary import ConceptDetails, Dictionary
+from spacy_biosyn.kb.details import ConceptDetails
+from spacy_biosyn.kb.dictionary import Dictionary
 from spacy_biosyn.kb.knowledge_base import KnowledgeBase
 
 CTD_PAIRS = [

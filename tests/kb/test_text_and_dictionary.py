@@ -1,6 +1,7 @@
 import pytest
 
 from spacy_biosyn import BiosynError, Dictionary, DictionaryError, normalize
+from spacy_biosyn.kb.details import ConceptDetails, ConceptTable, read_details, write_details
 from spacy_biosyn.preprocess.text import text_lines
 
 
@@ -186,13 +187,49 @@ def test_lookups_still_answer_in_a_process_with_other_string_hashes(tmp_path):
 
     path = tmp_path / "d.txt"
     path.write_text("D001943|114480||breast cancer\nD010051||ovarian cancer\n", encoding="utf-8")
-    dictionary = Dictionary.from_file(path)
+    dictionary = Dictionary.from_file(path).with_details({"D010051": ConceptDetails("Ovarian Neoplasms")})
     assert dictionary.row("ovarian cancer") == 1 and dictionary.rows_by_cui["D010051"].tolist() == [1]
+    assert dictionary.details["D010051"].name == "Ovarian Neoplasms"
     (tmp_path / "d.pickle").write_bytes(pickle.dumps(dictionary))  # as a spawned nlp.pipe worker gets it
     script = ("import pickle, sys; d = pickle.loads(open(sys.argv[1], 'rb').read()); "
-              "print(d.row('ovarian cancer'), d.rows_by_cui['D010051'].tolist())")
+              "print(d.row('ovarian cancer'), d.rows_by_cui['D010051'].tolist(), 'D010051' in d.details)")
     for seed in ("1", "2"):
         done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "d.pickle")], capture_output=True,
                               text=True, timeout=120, env={**os.environ, "PYTHONHASHSEED": seed})
         assert done.returncode == 0, done.stderr[-2000:]
-        assert done.stdout.split() == ["1", "[1]"]
+        assert done.stdout.split() == ["1", "[1]", "True"]
+
+
+def test_concept_details_are_packed_into_a_table_that_answers_as_the_dict_it_was_made_from(tmp_path):
+    details = {
+        "C0006142": ConceptDetails("Malignant neoplasm of breast", ("T191",), "A malignant tumor of the breast."),
+        "C0011849": ConceptDetails("Diabetes Mellitus", ("T047", "T048")),
+        "D000071380": ConceptDetails("Maladie de Crohn – forme précoce", (), "Définition: « rare »"),
+        "": ConceptDetails(""),
+    }
+    table = ConceptTable.of(details)
+    assert table == details and dict(table) == details
+    assert list(table) == list(details) and list(table.items()) == list(details.items())
+    assert list(table.values()) == list(details.values()) and len(table) == 4
+    assert table["C0011849"].types == ("T047", "T048") and table.get("C9999999") is None
+    assert "c0011849" not in table and 42 not in table and "" in table
+    with pytest.raises(KeyError):
+        table["C9999999"]
+    assert ConceptTable.of(table) is table
+    write_details(tmp_path / "concepts.jsonl", table)
+    assert read_details(tmp_path / "concepts.jsonl") == details
+    assert read_details(tmp_path / "none.jsonl") == {}
+
+
+@pytest.mark.parametrize("line", [
+    '{"id": "C1", "name": "x", "types": "T047", "definition": ""}',
+    '{"id": "C1", "name": 3, "types": [], "definition": ""}',
+    '{"id": "C1", "name": "x", "types": [], "definition": null}',
+    '{"id": "C1", "name": "x", "types": []}',
+    '["C1", "x"]',
+])
+def test_a_saved_concept_that_is_not_one_is_refused_naming_its_line(tmp_path, line):
+    path = tmp_path / "concepts.jsonl"
+    path.write_text('{"id": "C0", "name": "y", "types": ["T047"], "definition": ""}\n' + line + "\n", encoding="utf-8")
+    with pytest.raises(DictionaryError, match=r"concepts.jsonl, line 2: not a saved concept"):
+        read_details(path)

@@ -52,7 +52,7 @@ def test_a_misspelt_setting_is_refused_by_name(tiny_encoder, disease_dictionary)
     with pytest.raises(Exception, match="topk"):
         make_nlp(tiny_encoder, disease_dictionary, topk=3)
 
-from spacy_biosyn.kb.dictionary import ConceptDetails
+from spacy_biosyn.kb.details import ConceptDetails
 
 
 def test_scispacys_names_are_saved_as_ours_and_an_edit_of_ours_takes_effect(tiny_encoder, disease_dictionary, tmp_path):
