@@ -8,8 +8,9 @@ that use it.
 """
 from __future__ import annotations  # faiss's types name faiss, which may be missing
 
+import os
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Optional, Union
+from typing import Callable, Dict, Iterable, Iterator, Optional, Tuple, Union
 
 import numpy as np
 from scipy import sparse
@@ -81,8 +82,8 @@ class FaissIndex(IndexBase):
         self._dense: Optional[faiss.Index] = None
         self._projection: Optional[np.ndarray] = None  # tf-idf vocabulary x sparse_dims
         self._sparse_index: Optional[faiss.Index] = None
-        # Whether the indexes are mapped from the files from_disk read.
-        self._mapped = False
+        # "dense", "sparse": the file each index is mapped from, where from_disk mapped it.
+        self._mapped_from: Dict[str, Optional[_Source]] = {}
 
     @property
     def dim(self) -> int:
@@ -118,10 +119,12 @@ class FaissIndex(IndexBase):
             drop_pages(self._sparse)
 
     def add(self, vectors: np.ndarray, sparse_vectors: sparse.csr_matrix) -> None:
-        if self._mapped and len(vectors):
+        if any(self._mapped_from.values()) and len(vectors):
             # faiss aborts the process when an index mapped from its file grows.
-            self._dense, self._sparse_index = (_in_memory(index, self) for index in (self._dense, self._sparse_index))
-            self._mapped = False
+            self._dense = _in_memory(self._dense, self._mapped_from.get("dense"), self)
+            if self._sparse_index is not None:
+                self._sparse_index = _in_memory(self._sparse_index, self._mapped_from.get("sparse"), self)
+            self._mapped_from = {}
         super().add(vectors, sparse_vectors)
         if self.sparse_dims and sparse_vectors.shape[0]:
             self._sparse_index.add(self._project(sparse_vectors))
@@ -130,6 +133,7 @@ class FaissIndex(IndexBase):
         # Trained on a sample, then filled a chunk at a time as the names are encoded.
         self._dense = self._filled(self.factory, vectors.dim, lambda: vectors.take(self._training_rows(len(vectors))),
                                    vectors.chunks())
+        self._mapped_from = {}  # both indexes built in memory
 
     def _add_dense(self, vectors: np.ndarray) -> None:
         self._dense.add(check_finite(vectors))
@@ -197,25 +201,28 @@ class FaissIndex(IndexBase):
 
     def from_disk(self, path: Union[str, Path]) -> "FaissIndex":
         path = Path(path)
-        if self.sparse_dims:
-            if not (path / "sparse.faiss").exists():
-                raise ValueError(
-                    f"{path} has no sparse.faiss: it was built with sparse_dims = 0, "
-                    f"not {self.sparse_dims}; configure the index as it was built"
-                )
-            self._sparse_index = _mapped(path / "sparse.faiss")
-            self._projection = np.load(path / "sparse_projection.npy", allow_pickle=False)
+        if self.sparse_dims and not (path / "sparse.faiss").exists():
+            raise ValueError(
+                f"{path} has no sparse.faiss: it was built with sparse_dims = 0, "
+                f"not {self.sparse_dims}; configure the index as it was built"
+            )
         if not (path / FAISS_FILE).exists():
             raise ValueError(
                 f"{path} has no {FAISS_FILE}: it was saved by spacy_biosyn.ExactIndex; "
                 "configure that back-end, or build this one"
             )
-        super().from_disk(path)
-        self._dense = _mapped(path / FAISS_FILE)
-        self._mapped = True
-        for index in (self._dense, self._sparse_index):
+        # Read whole before any is taken: a load that fails midway leaves the index as it was.
+        dense, dense_source = _read(path / FAISS_FILE)
+        sparse_index = sparse_source = projection = None
+        if self.sparse_dims:
+            sparse_index, sparse_source = _read(path / "sparse.faiss")
+            projection = np.load(path / "sparse_projection.npy", allow_pickle=False)
+        for index in (dense, sparse_index):
             if index is not None:
                 _set_search_parameters(index, self.ef_search, self.nprobe)
+        super().from_disk(path)
+        self._dense, self._sparse_index, self._projection = dense, sparse_index, projection
+        self._mapped_from = {"dense": dense_source, "sparse": sparse_source}
         return self
 
 
@@ -229,24 +236,52 @@ def _set_search_parameters(index: faiss.Index, ef_search: int, nprobe: int) -> N
         hnsw.efSearch = ef_search
 
 
-def _mapped(file: Path) -> faiss.Index:
+# faiss >= 1.11 maps an index's codes from its file. Not on Windows, where
+# the map would lock the file against a save that replaces it.
+_MAP_FLAG = getattr(faiss, "IO_FLAG_MMAP_IFC", None) if os.name == "posix" else None
+# A file an index is mapped from, and its (device, inode) then.
+_Source = Tuple[Path, Tuple[int, int]]
+
+
+def _read(file: Path) -> Tuple[faiss.Index, Optional[_Source]]:
     """The index saved in `file`, its codes and inverted lists mapped from
-    the file where faiss can map them: a search reads the lists it probes,
-    the rest stay on disk (a UMLS-size IVF index: 1.3 GB), and processes
-    linking with one index share its pages."""
+    the file where faiss can map them, and then the file and its identity:
+    a search reads the lists it probes, the rest stay on disk (a UMLS-size
+    IVF index: 1.3 GB), and processes linking with one index share its pages."""
+    if _MAP_FLAG is not None:
+        identity = _identity(file)
+        try:
+            index = faiss.read_index(str(file), _MAP_FLAG)
+        except RuntimeError:  # a layout faiss cannot map, or no map here (macOS)
+            pass
+        else:
+            return index, (file, identity)
+    return faiss.read_index(str(file)), None
+
+
+def _in_memory(index: faiss.Index, source: Optional[_Source], settings: FaissIndex) -> faiss.Index:
+    """`index` held in memory, where it can grow: read again from the file
+    it is mapped from while that is still the same file (one copy in
+    memory), else copied through a serialized one (two for a moment)."""
+    if source is None:
+        return index
+    file, identity = source
+    copy = None
     try:
-        return faiss.read_index(str(file), faiss.IO_FLAG_MMAP_IFC)
-    except RuntimeError:  # a layout faiss cannot map
-        return faiss.read_index(str(file))
-
-
-def _in_memory(index: Optional[faiss.Index], settings: FaissIndex) -> Optional[faiss.Index]:
-    """A copy of `index` held in memory, which can grow."""
-    if index is None:
-        return None
-    copy = faiss.deserialize_index(faiss.serialize_index(index))
+        if _identity(file) == identity:
+            copy = faiss.read_index(str(file))
+            copy = copy if _identity(file) == identity else None
+    except (OSError, RuntimeError):  # gone or replaced meanwhile
+        copy = None
+    if copy is None:
+        copy = faiss.deserialize_index(faiss.serialize_index(index))
     _set_search_parameters(copy, settings.ef_search, settings.nprobe)
     return copy
+
+
+def _identity(file: Path) -> Tuple[int, int]:
+    stat = file.stat()
+    return stat.st_dev, stat.st_ino
 
 
 def _write(index: faiss.Index, file: Path) -> None:

@@ -293,6 +293,34 @@ def test_a_loaded_faiss_index_is_read_from_a_map_of_its_file_and_still_takes_new
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("case", ["folder replaced", "load failed midway", "faiss cannot map"])
+def test_a_faiss_index_grows_alike_whatever_became_of_the_files_it_was_loaded_from(tmp_path, monkeypatch, case):
+    import shutil
+
+    import spacy_biosyn.search.faiss_index as faiss_index
+
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=9, n_names=1000)
+    settings = dict(pool_size=16, nprobe=2, sparse_dims=8, sparse_factory="IVF4,SQ8")
+    built = FaissIndex("IVF8,SQ8", **settings).build(names_dense[:900], names_sparse[:900])
+    built.to_disk(tmp_path / "index")
+    if case == "faiss cannot map":  # faiss before 1.11, Windows
+        monkeypatch.setattr(faiss_index, "_MAP_FLAG", None)
+    loaded = FaissIndex("IVF8,SQ8", **settings).from_disk(tmp_path / "index")
+    if case == "load failed midway":  # into an index built in memory, which keeps what it had and still grows
+        loaded = FaissIndex("IVF8,SQ8", **settings).build(names_dense[:900], names_sparse[:900])
+        (tmp_path / "broken").mkdir()
+        shutil.copy(tmp_path / "index" / "sparse.faiss", tmp_path / "broken")
+        with pytest.raises(ValueError, match="has no dense.faiss"):
+            loaded.from_disk(tmp_path / "broken")
+    if case == "folder replaced":  # the files it maps are now other files: its own bytes are copied
+        shutil.rmtree(tmp_path / "index")
+        FaissIndex("IVF8,SQ8", **settings).build(names_dense[100:], names_sparse[100:]).to_disk(tmp_path / "index")
+    for index in (built, loaded):
+        index.add(names_dense[900:], names_sparse[900:])
+    for a, b in zip(built.search(q_dense, q_sparse, 0.5, 5), loaded.search(q_dense, q_sparse, 0.5, 5)):
+        np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("make", [
     ExactIndex, lambda: ExactIndex(vector_precision="float32"),
     lambda: FaissIndex("IVF8,SQ8", pool_size=16, nprobe=2, sparse_dims=8, sparse_factory="IVF4,SQ8"),
