@@ -9,7 +9,7 @@ from array import array
 from collections.abc import ItemsView, ValuesView
 from functools import cached_property
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, NamedTuple, Tuple, Union
+from typing import Dict, Iterable, Iterator, Mapping, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 import srsly
@@ -28,8 +28,13 @@ class ConceptDetails(NamedTuple):
     definition: str = ""
 
 
+# Lookups a ConceptTable keeps answered (some 10 MB at most).
+_RECENT = 65_536
+
+
 class ConceptTable(Mapping[str, ConceptDetails]):
-    """ConceptDetails by ID, read-only, in the order given; each ID once."""
+    """ConceptDetails by ID, read-only, in the order given; each ID once
+    (`repeated_id` finds one given twice)."""
 
     def __init__(self, details: Iterable[Tuple[str, ConceptDetails]] = ()):
         ids, names, definitions, types = StringPacker(), StringPacker(), StringPacker(), StringPacker()
@@ -58,13 +63,13 @@ class ConceptTable(Mapping[str, ConceptDetails]):
         return iter(self._ids)
 
     def __contains__(self, cui: object) -> bool:
-        return isinstance(cui, str) and self._row(cui) is not None
+        return isinstance(cui, str) and self._found(cui) is not None
 
     def __getitem__(self, cui: str) -> ConceptDetails:
-        row = self._row(cui) if isinstance(cui, str) else None
-        if row is None:
+        found = self._found(cui) if isinstance(cui, str) else None
+        if found is None:
             raise KeyError(cui)
-        return self._details(row)
+        return found
 
     def items(self) -> ItemsView:
         return _Items(self)
@@ -77,10 +82,29 @@ class ConceptTable(Mapping[str, ConceptDetails]):
 
     def __getstate__(self) -> dict:
         # str hashes differ from one process to the next: the lookup is made again where unpickled.
-        return {key: value for key, value in vars(self).items() if key != "_rows_by_id"}
+        return {key: value for key, value in vars(self).items() if key not in ("_rows_by_id", "_recent")}
 
-    def _row(self, cui: str):
-        return next((row for row in self._rows_by_id.candidates(cui) if self._ids[row] == cui), None)
+    def repeated_id(self) -> Optional[str]:
+        """An ID given more than once, if any."""
+        for first, second in self._rows_by_id.collisions():
+            if self._ids[first] == self._ids[second]:
+                return self._ids[first]
+        return None
+
+    def _found(self, cui: str) -> Optional[ConceptDetails]:
+        # Filters ask for the same few thousand concepts again and again: a
+        # lookup in the packed table takes 10 us, in a dict 0.1.
+        recent = self._recent
+        if cui not in recent:
+            if len(recent) >= _RECENT:
+                recent.clear()
+            row = next((row for row in self._rows_by_id.candidates(cui) if self._ids[row] == cui), None)
+            recent[cui] = None if row is None else self._details(row)
+        return recent[cui]
+
+    @cached_property
+    def _recent(self) -> Dict[str, Optional[ConceptDetails]]:
+        return {}
 
     @cached_property
     def _rows_by_id(self) -> HashedRows:
@@ -127,7 +151,11 @@ def read_details(path: Union[str, Path]) -> ConceptTable:
     if not path.exists():
         return ConceptTable()
     with path.open(encoding="utf-8") as f:
-        return ConceptTable(_saved_details(path, f))
+        table = ConceptTable(_saved_details(path, f))
+    repeated = table.repeated_id()
+    if repeated is not None:
+        raise DictionaryError(f"{path}: the concept {repeated!r} is saved twice; save the pipeline again")
+    return table
 
 
 def _saved_details(path: Path, lines: Iterable[str]) -> Iterator[Tuple[str, ConceptDetails]]:

@@ -6,7 +6,7 @@ keeps leave memory that Python does not give back.
 """
 import operator
 from array import array
-from typing import Iterable, Iterator, List, Sequence, overload
+from typing import Iterable, Iterator, List, Sequence, Tuple, overload
 
 import numpy as np
 
@@ -96,3 +96,9 @@ class HashedRows:
     def candidates(self, key: str) -> List[int]:
         start, end = (np.searchsorted(self._hashes, hash(key), side) for side in ("left", "right"))
         return self._rows[start:end].tolist()
+
+    def collisions(self) -> Iterator[Tuple[int, int]]:
+        """Pairs of rows next to each other in hash order whose keys have one
+        hash, for the caller to compare (a key given twice is one of them)."""
+        for i in np.flatnonzero(self._hashes[1:] == self._hashes[:-1]).tolist():
+            yield int(self._rows[i]), int(self._rows[i + 1])

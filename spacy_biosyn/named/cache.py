@@ -23,6 +23,7 @@ import hashlib
 import importlib.util
 import shutil
 import warnings
+from itertools import chain
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Sequence
 
@@ -32,6 +33,7 @@ from filelock import FileLock
 from ..encoders.base import encoder_identity, identity_key
 from ..errors import BiosynError, DictionaryError
 from ..files.downloads import DownloadError, cache_folder, cache_written, cached_path, cached_record, forget, redacted
+from ..files.spill import give_back_freed_memory
 from ..files.storage import remove_stale_staging, replaced_atomically
 from ..kb.dictionary import Dictionary
 from ..search.name_ranker import NameRanker
@@ -96,6 +98,7 @@ def fill_named_linker(
             # them: a faiss index's lists then stay on disk until probed (a
             # UMLS-size index held 1.5 GiB more in the run that built it).
             linker.index.from_disk(folder / _LINKER / "index")
+            give_back_freed_memory()
     return folder
 
 
@@ -112,7 +115,7 @@ def read_named(entry: NamedVocabulary, paths: Sequence[Path]) -> Dictionary:
             raise _unread(entry, url, path, error) from None
     merged = dictionaries[0]
     for more in dictionaries[1:]:  # MeSH: descriptors, then supplementary concepts
-        details = {**merged.details, **more.details}
+        details = dict(chain(merged.details.items(), more.details.items()))
         merged = merged.with_synonyms(more.pairs()).with_details(details)
     if entry.format == "mesh":  # supplementary concepts typed by the descriptors they map to
         merged = merged.with_details(with_mapped_tree_numbers(merged.details))

@@ -221,6 +221,14 @@ def test_concept_details_are_packed_into_a_table_that_answers_as_the_dict_it_was
     assert read_details(tmp_path / "none.jsonl") == {}
 
 
+def test_a_concept_saved_twice_is_refused_naming_it(tmp_path):
+    path = tmp_path / "concepts.jsonl"
+    lines = [f'{{"id": "C{i}", "name": "n{i}", "types": [], "definition": ""}}' for i in (0, 1, 2, 1)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(DictionaryError, match=r"concepts.jsonl: the concept 'C1' is saved twice"):
+        read_details(path)
+
+
 @pytest.mark.parametrize("line", [
     '{"id": "C1", "name": "x", "types": "T047", "definition": ""}',
     '{"id": "C1", "name": 3, "types": [], "definition": ""}',
