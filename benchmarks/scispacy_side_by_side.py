@@ -129,10 +129,13 @@ def link_with_biosyn(pipeline: Path, dictionary: Path, texts) -> dict:
     nlp = spacy.load(pipeline)
     component = nlp.get_pipe("biosyn_linker")
     component.top_k = K
+    docs = _single_entity_docs(nlp, texts)
     start = time.perf_counter()
     component.engine.set_dictionary(Dictionary.from_file(dictionary), refit_sparse=True)
+    # The build ends with the first link, which derives the NIL default (2.5 s, once).
+    list(component.pipe(docs[:1]))
     build_s = time.perf_counter() - start
-    docs = _single_entity_docs(nlp, texts)
+    component.engine.clear_caches()
     start = time.perf_counter()
     docs = list(component.pipe(docs))
     link_s = time.perf_counter() - start
