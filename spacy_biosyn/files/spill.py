@@ -142,7 +142,7 @@ def drop_pages(rows: sparse.csr_matrix) -> None:
 def give_back_freed_memory() -> None:
     """Return the C heap's free pages to the system (glibc's malloc_trim;
     elsewhere nothing): memory that faiss freed among blocks still in use
-    stayed resident, 1.4 GiB of a UMLS-size index once it was mapped from
+    stayed resident, 1.5 GiB of a UMLS-size index once it was mapped from
     its file instead."""
     try:
         trim = ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim

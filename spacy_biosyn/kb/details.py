@@ -15,7 +15,7 @@ import numpy as np
 import srsly
 
 from ..errors import DictionaryError
-from .packed import HashedRows, StringPacker
+from .packed import StringPacker, StringRows
 
 
 class ConceptDetails(NamedTuple):
@@ -86,10 +86,7 @@ class ConceptTable(Mapping[str, ConceptDetails]):
 
     def repeated_id(self) -> Optional[str]:
         """An ID given more than once, if any."""
-        for first, second in self._rows_by_id.collisions():
-            if self._ids[first] == self._ids[second]:
-                return self._ids[first]
-        return None
+        return self._rows_by_id.repeated()
 
     def _found(self, cui: str) -> Optional[ConceptDetails]:
         # Filters ask for the same few thousand concepts again and again: a
@@ -98,7 +95,7 @@ class ConceptTable(Mapping[str, ConceptDetails]):
         if cui not in recent:
             if len(recent) >= _RECENT:
                 recent.clear()
-            row = next((row for row in self._rows_by_id.candidates(cui) if self._ids[row] == cui), None)
+            row = self._rows_by_id.row(cui)
             recent[cui] = None if row is None else self._details(row)
         return recent[cui]
 
@@ -107,8 +104,8 @@ class ConceptTable(Mapping[str, ConceptDetails]):
         return {}
 
     @cached_property
-    def _rows_by_id(self) -> HashedRows:
-        return HashedRows(np.fromiter(map(hash, self._ids), dtype=np.int64, count=len(self)), np.arange(len(self)))
+    def _rows_by_id(self) -> StringRows:
+        return StringRows(self._ids)
 
     def _details(self, row: int) -> ConceptDetails:
         start, end = self._type_ends[row : row + 2].tolist()

@@ -25,7 +25,7 @@ from ..ty import Concept
 from .details import ConceptDetails, ConceptTable
 from .ids import IdPreference, bare_id, checked_id, split_cuis
 from .namespaces import recognized_namespaces
-from .packed import HashedRows, PackedStrings
+from .packed import HashedRows, PackedStrings, StringRows
 
 
 class _PackedConcepts(Sequence[Tuple[Concept, ...]]):
@@ -103,12 +103,12 @@ class Dictionary:
 
     def row(self, name: str) -> Optional[int]:
         """The row of a normalized string among the names, or None."""
-        return next((row for row in self._rows_by_name.candidates(name) if self.names[row] == name), None)
+        return self._rows_by_name.row(name)
 
     @cached_property
-    def _rows_by_name(self) -> "HashedRows":
+    def _rows_by_name(self) -> StringRows:
         # 16 bytes a name, where a set would hold a second copy of every name.
-        return HashedRows(np.fromiter(map(hash, self.names), dtype=np.int64, count=len(self)), np.arange(len(self)))
+        return StringRows(self.names)
 
     @cached_property
     def rows_by_cui(self) -> Mapping[str, np.ndarray]:

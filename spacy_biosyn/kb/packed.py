@@ -6,7 +6,7 @@ keeps leave memory that Python does not give back.
 """
 import operator
 from array import array
-from typing import Iterable, Iterator, List, Sequence, Tuple, overload
+from typing import Iterable, Iterator, List, Optional, Sequence, overload
 
 import numpy as np
 
@@ -97,8 +97,24 @@ class HashedRows:
         start, end = (np.searchsorted(self._hashes, hash(key), side) for side in ("left", "right"))
         return self._rows[start:end].tolist()
 
-    def collisions(self) -> Iterator[Tuple[int, int]]:
-        """Pairs of rows next to each other in hash order whose keys have one
-        hash, for the caller to compare (a key given twice is one of them)."""
+
+class StringRows(HashedRows):
+    """The row of each of a sequence of strings (names, IDs), found by its hash."""
+
+    def __init__(self, strings: Sequence[str]):
+        super().__init__(np.fromiter(map(hash, strings), dtype=np.int64, count=len(strings)), np.arange(len(strings)))
+        self._strings = strings
+
+    def row(self, key: str) -> Optional[int]:
+        """The first row holding `key`, or None."""
+        return next((row for row in self.candidates(key) if self._strings[row] == key), None)
+
+    def repeated(self) -> Optional[str]:
+        """A string that more than one row holds, if any (rows next to each
+        other in hash order: a third string of the same 64-bit hash between
+        two copies would hide them)."""
         for i in np.flatnonzero(self._hashes[1:] == self._hashes[:-1]).tolist():
-            yield int(self._rows[i]), int(self._rows[i + 1])
+            first, second = self._strings[int(self._rows[i])], self._strings[int(self._rows[i + 1])]
+            if first == second:
+                return first
+        return None

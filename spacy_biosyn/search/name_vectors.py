@@ -9,7 +9,10 @@ import numpy as np
 
 from ..ty import NameVectors
 
+
 class ArrayVectors:
+    """Vectors already held as one array: NameVectors over it."""
+
     def __init__(self, vectors: np.ndarray):
         self.array = np.ascontiguousarray(vectors, dtype=np.float32)
         if self.array.ndim != 2:
