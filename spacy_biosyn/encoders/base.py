@@ -26,6 +26,10 @@ POOLINGS = ("cls", "mean")
 SIMILARITIES = ("cosine", "dot")
 
 PROGRESS_MIN_TEXTS = 5000
+# A batch's padding bound on a CPU, in tokens: about what one more run of a
+# batch costs there (all-MiniLM-L6-v2 in ONNX Runtime on 2 cores: 2 ms a
+# run, 85 us a token), so a batch is split where its padding would cost more.
+CPU_PADDING_TOKENS = 32
 # An encoder's settings that do not change its vectors: where it runs and how many texts at a time.
 RUNTIME_SETTINGS = ("batch_size", "threads", "device")
 
@@ -129,24 +133,41 @@ def check_settings(pooling: str, similarity: str, max_length: int, batch_size: i
 
 def encode_in_batches(
     texts: Sequence[str], dim: int, batch_size: int, embed: Callable[[List[str]], np.ndarray],
-    count_tokens: Callable[[List[str]], List[int]],
+    count_tokens: Callable[[List[str]], List[int]], padding_tokens: Optional[int] = CPU_PADDING_TOKENS,
 ) -> np.ndarray:
-    """float32 (len(texts), dim): `embed` applied to batches of texts of
-    the same number of tokens (`count_tokens`), as near as can be, which
-    keeps padding, and so wasted work, small. Characters are a poor guide
-    to word pieces: batches sorted by them encoded MEDIC-size dictionaries
-    7-10% more slowly in bf16 and 26-31% in fp32 (docs/record.md)."""
+    """float32 (len(texts), dim): `embed` applied to batches of texts
+    sorted by their number of tokens (`count_tokens`). A batch ends at
+    `batch_size` texts, or before the padding its shorter texts need would
+    pass `padding_tokens` (None: no bound), so that a few long mentions do
+    not make a whole batch of short ones pad to their length. Characters
+    are a poor guide to word pieces: batches sorted by them encoded
+    MEDIC-size dictionaries 7-10% more slowly in bf16 and 26-31% in fp32
+    (docs/record.md)."""
     out = np.empty((len(texts), dim), dtype=np.float32)
-    tokens = count_tokens(list(texts)) if len(texts) > batch_size else [0] * len(texts)
-    order = sorted(range(len(texts)), key=tokens.__getitem__)
+    tokens = count_tokens(list(texts)) if len(texts) > 1 else [0] * len(texts)
     # A dictionary takes minutes on a CPU: show progress; a doc's mentions do not.
     bar = tqdm(total=len(texts), desc="Encoding", unit="text", disable=len(texts) < PROGRESS_MIN_TEXTS, leave=False)
     with bar:
-        for start in range(0, len(order), batch_size):
-            rows = order[start : start + batch_size]
+        for rows in _batches(tokens, batch_size, padding_tokens):
             out[rows] = embed([texts[i] for i in rows])
             bar.update(len(rows))
     return out
+
+
+def _batches(tokens: List[int], batch_size: int, padding_tokens: Optional[int]) -> List[List[int]]:
+    """Row numbers of texts of `tokens` tokens each, in batches (see encode_in_batches)."""
+    batches: List[List[int]] = []
+    batch: List[int] = []
+    held = 0  # the batch's tokens without padding
+    for row in sorted(range(len(tokens)), key=tokens.__getitem__):
+        # Sorted: the new text is the batch's longest, and all pad to its length.
+        padding = (len(batch) + 1) * tokens[row] - held - tokens[row]
+        if batch and (len(batch) == batch_size or (padding_tokens is not None and padding > padding_tokens)):
+            batches.append(batch)
+            batch, held = [], 0
+        batch.append(row)
+        held += tokens[row]
+    return batches + [batch] if batch else batches
 
 
 def unit_rows(vectors: np.ndarray) -> np.ndarray:

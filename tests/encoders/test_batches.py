@@ -1,5 +1,6 @@
 """Texts are encoded in batches of the same number of word pieces, as near
-as can be, and every vector comes back in its text's place."""
+as can be, split where padding would cost more than another batch, and
+every vector comes back in its text's place."""
 import numpy as np
 
 from spacy_biosyn.encoders.base import encode_in_batches
@@ -25,3 +26,36 @@ def test_the_onnx_encoder_counts_word_pieces_without_padding(tiny_encoder):
     encoder = OnnxEncoder(tiny_encoder).load()
     # The tiny encoder's vocabulary is characters: a word is [CLS], its letters, [SEP].
     assert encoder._count_tokens(["ab", "abcd", ""]) == [4, 6, 2]
+
+
+def _batches_of(pieces, batch_size, padding_tokens):
+    batches = []
+
+    def embed(batch):
+        batches.append(sorted(pieces[text] for text in batch))
+        return np.zeros((len(batch), 1), dtype=np.float32)
+
+    encode_in_batches(list(pieces), 1, batch_size, embed, lambda batch: [pieces[text] for text in batch], padding_tokens)
+    return batches
+
+
+def test_a_few_long_mentions_get_a_batch_of_their_own_instead_of_padding_the_short_ones():
+    # Ten mentions of 4 pieces, three of 20: one batch would pad the ten by 160 tokens.
+    pieces = {**{f"short {i}": 4 for i in range(10)}, **{f"long {i}": 20 for i in range(3)}}
+    assert _batches_of(pieces, 128, 32) == [[4] * 10, [20] * 3]
+    # Without a bound on padding, batch_size alone splits them, as on a GPU.
+    assert _batches_of(pieces, 128, None) == [[4] * 10 + [20] * 3]
+
+
+def test_padding_within_the_bound_keeps_one_batch_and_batch_size_still_splits():
+    pieces = {"a": 3, "b": 3, "c": 4, "d": 4, "e": 5}  # padded to 5: 2 + 2 + 1 + 1 = 6 tokens
+    assert _batches_of(pieces, 128, 6) == [[3, 3, 4, 4, 5]]
+    assert _batches_of(pieces, 128, 5) == [[3, 3, 4, 4], [5]]
+    assert _batches_of(pieces, 2, 32) == [[3, 3], [4, 4], [5]]
+
+
+def test_the_onnx_encoder_gives_the_same_vectors_however_the_texts_are_batched(tiny_encoder):
+    encoder = OnnxEncoder(tiny_encoder, batch_size=64).load()
+    texts = ["ab", "abcdefghij" * 2, "abc", "a", "abcdefgh", "abcd", "b"]
+    together = encoder.encode(texts)
+    np.testing.assert_allclose(together, np.vstack([encoder.encode([t]) for t in texts]), rtol=0, atol=1e-6)
