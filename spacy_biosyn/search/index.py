@@ -233,16 +233,33 @@ class ExactIndex(IndexBase):
         # 30,719 names for k = 30), the k best suffice, as they did before.
         seeds = top_k(dense, SEEDS_PER_RANK * k if sorts_by_group_bound(len(self), SEEDS_PER_RANK * k) else k)
         queries = sparse_q.toarray()
-        scores = np.empty((len(dense), k), dtype=np.float32)
-        ids = np.empty((len(dense), k), dtype=np.int64)
-        for row, (row_dense, query) in enumerate(zip(dense, queries)):
-            seed_totals = biosyn_scores(row_dense[seeds[row]], self._sparse[seeds[row]] @ query, weight)
-            kth_total = -np.partition(-seed_totals, k - 1)[k - 1]
-            candidates = np.flatnonzero(row_dense >= kth_total - headroom)
-            totals = biosyn_scores(row_dense[candidates], self._sparse[candidates] @ query, weight)
-            best = top_k(totals[None], k)[0]
-            scores[row], ids[row] = totals[best], candidates[best]
-        return scores, ids
+        seed_rows = np.repeat(np.arange(len(dense)), seeds.shape[1])
+        seed_totals = self._totals(dense, queries, seed_rows, seeds.ravel(), weight).reshape(seeds.shape)
+        kth_total = -np.partition(-seed_totals, k - 1, axis=1)[:, k - 1]
+        flat = np.flatnonzero(dense >= (kth_total - headroom)[:, None])
+        rows = flat // dense.shape[1]
+        candidates = flat - rows * dense.shape[1]
+        totals = self._totals(dense, queries, rows, candidates, weight)
+        # The k best reach the seeds' k-th S, which leaves a few pairs a row
+        # (at least k: the seeds' own), ranked best first and equal S in id
+        # order, as top_k ranks.
+        kept = np.flatnonzero(totals >= kth_total[rows])
+        order = kept[np.lexsort((candidates[kept], -totals[kept], rows[kept]))]
+        best = order[np.searchsorted(rows[order], np.arange(len(dense)))[:, None] + np.arange(k)]
+        return totals[best], candidates[best]
+
+    def _totals(self, dense, queries, rows, names, weight) -> np.ndarray:
+        """S of each (mention row, name) pair: its dense score plus weight
+        x its tf-idf score, summed as the product of the name's row with the
+        mention's (scipy's, in the row's order) whatever the pairs."""
+        picked = self._sparse[names]
+        # The pairs' rows as one sparse matrix against the chunk's queries laid
+        # end to end: one product for all pairs instead of one per mention.
+        width = queries.shape[1]
+        index_type = np.int64 if queries.size > np.iinfo(np.int32).max else np.int32
+        shifted = picked.indices.astype(index_type) + np.repeat(rows.astype(index_type) * width, np.diff(picked.indptr))
+        laid_out = sparse.csr_matrix((picked.data, shifted, picked.indptr), shape=(len(names), queries.size))
+        return biosyn_scores(dense[rows, names], laid_out @ queries.ravel(), weight)
 
     def to_disk(self, path: Union[str, Path]) -> None:
         super().to_disk(path)
