@@ -337,8 +337,8 @@ class NameRanker:
         normalized mention `text` scores 1.0 exactly; the order is S's.
         (The sieve and concept scorers work on S itself.)"""
         perfect = perfect_score(query, self.sparse_weight)
-        return [c._replace(score=1.0 if c.name == text and perfect > 0 else unit_score(c.score, perfect))
-                for c in candidates]
+        return [Candidate(name, concepts, 1.0 if name == text and perfect > 0 else unit_score(score, perfect))
+                for name, concepts, score in candidates]
 
     def _search(self, index: SearchIndex, dictionary: Dictionary, dense_q, sparse_q, k: int):
         scores, ids = index.search(dense_q, sparse_q, self.sparse_weight, k)
