@@ -5,6 +5,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import List
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # benchmarks never reach a hub
 
@@ -76,12 +77,17 @@ def progress(row) -> None:
 
 def best_of(fn, repeats: int = 3) -> float:
     """The fastest of `repeats` calls of `fn`, in seconds."""
+    return min(timings(fn, repeats))
+
+
+def timings(fn, repeats: int) -> List[float]:
+    """The seconds each of `repeats` calls of `fn` took."""
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
-    return min(times)
+    return times
 
 
 def memory_gib(field: str, pid: str = "self") -> float:
