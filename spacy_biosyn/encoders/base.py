@@ -26,10 +26,6 @@ POOLINGS = ("cls", "mean")
 SIMILARITIES = ("cosine", "dot")
 
 PROGRESS_MIN_TEXTS = 5000
-# A batch's padding bound on a CPU, in tokens: about what one more run of a
-# batch costs there (all-MiniLM-L6-v2 in ONNX Runtime on 2 cores: 2 ms a
-# run, 85 us a token), so a batch is split where its padding would cost more.
-CPU_PADDING_TOKENS = 32
 # An encoder's settings that do not change its vectors: where it runs and how many texts at a time.
 RUNTIME_SETTINGS = ("batch_size", "threads", "device")
 
@@ -133,7 +129,7 @@ def check_settings(pooling: str, similarity: str, max_length: int, batch_size: i
 
 def encode_in_batches(
     texts: Sequence[str], dim: int, batch_size: int, embed: Callable[[List[str]], np.ndarray],
-    count_tokens: Callable[[List[str]], List[int]], padding_tokens: Optional[int] = CPU_PADDING_TOKENS,
+    count_tokens: Callable[[List[str]], List[int]], padding_tokens: Optional[int] = None,
 ) -> np.ndarray:
     """float32 (len(texts), dim): `embed` applied to batches of texts
     sorted by their number of tokens (`count_tokens`). A batch ends at
@@ -144,7 +140,8 @@ def encode_in_batches(
     MEDIC-size dictionaries 7-10% more slowly in bf16 and 26-31% in fp32
     (docs/record.md)."""
     out = np.empty((len(texts), dim), dtype=np.float32)
-    tokens = count_tokens(list(texts)) if len(texts) > 1 else [0] * len(texts)
+    splits = len(texts) > batch_size or (padding_tokens is not None and len(texts) > 1)
+    tokens = count_tokens(list(texts)) if splits else [0] * len(texts)
     # A dictionary takes minutes on a CPU: show progress; a doc's mentions do not.
     bar = tqdm(total=len(texts), desc="Encoding", unit="text", disable=len(texts) < PROGRESS_MIN_TEXTS, leave=False)
     with bar:

@@ -17,7 +17,7 @@ from transformers import AutoModel
 
 from ..errors import SavedStateError
 from ..parts import TRANSFORMER_ENCODER, registry
-from .base import CPU_PADDING_TOKENS, EncoderBase, encode_in_batches, read_saved, tokenizer_digest
+from .base import EncoderBase, encode_in_batches, read_saved, tokenizer_digest
 from .hub import choose_device, load_pretrained, save_pretrained
 
 
@@ -88,10 +88,8 @@ class TransformerEncoder(EncoderBase):
         """float32 array (len(texts), dim); unit rows when similarity is cosine."""
         self._require_model()
         with torch.inference_mode():
-            # A GPU's run costs little beside its padding: its batches are bounded by batch_size alone.
-            padding = CPU_PADDING_TOKENS if self.device.type == "cpu" else None
             return encode_in_batches(texts, self.dim, self.batch_size, lambda batch: self.embed(batch).float().cpu().numpy(),
-                                     self._count_tokens, padding)
+                                     self._count_tokens)
 
     def _count_tokens(self, texts: Sequence[str]) -> List[int]:
         return [len(ids) for ids in self.tokenizer(list(texts), truncation=True, max_length=self.max_length)["input_ids"]]

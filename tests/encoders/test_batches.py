@@ -43,7 +43,7 @@ def test_a_few_long_mentions_get_a_batch_of_their_own_instead_of_padding_the_sho
     # Ten mentions of 4 pieces, three of 20: one batch would pad the ten by 160 tokens.
     pieces = {**{f"short {i}": 4 for i in range(10)}, **{f"long {i}": 20 for i in range(3)}}
     assert _batches_of(pieces, 128, 32) == [[4] * 10, [20] * 3]
-    # Without a bound on padding, batch_size alone splits them, as on a GPU.
+    # Without a bound on padding, batch_size alone splits them, as PyTorch's encoder batches.
     assert _batches_of(pieces, 128, None) == [[4] * 10 + [20] * 3]
 
 
