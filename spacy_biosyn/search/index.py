@@ -257,7 +257,8 @@ class ExactIndex(IndexBase):
         # end to end: one product for all pairs instead of one per mention.
         width = queries.shape[1]
         index_type = np.int64 if queries.size > np.iinfo(np.int32).max else np.int32
-        shifted = picked.indices.astype(index_type) + np.repeat(rows.astype(index_type) * width, np.diff(picked.indptr))
+        shifted = np.repeat(rows.astype(index_type) * width, np.diff(picked.indptr))
+        shifted += picked.indices
         laid_out = sparse.csr_matrix((picked.data, shifted, picked.indptr), shape=(len(names), queries.size))
         return biosyn_scores(dense[rows, names], laid_out @ queries.ravel(), weight)
 
