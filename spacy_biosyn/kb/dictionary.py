@@ -45,7 +45,7 @@ class _PackedConcepts(Sequence[Tuple[Concept, ...]]):
 
     def take(self, ids: Sequence[int]) -> List[Tuple[Concept, ...]]:
         """The concepts of the names at row numbers `ids` (PackedStrings.take)."""
-        return [_concepts(field) for field in self.fields.take(ids)]
+        return [_found_concepts(field) for field in self.fields.take(ids)]
 
 
 class _AllIds(_PackedConcepts):
@@ -58,11 +58,14 @@ class _AllIds(_PackedConcepts):
         return _all_ids(self.fields[i])
 
 
-# The same few thousand names come back as candidates mention after
-# mention: parsing their concepts again took 7% of linking NCBI dev.
-@lru_cache(maxsize=2**14)
 def _concepts(field: str) -> Tuple[Concept, ...]:
     return tuple(tuple(concept.split("|")) for concept in field.split("||")) if field else ()
+
+
+# The same few thousand names come back as candidates (`take`) mention
+# after mention: parsing their concepts again took 7% of linking NCBI dev.
+# A walk over every name (building, saving) parses each once, without it.
+_found_concepts = lru_cache(maxsize=2**14)(_concepts)
 
 
 def _all_ids(field: str) -> Concept:

@@ -59,3 +59,12 @@ def test_the_onnx_encoder_gives_the_same_vectors_however_the_texts_are_batched(t
     texts = ["ab", "abcdefghij" * 2, "abc", "a", "abcdefgh", "abcd", "b"]
     together = encoder.encode(texts)
     np.testing.assert_allclose(together, np.vstack([encoder.encode([t]) for t in texts]), rtol=0, atol=1e-6)
+
+
+def test_the_onnx_encoder_gives_a_few_long_mentions_a_batch_of_their_own(tiny_encoder, monkeypatch):
+    encoder = OnnxEncoder(tiny_encoder).load()  # its tokens: [CLS], a letter each, [SEP]
+    sizes = []
+    embed = encoder._embed
+    monkeypatch.setattr(encoder, "_embed", lambda batch: sizes.append(len(batch)) or embed(batch))
+    encoder.encode(["abc"] * 10 + ["abcdefghijklmnopq"] * 3)  # padding the ten to 19 tokens: 140
+    assert sizes == [10, 3]

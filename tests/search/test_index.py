@@ -78,17 +78,55 @@ def test_a_dictionary_large_enough_for_group_bounds_still_equals_brute_force(k, 
 @pytest.mark.parametrize("chunk_scores", [1, 5000, 2**23])
 def test_names_written_alike_tie_and_rank_in_id_order_in_every_row_of_a_chunk(chunk_scores):
     # Each name three times over (rows i, i + 300, i + 600): every S has two
-    # equals, and the k-th place falls among them in many rows. (PyTorch's
-    # product, 1.5 times faster than numpy's here, scored a vector at the end
-    # of the matrix a bit apart from its copies and failed this.)
-    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=21, n_names=300, n_queries=25)
-    names_dense = np.vstack([names_dense] * 3)
+    # equals, and the k-th place falls among them in many rows. Vectors of
+    # eighths make every dense score exact, so copies tie whatever the BLAS.
+    rng = np.random.default_rng(21)
+    _, names_sparse, _, q_sparse = random_problem(seed=21, n_names=300, n_queries=25)
+    names_dense = np.vstack([rng.integers(-4, 5, size=(300, 16)) / 8] * 3).astype(np.float32)
     names_sparse = sparse.vstack([names_sparse] * 3, format="csr")
+    q_dense = (rng.integers(-4, 5, size=(25, 16)) / 8).astype(np.float32)
     q_dense[:5] = names_dense[[0, 7, 299, 150, 42]]
-    index = ExactIndex(chunk_scores=chunk_scores).build(names_dense, names_sparse)
+    index = ExactIndex(chunk_scores=chunk_scores, vector_precision="float32").build(names_dense, names_sparse)
     for k in (1, 2, 3, 4, 11):
         scores, ids = index.search(q_dense, q_sparse, 0.5, k=k)
-        expected_scores, expected_ids = brute_force(index.vectors, names_sparse, q_dense, q_sparse, 0.5, k)
+        expected_scores, expected_ids = brute_force(names_dense, names_sparse, q_dense, q_sparse, 0.5, k)
+        np.testing.assert_array_equal(ids, expected_ids)
+        np.testing.assert_allclose(scores, expected_scores, rtol=0, atol=1e-5)
+
+
+def test_scores_in_the_hundreds_keep_each_mentions_own_best_name():
+    # A dot-product encoder's S runs to hundreds, where float32 rounds by
+    # more than 1e-5: a seed once fell out of its own candidates, and the
+    # row took the next mention's name and score.
+    names = np.array([[-13.606684, -13.189784, 4.6233573, 11.451823],
+                      [-2.3323019, 17.217052, -35.250504, 13.37807]], dtype=np.float32)
+    tfidf = sparse.csr_matrix(np.array([[0.21288958, 0.10866015, 0.97101545],
+                                        [0.6482034, 0.5924879, 0.4783204]], dtype=np.float32))
+    scores, ids = ExactIndex(vector_precision="float32").build(names, tfidf).search(names, tfidf, 1.0, k=1)
+    expected_scores, expected_ids = brute_force(names, tfidf, names, tfidf, 1.0, 1)
+    np.testing.assert_array_equal(ids, expected_ids)
+    np.testing.assert_allclose(scores, expected_scores, rtol=1e-6)
+
+
+def test_a_mention_vector_holding_nan_is_refused_naming_its_row():
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=23)
+    q_dense[3, 0] = np.nan
+    index = ExactIndex().build(names_dense, names_sparse)
+    with pytest.raises(ValueError, match=r"1 of 40 mention vectors hold NaN or infinity \(the first: row 3\)"):
+        index.search(q_dense, q_sparse, 0.5, k=5)
+
+
+def test_many_pairs_are_scored_a_step_at_a_time_and_rank_as_brute_force(monkeypatch):
+    # A weight that leaves most names able to rank, in steps of 1,000 pairs
+    # (a row alone may pass that), gives the brute-force ranking still.
+    import spacy_biosyn.search.index as index_module
+
+    monkeypatch.setattr(index_module, "PAIRS_PER_STEP", 1000)
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=24, n_names=3000, n_queries=30)
+    index = ExactIndex().build(names_dense, names_sparse)
+    for k in (1, 30):
+        scores, ids = index.search(q_dense, q_sparse, 4.0, k=k)
+        expected_scores, expected_ids = brute_force(index.vectors, names_sparse, q_dense, q_sparse, 4.0, k)
         np.testing.assert_array_equal(ids, expected_ids)
         np.testing.assert_allclose(scores, expected_scores, rtol=0, atol=1e-5)
 
