@@ -80,7 +80,8 @@ def resolved_by_document(entities: List[Optional[List[LinkedPart]]]) -> List[Opt
 
     return [
         None if parts is None
-        else [part._replace(candidates=[resolved(c) for c in part.candidates]) for part in parts]
+        else [part._replace(candidates=[resolved(c) for c in part.candidates])
+              if any(len(c.concepts) > 1 for c in part.candidates) else part for part in parts]
         for parts in entities
     ]
 

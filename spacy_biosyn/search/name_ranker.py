@@ -284,13 +284,17 @@ class NameRanker:
             dense_q, sparse_q = self._queries(unique, rows)
             scorer = self.concept_scorer
             pool = k if scorer is None else max(k, scorer.pool_size)
-            found = self._search(self.index, self.dictionary, dense_q, sparse_q, pool)
+            sieved = self.sieve is not None and self.synonyms is not None
+            # The scorer and the sieve work on S; without them, candidates are made on the unit scale at once.
+            on_s = scorer is not None or sieved
+            found = self._search(self.index, self.dictionary, dense_q, sparse_q, pool, None if on_s else unique)
             if scorer is not None:
                 found = [c[:k] for c in scorer(self.names_by_concept, dense_q, sparse_q, found)]
-            if self.sieve is not None and self.synonyms is not None:
+            if sieved:
                 nearest = self._search(self._synonym_index, self.synonyms, dense_q, sparse_q, 1)
                 found = [self.sieve(t, n[0], c) for t, n, c in zip(unique, nearest, found)]
-            found = [self._on_unit_scale(c, query, text) for c, query, text in zip(found, dense_q, unique)]
+            if on_s:
+                found = [self._on_unit_scale(c, query, text) for c, query, text in zip(found, dense_q, unique)]
             ranked.update(zip(unique, found))
             for text, candidates in zip(unique, found):
                 self.cache.put((text, k), candidates)
@@ -301,8 +305,7 @@ class NameRanker:
         scorer, sieve or cache), scored on [0, 1] as `rank` scores them."""
         self._require_dictionary()
         dense_q, sparse_q = self._queries(list(texts))
-        found = self._search(self.index, self.dictionary, dense_q, sparse_q, k)
-        return [self._on_unit_scale(c, query, text) for c, query, text in zip(found, dense_q, texts)]
+        return self._search(self.index, self.dictionary, dense_q, sparse_q, k, list(texts))
 
     def _queries(self, texts: List[str], rows: Optional[NameRows] = None) -> Tuple[np.ndarray, csr_matrix]:
         """The dense vectors and tf-idf rows of normalized texts. A text that
@@ -331,21 +334,27 @@ class NameRanker:
         order = np.argsort(np.array(known + new, dtype=np.int64), kind="stable")
         return dense, vstack(pieces, format="csr", dtype=np.float32)[order]
 
-    def _on_unit_scale(self, candidates: List[Candidate], query: np.ndarray, text: str) -> List[Candidate]:
-        """Scores as users read and threshold them, on [0, 1] as scispaCy's
-        and spaCy's are (scoring.unit_score): a name written as the
-        normalized mention `text` scores 1.0 exactly; the order is S's.
-        (The sieve and concept scorers work on S itself.)"""
+    def _on_unit_scale(self, candidates: Iterable[Tuple[str, Tuple, float]], query: np.ndarray, text: str) -> List[Candidate]:
+        """Candidates (or their fields) with scores as users read and
+        threshold them, on [0, 1] as scispaCy's and spaCy's are
+        (scoring.unit_score): a name written as the normalized mention
+        `text` scores 1.0 exactly; the order is S's. (The sieve and concept
+        scorers work on S itself.)"""
         perfect = perfect_score(query, self.sparse_weight)
         return [Candidate(name, concepts, 1.0 if name == text and perfect > 0 else unit_score(score, perfect))
                 for name, concepts, score in candidates]
 
-    def _search(self, index: SearchIndex, dictionary: Dictionary, dense_q, sparse_q, k: int):
+    def _search(self, index: SearchIndex, dictionary: Dictionary, dense_q, sparse_q, k: int,
+                texts: Optional[List[str]] = None) -> List[List[Candidate]]:
+        """The k best names of each query, scored by S, or on the unit scale
+        given the queries' `texts` (_on_unit_scale)."""
         scores, ids = index.search(dense_q, sparse_q, self.sparse_weight, k)
-        found = zip(dictionary.names.take(ids.ravel()), dictionary.concepts.take(ids.ravel()), scores.ravel().tolist())
-        candidates = [Candidate(*fields) for fields in found]
+        found = list(zip(dictionary.names.take(ids.ravel()), dictionary.concepts.take(ids.ravel()), scores.ravel().tolist()))
         width = ids.shape[1]
-        return [candidates[start : start + width] for start in range(0, len(candidates), width)]
+        rows = [found[start : start + width] for start in range(0, len(found), width)]
+        if texts is None:
+            return [[Candidate(*fields) for fields in row] for row in rows]
+        return [self._on_unit_scale(row, query, text) for row, query, text in zip(rows, dense_q, texts)]
 
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:
         """Save the state; exclude=["encoder"] when the encoder is saved by
