@@ -2,6 +2,7 @@
 cache, each in a fresh process, with the time and resident memory of each.
 
     python -m benchmarks.named_linkers [--workdir benchmarks/.work/named] [--runs 3] [--names 4000000] [--warm-only]
+        [--serving-python PYTHON]
 
 MEDIC size: `medic` built from a `CTD_diseases.tsv.gz` written in CTD's own
 format (its `# Fields:` header and nine tab-separated columns) from the
@@ -25,6 +26,11 @@ read, encode, index), so it overstates encoding a little.
 --warm-only measures the default encoder's MEDIC-size warm starts again
 from the workdir's cache, built by an earlier run: warm starts are a few
 seconds, and another job on the machine moves them.
+
+--serving-python: the Python of an install without spacy-biosyn's torch
+extra (a server's; with faiss, as here, or the cache's key differs). Its
+warm starts load the fp32 row's MEDIC linker with the ONNX graph from the
+folder the cache keeps it in, as a server names a saved encoder folder.
 """
 import functools
 import gzip
@@ -143,9 +149,9 @@ def _hash_table(dim: int):
     return np.random.default_rng(0).standard_normal((1 << 16, dim), dtype=np.float32)
 
 
-def run(mode: str, config: dict, env: dict, mention: str = MENTION, text: str = TEXT) -> dict:
+def run(mode: str, config: dict, env: dict, mention: str = MENTION, text: str = TEXT, python: str = sys.executable) -> dict:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", PROCESS, mode, json.dumps(config), text, mention], cwd=REPO,
+    done = subprocess.run([python, "-c", PROCESS, mode, json.dumps(config), text, mention], cwd=REPO,
                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if done.returncode:
         raise SystemExit(f"{mode} run failed:\n{done.stderr[-3000:]}")
@@ -199,6 +205,7 @@ def main() -> None:
     p.add_argument("--names", type=int, default=4_000_000)
     p.add_argument("--warm-only", action="store_true",
                    help="warm starts of MEDIC with the default encoder, from the workdir's cache alone")
+    p.add_argument("--serving-python", help="the Python of an install without the torch extra: warm starts there too")
     args = p.parse_args()
     medic = args.data / "resources" / "medic_06Jul2012.txt"
     mirror, cache = args.workdir / "mirror", args.workdir / "cache"
@@ -238,6 +245,17 @@ def main() -> None:
                      "-" if cold is None else f"{cold['link_s']:.0f}"
                      + ("" if rebuild is None else f" (rebuilt, vectors kept: {rebuild['link_s']:.0f})"),
                      "-" if cold is None else f"{cold['peak_gib']:.2f}",
+                     f"{median['link_s']:.2f} ({min(r['link_s'] for r in warm):.2f}-{max(r['link_s'] for r in warm):.2f})",
+                     f"{median['import_s']:.1f}", f"{median['rss_gib']:.2f} / {median['peak_gib']:.2f}", median["cui"]])
+    if args.serving_python:
+        exported = max(cache.glob("onnx/*/model.onnx"), key=lambda path: path.stat().st_mtime).parent
+        config = {"linker_name": "medic", "encoder": {**ENCODERS["ONNX Runtime, names in fp32"], "name": str(exported)}}
+        warm = [run("refuse", config, warm_env, python=args.serving_python) for _ in range(args.runs)]
+        progress(warm)
+        median = sorted(warm, key=lambda r: r["link_s"])[len(warm) // 2]
+        runtime = "ONNX Runtime, names in fp32, without the torch extra"
+        profiles[(runtime, "warm (median)")] = median
+        rows.append([f"medic ({concepts:,} concepts, CTD TSV)", runtime, f"{median['names']:,}", "-", "-",
                      f"{median['link_s']:.2f} ({min(r['link_s'] for r in warm):.2f}-{max(r['link_s'] for r in warm):.2f})",
                      f"{median['import_s']:.1f}", f"{median['rss_gib']:.2f} / {median['peak_gib']:.2f}", median["cui"]])
     if args.names and not args.warm_only:

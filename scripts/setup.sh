@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Creates .venv with the CPU build of torch and spacy-biosyn (editable), its
-# test tools, the offline MiniLM encoder, what the spaCy project needs (the
-# transformer NER recipe included) and the Ray and Dask engines of link-corpus.
+# Creates .venv with the CPU build of torch and spacy-biosyn (editable): its
+# torch extra (training, the PyTorch encoder), test tools, the offline MiniLM
+# encoder, what the spaCy project needs (the transformer NER recipe included)
+# and the Ray and Dask engines of link-corpus.
 # Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +11,7 @@ python3 -m venv .venv
 # torch first and pinned: anything installed before it, or with -U, can pull
 # a multi-GB CUDA build. constraints.txt keeps the pin for everything after.
 python -m pip install -q --disable-pip-version-check torch==2.13.0
-python -m pip install -q --disable-pip-version-check -c constraints.txt -e ".[test,minilm,project,transformer-ner,ray,dask,serve,browser]"
+python -m pip install -q --disable-pip-version-check -c constraints.txt -e ".[torch,test,minilm,project,transformer-ner,ray,dask,serve,browser]"
 # The page's browser test drives Chromium: installed from the system's packages
 # where this runs as root with apt-get; elsewhere that test skips, saying why.
 if ! command -v chromedriver >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

@@ -20,3 +20,8 @@ class MismatchError(BiosynError):
 
 class SavedStateError(BiosynError):
     """A saved file that is missing, cut short or out of range."""
+
+
+class MissingExtraError(BiosynError, ImportError):
+    """A part of spacy-biosyn that needs a package this install leaves out;
+    says which extra brings it."""

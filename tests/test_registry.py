@@ -13,6 +13,7 @@ from pathlib import Path
 import spacy_biosyn
 from spacy.util import registry
 from spacy_biosyn import parts
+from helpers import EXTRA_MODULES, hiding
 
 PACKAGE = Path(spacy_biosyn.__file__).parent
 SETUP_CFG = PACKAGE.parent / "setup.cfg"
@@ -168,16 +169,8 @@ def test_registered_names_keep_their_arguments_and_defaults():
         assert found == SIGNATURES[name], f"{name} changed its arguments: register a new version instead"
 
 
-# The optional extras' modules, hidden as if they were not installed.
-EXTRAS = ("faiss", "onnxruntime", "onnx", "spacy_curated_transformers", "ray", "distributed", "pyarrow", "bioc")
-WITHOUT_EXTRAS = f"""
-import importlib.abc, sys
-class Hidden(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in {EXTRAS!r}:
-            raise ModuleNotFoundError(f"No module named {{name!r}}")
-sys.meta_path.insert(0, Hidden())
-"""
+# The optional extras' modules, and ONNX Runtime, hidden as if they were not installed.
+WITHOUT_EXTRAS = hiding(*EXTRA_MODULES, "onnxruntime", "onnx")
 
 
 def test_every_registered_name_enumerates_and_resolves_without_the_extras():

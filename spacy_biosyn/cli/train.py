@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Optional, Tuple
 import typer
 from wasabi import msg
 
+from ..encoders.hub import import_torch
 from .common import app
 
 if TYPE_CHECKING:
@@ -28,9 +29,9 @@ def train(
 ) -> None:
     """Train encoder and lambda with BioSyn's synonym marginalization. Any
     config value can be overridden, e.g. --paths.train DIR --training.epochs 5."""
+    config, gpu_id = _training_config(ctx, config_path, gpu_id)
     from ..training import train as run_training
 
-    config, gpu_id = _training_config(ctx, config_path, gpu_id)
     run_training(config, output, gpu_id)
 
 
@@ -48,9 +49,9 @@ def train_ner(
     can be overridden, e.g. --paths.train FILE --training.max_steps 2000."""
     from spacy.cli._util import parse_config_overrides
 
+    config, gpu_id = _training_config(ctx, config_path, gpu_id)
     from ..ner.precision import train_ner as run_training
 
-    config, gpu_id = _training_config(ctx, config_path, gpu_id)
     run_training(config, output, gpu_id, keep=parse_config_overrides(ctx.args), announce=msg.info)
 
 
@@ -65,9 +66,9 @@ def pretrain_encoder(
     self-alignment) before `train`; OUTPUT/encoder is read wherever
     assets/encoder is. Any config value can be overridden, e.g.
     --paths.dictionary FILE --pretraining.max_steps 100."""
+    config, gpu_id = _training_config(ctx, config_path, gpu_id)
     from ..training.alignment import pretrain_encoder as run_alignment
 
-    config, gpu_id = _training_config(ctx, config_path, gpu_id)
     run_alignment(config, output, gpu_id)
 
 
@@ -84,6 +85,7 @@ def train_reranker(
     from spacy.cli._util import parse_config_overrides
     from spacy.util import load_config
 
+    import_torch("train-reranker")
     from ..training.reranking import train_reranker as run_training
 
     config = load_config(config_path, overrides=parse_config_overrides(ctx.args), interpolate=False)
@@ -93,7 +95,7 @@ def train_reranker(
 def _training_config(ctx: typer.Context, config_path: Path, gpu_id: Optional[int]) -> "Tuple[Config, int]":
     """A training config with the command line's overrides, and the device:
     the first GPU if there is one and --gpu-id is not given."""
-    import torch
+    torch = import_torch("training")
     from spacy.cli._util import parse_config_overrides
     from spacy.util import load_config
 

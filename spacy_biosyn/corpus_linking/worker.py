@@ -3,6 +3,7 @@ shard linked and written. Every engine runs this same code, so their rows
 can differ only by the last bits of a float."""
 import ctypes
 import ctypes.util
+import importlib.util
 import os
 import re
 import signal
@@ -17,6 +18,7 @@ from typing import Iterable, Iterator, List, NamedTuple, Optional
 
 from ..corpora.docs import pubtator_to_doc, unlinked_copy
 from ..corpora.readers import PubTatorDocument
+from ..encoders.hub import import_torch
 from ..errors import CorpusError
 from ..names import PIPE_NAME
 from .output import GoldSpan, document_rows, write_shard
@@ -71,12 +73,14 @@ class RunSettings(NamedTuple):
 class ShardLinker:
     def __init__(self, settings: RunSettings):
         import spacy
-        import torch
 
         self.settings = settings
-        if settings.threads:
+        if settings.threads and importlib.util.find_spec("torch") is not None:  # without torch, no torch threads
+            import torch
+
             torch.set_num_threads(settings.threads)
         if settings.gpu:
+            torch = import_torch("--gpu")
             if not torch.cuda.is_available():
                 raise CorpusError(f"--gpu: the worker on {socket.gethostname()} sees no CUDA device")
             spacy.require_gpu()

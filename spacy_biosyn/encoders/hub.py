@@ -4,23 +4,37 @@ alike: a hub name or a local folder (an offline copy first, where a package
 ships one), its device chosen once, and safetensors only when saving.
 
 torch and transformers are imported inside the functions, so a pipeline
-whose config names no PyTorch model never imports them.
+whose config names no PyTorch model never imports them, and an install
+without the torch extra (a server's) links with ONNX Runtime alone.
 """
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Tuple, Union
 
-from ..errors import BiosynError
+from ..errors import BiosynError, MissingExtraError
 from .base import offline_copy
 
 if TYPE_CHECKING:
     import torch
 
 
-def choose_device(setting: str) -> "torch.device":
-    """"auto": the first GPU where there is one, else the CPU; else as named (cpu, cuda, cuda:1)."""
-    import torch
+def import_torch(needed_by: str, otherwise: str = ""):
+    """The torch module, or an error saying that `needed_by` needs the torch
+    extra, and what to do `otherwise` where there is one."""
+    try:
+        import torch
+    except ImportError:
+        raise MissingExtraError(
+            f'{needed_by} needs PyTorch, which spacy-biosyn installs with its torch extra: '
+            f'pip install "spacy-biosyn[torch]"{"; or " + otherwise if otherwise else ""}'
+        ) from None
+    return torch
 
+
+def choose_device(setting: str, needed_by: str) -> "torch.device":
+    """"auto": the first GPU where there is one, else the CPU; else as named
+    (cpu, cuda, cuda:1). `needed_by` names what runs there, for an install without torch."""
+    torch = import_torch(needed_by)
     return torch.device(("cuda" if torch.cuda.is_available() else "cpu") if setting == "auto" else setting)
 
 

@@ -32,6 +32,7 @@ from ..files.storage import replaced_atomically
 from ..parts import ONNX_ENCODER, ONNX_ENCODER_V1, registry
 from .base import EncoderBase, encode_in_batches, hub_snapshot, offline_copy, read_saved, tokenizer_digest, unit_rows
 from .bf16_names import NAMES_PRECISIONS, bf16_encoding, names_precision_used
+from .hub import import_torch
 
 # A batch's bound on padding, in tokens: about what one more run costs
 # (all-MiniLM-L6-v2 on 2 cores: 2 ms a run, 85 us a token), so a batch is
@@ -138,6 +139,9 @@ class OnnxEncoder(EncoderBase):
             except Exception as error:  # noqa: BLE001: a damaged copy, whatever ONNX Runtime says of it
                 warnings.warn(f"{kept} is damaged and is exported again ({type(error).__name__})", UserWarning)
                 shutil.rmtree(kept, ignore_errors=True)
+        import_torch(f"exporting the encoder {str(source)!r} to ONNX",
+                     f"name a folder that holds its {MODEL_FILE} and {TOKENIZER_FILE} (a saved pipeline's "
+                     "biosyn_linker/encoder), which loads without PyTorch")
         from .transformer import TransformerEncoder
 
         encoder = TransformerEncoder(**self.settings, device="cpu")

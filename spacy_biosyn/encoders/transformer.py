@@ -2,23 +2,26 @@
 
 Construction only records settings; weights are read by `load()` (at
 `initialize()`) or `from_disk()`, so building a pipeline from its config never
-reaches out to a model hub.
+reaches out to a model hub. torch is imported when one is made (pooling.py
+holds the torch module), so that the registry lists this encoder in an
+install without the torch extra.
 """
 import copy
 import hashlib
 import io
 import warnings
 from pathlib import Path
-from typing import List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, List, Optional, Sequence, Union
 
 import numpy as np
-import torch
-from transformers import AutoModel
 
 from ..errors import SavedStateError
 from ..parts import TRANSFORMER_ENCODER, registry
 from .base import EncoderBase, encode_in_batches, read_saved, tokenizer_digest
 from .hub import choose_device, load_pretrained, save_pretrained
+
+if TYPE_CHECKING:
+    import torch
 
 
 @registry.misc(TRANSFORMER_ENCODER)
@@ -40,8 +43,8 @@ class TransformerEncoder(EncoderBase):
         device: str = "auto",
     ):
         super().__init__(name, pooling, similarity, max_length, batch_size)
-        self.device = choose_device(device)
-        self.model: Optional[torch.nn.Module] = None
+        self.device = choose_device(device, f"the encoder {name!r} ({TRANSFORMER_ENCODER})")
+        self.model: Optional["torch.nn.Module"] = None
         self.tokenizer = None
 
     @property
@@ -54,6 +57,8 @@ class TransformerEncoder(EncoderBase):
 
     def load(self, name_or_path: Optional[Union[str, Path]] = None, safetensors_only: bool = False) -> "TransformerEncoder":
         """Read tokenizer and weights from a hub name or a local folder."""
+        from transformers import AutoModel
+
         self.tokenizer, self.model, _ = load_pretrained(
             AutoModel, name_or_path or self.name, self.device, use_safetensors=True if safetensors_only else None
         )
@@ -62,7 +67,7 @@ class TransformerEncoder(EncoderBase):
     def move_to(self, device: str) -> None:
         """Encode on `device` from now on (auto, cpu, cuda, cuda:1); a saved
         config keeps its own."""
-        self.device = choose_device(device)
+        self.device = choose_device(device, f"the encoder {self.name!r} ({TRANSFORMER_ENCODER})")
         if self.model is not None:
             self.model.to(self.device)
 
@@ -79,6 +84,8 @@ class TransformerEncoder(EncoderBase):
         whatever hub name, folder or file format it came from, and a
         fine-tuned copy another. Computed when asked, as training changes
         the weights in place."""
+        import torch
+
         digest = hashlib.sha256()
         for parameter in self._require_model().parameters():
             digest.update(parameter.detach().to("cpu", torch.float32).contiguous().numpy().tobytes())
@@ -86,6 +93,8 @@ class TransformerEncoder(EncoderBase):
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """float32 array (len(texts), dim); unit rows when similarity is cosine."""
+        import torch
+
         self._require_model()
         with torch.inference_mode():
             return encode_in_batches(texts, self.dim, self.batch_size, lambda batch: self.embed(batch).float().cpu().numpy(),
@@ -94,10 +103,14 @@ class TransformerEncoder(EncoderBase):
     def _count_tokens(self, texts: Sequence[str]) -> List[int]:
         return [len(ids) for ids in self.tokenizer(list(texts), truncation=True, max_length=self.max_length)["input_ids"]]
 
-    def embed(self, texts: Sequence[str]) -> torch.Tensor:
+    def embed(self, texts: Sequence[str]) -> "torch.Tensor":
         """One pooled vector per text as a tensor on the encoder's device,
         differentiable unless called under no_grad: the trainer and `encode`
         share this, so training optimises exactly what inference computes."""
+        import torch
+
+        from .pooling import Pooled
+
         batch = self.tokenizer(
             list(texts),
             padding=True,
@@ -105,7 +118,7 @@ class TransformerEncoder(EncoderBase):
             max_length=self.max_length,
             return_tensors="pt",
         ).to(self.device)
-        vectors = _Pooled(self._require_model(), self.pooling)(**batch)
+        vectors = Pooled(self._require_model(), self.pooling)(**batch)
         if self.similarity == "cosine":
             vectors = torch.nn.functional.normalize(vectors.float(), dim=-1)
         return vectors
@@ -114,7 +127,11 @@ class TransformerEncoder(EncoderBase):
         """The model and its pooling as an ONNX graph (unnormalized vectors),
         for OnnxEncoder: batch and sequence length stay dynamic."""
         # A copy: tracing leaves the traced model computing different vectors.
-        model = _Pooled(copy.deepcopy(self._require_model()), self.pooling).cpu()
+        import torch
+
+        from .pooling import Pooled
+
+        model = Pooled(copy.deepcopy(self._require_model()), self.pooling).cpu()
         sample = self.tokenizer(["a sample", "another sample name"], padding=True, return_tensors="pt")
         inputs = [name for name in ("input_ids", "attention_mask", "token_type_ids") if name in sample]
         buffer = io.BytesIO()
@@ -148,7 +165,7 @@ class TransformerEncoder(EncoderBase):
         # What this package saved is safetensors: a pickle put in its place is never read.
         return read_saved(path, lambda: self.load(path, safetensors_only=True))
 
-    def _require_model(self) -> torch.nn.Module:
+    def _require_model(self) -> "torch.nn.Module":
         if self.model is None:
             raise RuntimeError(
                 f"the encoder {self.name!r} has no weights yet: call nlp.initialize() "
@@ -156,20 +173,3 @@ class TransformerEncoder(EncoderBase):
             )
         return self.model
 
-
-class _Pooled(torch.nn.Module):
-    """The model's last hidden states pooled to one vector per text."""
-
-    def __init__(self, model: torch.nn.Module, pooling: str):
-        super().__init__()
-        self.model = model
-        self.pooling = pooling
-
-    def forward(self, input_ids, attention_mask, token_type_ids=None) -> torch.Tensor:
-        # Positional, so that the ONNX tracer sees the inputs; not every model takes token types.
-        extra = {} if token_type_ids is None else {"token_type_ids": token_type_ids}
-        hidden = self.model(input_ids=input_ids, attention_mask=attention_mask, **extra).last_hidden_state
-        if self.pooling == "cls":
-            return hidden[:, 0]
-        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-        return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)

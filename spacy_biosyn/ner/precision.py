@@ -19,9 +19,8 @@ NER recipe switches to SapBERT or PubMedBERT with paths.encoder alone
 (`python -m spacy_biosyn train-ner`, or `train_ner` here).
 """
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Literal, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, Literal, Optional, Tuple, Union
 
-import torch
 from spacy.util import SimpleFrozenDict, registry
 from thinc.api import Config, Model, PyTorchShim
 
@@ -29,10 +28,13 @@ from ..encoders.hub import has_native_bf16
 from ..errors import BiosynError
 from ..parts import BERT_TRANSFORMER
 
+if TYPE_CHECKING:
+    import torch
+
 Precision = Literal["auto", "bf16", "fp32"]
 
 
-def uses_bf16(precision: Precision, device: torch.device) -> bool:
+def uses_bf16(precision: Precision, device: "torch.device") -> bool:
     return precision == "bf16" or (precision == "auto" and has_native_bf16(device))
 
 
@@ -51,6 +53,8 @@ class AutocastShim(PyTorchShim):
                    deserialize_model=shim._deserialize_model, precision=precision)
 
     def _autocast(self):
+        import torch  # here, so that the registry lists BertTransformer without PyTorch
+
         enabled = uses_bf16(self.precision, self.device)
         return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=enabled)
 

@@ -141,9 +141,9 @@ class CrossEncoderReranker:
         return self.model is not None
 
     def load(self, name_or_path: Optional[Union[str, Path]] = None) -> "CrossEncoderReranker":
+        self.device = choose_device(self.device_setting, f"the re-ranker {self.name!r}")
         from transformers import AutoModelForSequenceClassification
 
-        self.device = choose_device(self.device_setting)
         # A sentence encoder has no classification head: transformers adds a
         # fresh one and says so, which is expected before train-reranker.
         self.tokenizer, self.model, loading = load_pretrained(

@@ -2,16 +2,14 @@
 
 Every objective takes `logits` (mentions x k, the scores S divided by the
 temperature) and `positives` (mentions x k, True where the candidate shares
-the mention's concept) and returns a scalar loss. They are registered under
-`@losses`, so a config picks one by name: the paper's MML and its two
-ablations.
+the mention's concept) and returns a scalar loss: the paper's MML and its
+two ablations. losses.py registers them under `@losses`, so a config picks
+one by name.
 """
 from typing import Callable
 
 import torch
 import torch.nn.functional as F
-from spacy.util import registry
-from ..parts import HARD_EM, MARGINAL_NLL, PAIRWISE_BCE
 
 Objective = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
@@ -45,17 +43,3 @@ def pairwise_bce(logits: torch.Tensor, positives: torch.Tensor) -> torch.Tensor:
     teach their negatives."""
     return F.binary_cross_entropy_with_logits(logits, positives.to(logits.dtype))
 
-
-@registry.losses(MARGINAL_NLL)
-def make_marginal_nll() -> Objective:
-    return marginal_nll
-
-
-@registry.losses(HARD_EM)
-def make_hard_em() -> Objective:
-    return hard_em
-
-
-@registry.losses(PAIRWISE_BCE)
-def make_pairwise_bce() -> Objective:
-    return pairwise_bce

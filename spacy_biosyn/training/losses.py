@@ -1,0 +1,32 @@
+"""The training objectives (objectives.py) by their registered names, for
+a config's `@losses`. Apart from them, and importing them only when one is
+made, so that listing the registry needs no PyTorch."""
+from typing import TYPE_CHECKING
+
+from spacy.util import registry
+
+from ..parts import HARD_EM, MARGINAL_NLL, PAIRWISE_BCE
+
+if TYPE_CHECKING:
+    from .objectives import Objective
+
+
+@registry.losses(MARGINAL_NLL)
+def make_marginal_nll() -> "Objective":
+    from .objectives import marginal_nll
+
+    return marginal_nll
+
+
+@registry.losses(HARD_EM)
+def make_hard_em() -> "Objective":
+    from .objectives import hard_em
+
+    return hard_em
+
+
+@registry.losses(PAIRWISE_BCE)
+def make_pairwise_bce() -> "Objective":
+    from .objectives import pairwise_bce
+
+    return pairwise_bce
