@@ -29,8 +29,9 @@ seconds, and another job on the machine moves them.
 
 --serving-python: the Python of an install without spacy-biosyn's torch
 extra (a server's; with faiss, as here, or the cache's key differs). Its
-warm starts load the fp32 row's MEDIC linker with the ONNX graph from the
-folder the cache keeps it in, as a server names a saved encoder folder.
+warm starts load a MEDIC linker the rows above built, with the default
+settings and the ONNX graph from the folder the cache keeps it in, as a
+server names a saved encoder folder.
 """
 import functools
 import gzip
@@ -249,11 +250,11 @@ def main() -> None:
                      f"{median['import_s']:.1f}", f"{median['rss_gib']:.2f} / {median['peak_gib']:.2f}", median["cui"]])
     if args.serving_python:
         exported = max(cache.glob("onnx/*/model.onnx"), key=lambda path: path.stat().st_mtime).parent
-        config = {"linker_name": "medic", "encoder": {**ENCODERS["ONNX Runtime, names in fp32"], "name": str(exported)}}
+        config = {"linker_name": "medic", "encoder": {"@misc": "spacy_biosyn.OnnxEncoder.v2", "name": str(exported)}}
         warm = [run("refuse", config, warm_env, python=args.serving_python) for _ in range(args.runs)]
         progress(warm)
         median = sorted(warm, key=lambda r: r["link_s"])[len(warm) // 2]
-        runtime = "ONNX Runtime, names in fp32, without the torch extra"
+        runtime = "default, without the torch extra (the graph's folder named)"
         profiles[(runtime, "warm (median)")] = median
         rows.append([f"medic ({concepts:,} concepts, CTD TSV)", runtime, f"{median['names']:,}", "-", "-",
                      f"{median['link_s']:.2f} ({min(r['link_s'] for r in warm):.2f}-{max(r['link_s'] for r in warm):.2f})",

@@ -48,6 +48,7 @@ _EXPORTS = {
     "CorpusError": "errors",
     "DictionaryError": "errors",
     "MismatchError": "errors",
+    "MissingExtraError": "errors",
     "SavedStateError": "errors",
     "Entity": "kb.knowledge_base",
     "KnowledgeBase": "kb.knowledge_base",

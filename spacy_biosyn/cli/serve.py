@@ -28,7 +28,7 @@ def serve(
     """Serve a pipeline: POST /link (text, PubTator or BioC XML in and out),
     POST /link/mentions, GET /health, GET /info, GET /openapi.json, and a
     page at / that shows each entity's concept and candidates. Needs the
-    `serve` extra: pip install "spacy-biosyn[serve]"."""
+    `serve` extra: pip install "spacy-biosyn\\[serve]"."""
     try:
         import fastapi  # noqa: F401  (the workers' app; missing, each worker would fail with a traceback)
         import uvicorn

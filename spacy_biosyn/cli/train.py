@@ -29,6 +29,7 @@ def train(
 ) -> None:
     """Train encoder and lambda with BioSyn's synonym marginalization. Any
     config value can be overridden, e.g. --paths.train DIR --training.epochs 5."""
+    import_torch("training")
     config, gpu_id = _training_config(ctx, config_path, gpu_id)
     from ..training import train as run_training
 
@@ -66,6 +67,7 @@ def pretrain_encoder(
     self-alignment) before `train`; OUTPUT/encoder is read wherever
     assets/encoder is. Any config value can be overridden, e.g.
     --paths.dictionary FILE --pretraining.max_steps 100."""
+    import_torch("pretrain-encoder")
     config, gpu_id = _training_config(ctx, config_path, gpu_id)
     from ..training.alignment import pretrain_encoder as run_alignment
 
@@ -94,12 +96,13 @@ def train_reranker(
 
 def _training_config(ctx: typer.Context, config_path: Path, gpu_id: Optional[int]) -> "Tuple[Config, int]":
     """A training config with the command line's overrides, and the device:
-    the first GPU if there is one and --gpu-id is not given."""
-    torch = import_torch("training")
+    the first GPU if there is one and --gpu-id is not given (the CPU
+    without PyTorch, where spaCy's CNN NER still trains)."""
     from spacy.cli._util import parse_config_overrides
     from spacy.util import load_config
+    from thinc.compat import has_torch_cuda_gpu  # False without PyTorch
 
     if gpu_id is None:
-        gpu_id = 0 if torch.cuda.is_available() else -1
+        gpu_id = 0 if has_torch_cuda_gpu else -1
     msg.info(f"Training on {'GPU ' + str(gpu_id) if gpu_id >= 0 else 'the CPU'}")
     return load_config(config_path, overrides=parse_config_overrides(ctx.args), interpolate=False), gpu_id

@@ -13,12 +13,14 @@ vector at cosine >= 0.99997 of fp32's (docs/record.md). A CPU without bf16
 in hardware (AVX2 only) emulates it several times slower than fp32, so
 "auto" keeps fp32 there.
 """
+import importlib.util
 from pathlib import Path
 from typing import Callable, Optional, Sequence, Union
 
 import numpy as np
 
 from ..errors import BiosynError
+from .hub import has_native_bf16, import_torch
 
 NAMES_PRECISIONS = ("auto", "bf16", "fp32")
 
@@ -28,6 +30,7 @@ def names_precision_used(setting: str, weights: Optional[Union[str, Path]], quan
     machine, for an encoder exported from the PyTorch weights at `weights`
     (None: loaded from a saved graph, without them)."""
     if setting == "bf16":
+        import_torch("names_precision = 'bf16'", "set names_precision to 'auto' or 'fp32'")
         if quantize:
             raise BiosynError("names_precision = 'bf16' and quantize = true: int8 weights encode the names "
                               "with their own graph, as the mentions; set names_precision to 'auto' or 'fp32'")
@@ -46,11 +49,9 @@ def names_precision_used(setting: str, weights: Optional[Union[str, Path]], quan
 def cpu_has_bf16() -> bool:
     """Whether this CPU runs bf16 products in hardware, as oneDNN judges
     its flags; False without PyTorch, which runs them."""
-    try:
-        import torch
-    except ImportError:
+    if importlib.util.find_spec("torch") is None:
         return False
-    from .hub import has_native_bf16
+    import torch
 
     return has_native_bf16(torch.device("cpu"))
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import NamedTuple, Union
 
 from ..errors import BiosynError
+from .hub import import_torch
 from ..parts import TRANSFORMER_ENCODER
 
 SPARSE_WEIGHT_FILE = "sparse_weight.pt"
@@ -28,7 +29,7 @@ class BiosynCheckpoint(NamedTuple):
 def read_biosyn_checkpoint(source: Union[str, Path]) -> BiosynCheckpoint:
     """The encoder block and lambda of a BioSyn checkpoint: a local folder,
     or a Hugging Face name whose repository holds sparse_weight.pt."""
-    import torch
+    torch = import_torch(f"reading the BioSyn checkpoint {str(source)!r}")
 
     folder = Path(source)
     if folder.is_dir():

@@ -7,6 +7,7 @@ torch and transformers are imported inside the functions, so a pipeline
 whose config names no PyTorch model never imports them, and an install
 without the torch extra (a server's) links with ONNX Runtime alone.
 """
+import importlib.util
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Tuple, Union
@@ -18,16 +19,23 @@ if TYPE_CHECKING:
     import torch
 
 
+# What the torch extra installs, by module.
+TORCH_EXTRA = ("torch", "transformers", "pytorch_metric_learning")
+
+
 def import_torch(needed_by: str, otherwise: str = ""):
     """The torch module, or an error saying that `needed_by` needs the torch
-    extra, and what to do `otherwise` where there is one."""
-    try:
-        import torch
-    except ImportError:
+    extra (torch, transformers and pytorch-metric-learning, each checked),
+    and what to do `otherwise` where there is one. An installed torch that
+    fails to import says why itself."""
+    missing = [module for module in TORCH_EXTRA if importlib.util.find_spec(module) is None]
+    if missing:
         raise MissingExtraError(
-            f'{needed_by} needs PyTorch, which spacy-biosyn installs with its torch extra: '
+            f'{needed_by} needs {", ".join(missing)}, which spacy-biosyn installs with its torch extra: '
             f'pip install "spacy-biosyn[torch]"{"; or " + otherwise if otherwise else ""}'
-        ) from None
+        )
+    import torch
+
     return torch
 
 

@@ -137,6 +137,9 @@ class OnnxEncoder(EncoderBase):
             try:
                 return self._start(GraphFile(kept / MODEL_FILE), (kept / TOKENIZER_FILE).read_text(encoding="utf8"))
             except Exception as error:  # noqa: BLE001: a damaged copy, whatever ONNX Runtime says of it
+                # Kept where it cannot be exported again: another install may share the cache.
+                import_torch(f"{kept} cannot be run ({type(error).__name__}: {error}); exporting the encoder "
+                             f"{str(source)!r} again")
                 warnings.warn(f"{kept} is damaged and is exported again ({type(error).__name__})", UserWarning)
                 shutil.rmtree(kept, ignore_errors=True)
         import_torch(f"exporting the encoder {str(source)!r} to ONNX",

@@ -10,7 +10,9 @@ the encoder (by its weights' digest where it gives one, not by the path it
 was loaded from, where two models may be saved in turn), lambda (the saved
 NIL threshold is derived with it), the corpora's ID preferences
 (`preferred_ids_from`, which order each concept's IDs) and the index
-back-end. The folder holds `named.json` and, in `linker/`, what
+back-end. An encoder whose names_precision is "auto" loads a build of
+either precision (a server without PyTorch, which encodes in fp32 only,
+loads a bf16 build). The folder holds `named.json` and, in `linker/`, what
 `NameRanker.to_disk` writes (checked against its manifest on load; no encoder:
 the pipe has its own), and is swapped in whole. A folder that fails its
 checks on load is removed and built again, never used. Two processes
@@ -75,10 +77,12 @@ def fill_named_linker(
     if not refresh:
         recorded = [cached_record(url) for url in entry.urls]
         if all(recorded):
-            folder = _folder(entry, made_by, [record["sha256"] for record in recorded])
-            # Without the lock a failed load may be a folder being swapped in: it is judged again under the lock.
-            if _loaded(linker, folder, repair=False):
-                return folder
+            checksums = [record["sha256"] for record in recorded]
+            for kept in [made_by] + [_made_by(entry, linker, other, usage) for other in _either_precision(linker, encoder)]:
+                folder = _folder(entry, kept, checksums)
+                # Without the lock a failed load may be a folder being swapped in: it is judged again under the lock.
+                if _loaded(linker, folder, repair=False):
+                    return folder
     paths = [cached_path(url, refresh=refresh) for url in entry.urls]
     folder = _folder(entry, made_by, [_recorded_sha256(url) for url in entry.urls])
     with cache_written(folder):
@@ -163,6 +167,18 @@ def _made_by(
         counts = srsly.json_dumps(sorted(id_usage.items())).encode("utf-8")
         made_by["preferred_ids_sha256"] = hashlib.sha256(counts).hexdigest()
     return made_by
+
+
+def _either_precision(linker: NameRanker, encoder: Dict[str, object]) -> List[Dict[str, object]]:
+    """The identity of the same encoder with names in the other precision,
+    where its names_precision is "auto", which takes a build in either: a
+    server without PyTorch (fp32 only) then loads what a machine with bf16
+    built, and the other way round. Mentions are fp32 in both."""
+    if getattr(linker.encoder, "names_precision", None) != "auto" or getattr(linker.encoder, "quantize", False):
+        return []
+    if encoder.get("names_precision") == "bf16":
+        return [{key: value for key, value in encoder.items() if key != "names_precision"}]
+    return [{**encoder, "names_precision": "bf16"}]
 
 
 def _folder(entry: NamedVocabulary, made_by: Dict[str, object], checksums: List[str]) -> Path:

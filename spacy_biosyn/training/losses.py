@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 
 from spacy.util import registry
 
+from ..encoders.hub import import_torch
 from ..parts import HARD_EM, MARGINAL_NLL, PAIRWISE_BCE
 
 if TYPE_CHECKING:
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
 
 @registry.losses(MARGINAL_NLL)
 def make_marginal_nll() -> "Objective":
+    import_torch(MARGINAL_NLL)
     from .objectives import marginal_nll
 
     return marginal_nll
@@ -20,6 +22,7 @@ def make_marginal_nll() -> "Objective":
 
 @registry.losses(HARD_EM)
 def make_hard_em() -> "Objective":
+    import_torch(HARD_EM)
     from .objectives import hard_em
 
     return hard_em
@@ -27,6 +30,7 @@ def make_hard_em() -> "Objective":
 
 @registry.losses(PAIRWISE_BCE)
 def make_pairwise_bce() -> "Objective":
+    import_torch(PAIRWISE_BCE)
     from .objectives import pairwise_bce
 
     return pairwise_bce

@@ -14,6 +14,7 @@ import time
 import pytest
 import spacy
 from typer.testing import CliRunner
+from helpers import TORCH_MODULES, hiding
 from vocabulary_files import CTD_CHEMICALS, CTD_TSV, MESH_DESCRIPTORS_XML, MESH_SUPPLEMENTARY_XML, MONDO_OBO, SCISPACY
 
 from spacy_biosyn.cli import app
@@ -127,6 +128,28 @@ def test_another_process_loads_from_the_cache_with_the_mirror_gone(mirror, tiny_
     result = run_python(WARM_START.format(config=named_config("medic", tiny_encoder)), env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "MESH:D001943"
+
+
+def test_a_server_without_torch_loads_the_build_made_with_bf16_names(mirror, tiny_encoder):
+    """names_precision "auto" takes a cached build in either precision: a
+    server without PyTorch (faiss kept: whether it is installed is in the
+    cache's key), which encodes names in fp32 only, links with the linker a
+    machine with bf16 built, encoding no name and fetching nothing."""
+    def config(precision):
+        return {**named_config("medic", tiny_encoder), "encoder": {
+            "@misc": "spacy_biosyn.OnnxEncoder.v2", "name": tiny_encoder, "names_precision": precision}}
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("biosyn_linker", config=config("bf16"))
+    built = linked(nlp, "Risk of breast carcinoma", "breast carcinoma")
+    env = {key: value for key, value in os.environ.items() if key != "SPACY_BIOSYN_MIRROR"}
+    warm = WARM_START.replace('print(nlp(doc).ents[0]._.cui)', 'print(nlp(doc).ents[0]._.kb_ents)')
+    result = run_python(hiding(*TORCH_MODULES) + warm.format(config=config("auto")), env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == str(built._.kb_ents) and built._.cui == "MESH:D001943"
+    # fp32 named is fp32 meant: it builds its own, which the warm start refuses
+    result = run_python(hiding(*TORCH_MODULES) + WARM_START.format(config=config("fp32")), env)
+    assert "a warm start encoded names or made a request" in result.stderr
 
 
 def test_a_damaged_cache_entry_is_refused_and_rebuilt(mirror, tiny_encoder, tmp_path):
