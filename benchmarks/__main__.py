@@ -1,7 +1,7 @@
 """Run the benchmark suite and write its tables into docs/benchmarks.md.
 
     python -m benchmarks [NAME ...] [--linker DIR] [--text-pipeline DIR]
-                         [--scispacy-python PY] [--training-runs DIR ...] [--no-write]
+                         [--scispacy-python PY] [--serving-python PY] [--training-runs DIR ...] [--no-write]
 
 Each benchmark runs alone, in its own process (two heavy jobs on a small
 machine make noise), with the arguments below. Its output replaces the
@@ -44,7 +44,8 @@ SUITE = [
               lambda a: ["--pipeline", a.linker]),
     Benchmark("first_link", "from a fresh process to its first linked sentence", lambda a: [a.linker]),
     Benchmark("named_linkers", "a named linker built cold, then loaded warm from the cache in fresh processes, at MEDIC "
-              "and UMLS size: time and memory", lambda a: []),
+              "and UMLS size: time and memory; warm in an install without the torch extra (--serving-python)",
+              lambda a: ["--serving-python", a.serving_python] if a.serving_python else []),
     Benchmark("encoding_rate", "the default encoder's names/s chunk by chunk on a UMLS-like slice, and the time "
               "3.26M names would take", lambda a: []),
     Benchmark("end_to_end", "raw text to IDs on the dev abstracts: NER, linking and document P/R/F, abstracts/s",
@@ -96,6 +97,7 @@ def main() -> None:
     p.add_argument("--dataset", default="ncbi-disease", help="whose raw dev abstracts end_to_end reads")
     p.add_argument("--text-pipeline", default=_existing(REPO / "pipelines" / "ncbi-disease-text"))
     p.add_argument("--scispacy-python", default=None)
+    p.add_argument("--serving-python", default=None, help="the Python of an install without the torch extra")
     p.add_argument("--training-runs", nargs="*", type=Path, default=[])
     p.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md as it is")
     args = p.parse_args(namespace=Inputs())
