@@ -27,7 +27,7 @@ def link_corpus(
     labels: Optional[str] = typer.Option(None, help="With --gold-spans: comma-separated annotation types to link"),
     address: Optional[str] = typer.Option(None, help="An existing Ray or Dask cluster; without it a local one is started"),
     gpu: bool = typer.Option(False, "--gpu", help="One GPU per worker"),
-    threads: Optional[int] = typer.Option(None, help="Torch threads per Ray or Dask worker (default: the cores shared out); the local engine's forked workers use one each"),
+    threads: Optional[int] = typer.Option(None, help="Threads per Ray or Dask worker, for torch and ONNX Runtime (default: the cores shared out); the local engine's forked workers use one each"),
 ) -> None:
     """Link a whole corpus into shards with a manifest: Parquet or JSONL,
     one row per entity (doc id, offsets, text, label, ID, score, ranked

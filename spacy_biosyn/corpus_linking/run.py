@@ -61,7 +61,7 @@ def link_corpus(
     pipeline at `pipeline`, writing one row per entity into shards of
     `shard_size` documents under `output`. Shards already there are kept:
     a re-run with the same settings links only what is missing. `threads`:
-    torch threads per worker, by default this machine's cores shared out
+    torch's and ONNX Runtime's threads per worker, by default this machine's cores shared out
     (for a local cluster). Returns this run's summary, also kept in the
     manifest's `runs`."""
     if output_format not in OUTPUT_FORMATS:

@@ -66,7 +66,7 @@ class RunSettings(NamedTuple):
     gold_spans: bool
     labels: Optional[List[str]]
     batch_size: int
-    threads: Optional[int]  # torch threads per worker; None keeps torch's default
+    threads: Optional[int]  # torch's and ONNX Runtime's threads per worker; None keeps their defaults
     gpu: bool
 
 
@@ -85,6 +85,9 @@ class ShardLinker:
                 raise CorpusError(f"--gpu: the worker on {socket.gethostname()} sees no CUDA device")
             spacy.require_gpu()
         self.nlp = spacy.load(settings.pipeline)
+        encoder = self.nlp.get_pipe(PIPE_NAME).engine.encoder if PIPE_NAME in self.nlp.pipe_names else None
+        if settings.threads and hasattr(encoder, "set_threads"):  # ONNX Runtime's, else its default: every core
+            encoder.set_threads(settings.threads)
         # Gold spans replace whatever finds entities: only the linker runs.
         self.disabled = [name for name in self.nlp.pipe_names if name != PIPE_NAME] if settings.gold_spans else []
 

@@ -256,6 +256,15 @@ class OnnxEncoder(EncoderBase):
         _LOADED.add(self)
         return self
 
+    def set_threads(self, threads: int) -> None:
+        """Run on `threads` threads from now on (0: ONNX Runtime's default,
+        every core), the loaded session started again with them."""
+        if not is_whole_number(threads, 0):
+            raise ValueError(f"threads must be a whole number >= 0 (0: ONNX Runtime's default), got {threads!r}")
+        self.threads = threads
+        if self._model is not None:
+            self._start(self._model, self._tokenizer_json)
+
     def _forked(self) -> None:
         _FORKED_AWAY.append(self._session)
         self._session = None

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 import spacy
 from bioc import biocjson, biocxml
-from helpers import DISEASES
+from helpers import DISEASES, make_nlp
 from typer.testing import CliRunner
 
 from spacy_biosyn.cli import app
@@ -642,3 +642,21 @@ def test_pubtator_input_is_written_back_with_its_title_and_abstract_lines(corpus
             for d in read_documents(tmp_path / "out" / "shard-00000.pubtator", "pubtator")]
     assert ours == [(d.id, d.text, [(a.start, a.end) for a in d.annotations])
                     for d in read_documents(tmp_path / "abstracts.txt", "pubtator")]
+
+
+def test_threads_reach_the_encoders_onnx_runtime_session(tiny_encoder, disease_dictionary, tmp_path):
+    """--threads is per worker for torch and for ONNX Runtime, whose session
+    would otherwise take every core in each of a machine's workers."""
+    from spacy_biosyn.corpus_linking.worker import RunSettings, ShardLinker
+
+    make_nlp({"@misc": "spacy_biosyn.OnnxEncoder.v2", "name": tiny_encoder}, disease_dictionary).to_disk(tmp_path / "p")
+
+    def session_threads(threads):
+        settings = RunSettings(pipeline=str(tmp_path / "p"), output=str(tmp_path), output_format="jsonl",
+                               gold_spans=False, labels=None, batch_size=8, threads=threads, gpu=False)
+        encoder = ShardLinker(settings).nlp.get_pipe("biosyn_linker").engine.encoder
+        return encoder._session.get_session_options().intra_op_num_threads
+
+    assert session_threads(None) == 0  # the pipeline's own setting: ONNX Runtime's default
+    assert session_threads(1) == 1
+    assert session_threads(3) == 3
