@@ -42,6 +42,7 @@ import shutil
 import subprocess
 import sys
 import time
+from typing import List, Tuple
 from pathlib import Path
 
 from benchmarks.common import DATA, REPO, parser, print_table, progress
@@ -159,6 +160,15 @@ def run(mode: str, config: dict, env: dict, mention: str = MENTION, text: str = 
     return {**json.loads(done.stdout.splitlines()[-1]), "wall_s": time.perf_counter() - start}
 
 
+def warm_cells(warm: List[dict]) -> Tuple[dict, List[str]]:
+    """The median of warm runs, and the table's cells of them: time (median,
+    min-max), import spacy, RSS / peak, the ID linked."""
+    median = sorted(warm, key=lambda r: r["link_s"])[len(warm) // 2]
+    times = [r["link_s"] for r in warm]
+    return median, [f"{median['link_s']:.2f} ({min(times):.2f}-{max(times):.2f})", f"{median['import_s']:.1f}",
+                    f"{median['rss_gib']:.2f} / {median['peak_gib']:.2f}", median["cui"]]
+
+
 def write_ctd_diseases(medic: Path, target: Path) -> None:
     """MEDIC (`IDs||Name|Synonym|...`) as CTD publishes it: CTD_diseases.tsv.gz."""
     rows = ["# Comparative Toxicogenomics Database (CTD) - http://ctdbase.org/", "# Fields:",
@@ -239,26 +249,24 @@ def main() -> None:
             progress(rebuild)
         warm = [run("refuse", config, warm_env) for _ in range(args.runs)]
         progress(warm)
-        median = sorted(warm, key=lambda r: r["link_s"])[len(warm) // 2]
+        median, cells = warm_cells(warm)
         profiles.update({(runtime, "cold"): cold, (runtime, "rebuilt, vectors kept"): rebuild,
                          (runtime, "warm (median)"): median})
         rows.append([f"medic ({concepts:,} concepts, CTD TSV)", runtime, f"{median['names']:,}",
                      "-" if cold is None else f"{cold['link_s']:.0f}"
                      + ("" if rebuild is None else f" (rebuilt, vectors kept: {rebuild['link_s']:.0f})"),
                      "-" if cold is None else f"{cold['peak_gib']:.2f}",
-                     f"{median['link_s']:.2f} ({min(r['link_s'] for r in warm):.2f}-{max(r['link_s'] for r in warm):.2f})",
-                     f"{median['import_s']:.1f}", f"{median['rss_gib']:.2f} / {median['peak_gib']:.2f}", median["cui"]])
+                     *cells])
     if args.serving_python:
         exported = max(cache.glob("onnx/*/model.onnx"), key=lambda path: path.stat().st_mtime).parent
         config = {"linker_name": "medic", "encoder": {"@misc": "spacy_biosyn.OnnxEncoder.v2", "name": str(exported)}}
         warm = [run("refuse", config, warm_env, python=args.serving_python) for _ in range(args.runs)]
         progress(warm)
-        median = sorted(warm, key=lambda r: r["link_s"])[len(warm) // 2]
+        median, cells = warm_cells(warm)
         runtime = "default, without the torch extra (the graph's folder named)"
         profiles[(runtime, "warm (median)")] = median
         rows.append([f"medic ({concepts:,} concepts, CTD TSV)", runtime, f"{median['names']:,}", "-", "-",
-                     f"{median['link_s']:.2f} ({min(r['link_s'] for r in warm):.2f}-{max(r['link_s'] for r in warm):.2f})",
-                     f"{median['import_s']:.1f}", f"{median['rss_gib']:.2f} / {median['peak_gib']:.2f}", median["cui"]])
+                     *cells])
     if args.names and not args.warm_only:
         (mirror / "umls_2022_ab_cat0129.jsonl").unlink(missing_ok=True)
         written = write_scispacy_kb(medic, mirror / "umls_2022_ab_cat0129.jsonl", args.names)
@@ -269,12 +277,11 @@ def main() -> None:
         profiles[("umls size, hashed vectors", "cold")] = cold
         warm = [run("hashed,refuse", config, warm_env, mention="Breast Neoplasms", text="Risk of Breast Neoplasms.")
                 for _ in range(args.runs)]
-        median = sorted(warm, key=lambda r: r["link_s"])[len(warm) // 2]
+        _, cells = warm_cells(warm)
         rows.append([f"umls size ({written:,} names, scispaCy JSONL)", "PyTorch, hashed vectors", f"{cold['names']:,}",
                      f"{cold['link_s']:.0f} + {cold['names'] / rate:.0f} encoding (the default's MEDIC cold build: "
                      f"{rate:.0f} names/s)", f"{cold['peak_gib']:.2f} (without encoding)",
-                     f"{median['link_s']:.2f} ({min(r['link_s'] for r in warm):.2f}-{max(r['link_s'] for r in warm):.2f})",
-                     f"{median['import_s']:.1f}", f"{median['rss_gib']:.2f} / {median['peak_gib']:.2f}", median["cui"]])
+                     *cells])
     print_table(["vocabulary", "encoder", "names", "cold build + first link, s", "cold build peak, GiB",
                  "warm add_pipe + first link, s (median, min-max)", "warm: import spacy, s", "warm: RSS / peak, GiB",
                  "breast cancer ->"], rows)

@@ -13,14 +13,13 @@ vector at cosine >= 0.99997 of fp32's (docs/record.md). A CPU without bf16
 in hardware (AVX2 only) emulates it several times slower than fp32, so
 "auto" keeps fp32 there.
 """
-import importlib.util
 from pathlib import Path
 from typing import Callable, Optional, Sequence, Union
 
 import numpy as np
 
 from ..errors import BiosynError
-from .hub import has_native_bf16, import_torch
+from .hub import has_native_bf16, import_torch, missing_from_torch_extra
 
 NAMES_PRECISIONS = ("auto", "bf16", "fp32")
 
@@ -48,8 +47,8 @@ def names_precision_used(setting: str, weights: Optional[Union[str, Path]], quan
 
 def cpu_has_bf16() -> bool:
     """Whether this CPU runs bf16 products in hardware, as oneDNN judges
-    its flags; False without PyTorch, which runs them."""
-    if importlib.util.find_spec("torch") is None:
+    its flags; False without the torch extra, whose model runs them."""
+    if missing_from_torch_extra():
         return False
     import torch
 

@@ -10,7 +10,7 @@ without the torch extra (a server's) links with ONNX Runtime alone.
 import importlib.util
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple, Union
 
 from ..errors import BiosynError, MissingExtraError
 from .base import offline_copy
@@ -23,12 +23,17 @@ if TYPE_CHECKING:
 TORCH_EXTRA = ("torch", "transformers", "pytorch_metric_learning")
 
 
+def missing_from_torch_extra() -> List[str]:
+    """The modules of the torch extra that are not installed."""
+    return [module for module in TORCH_EXTRA if importlib.util.find_spec(module) is None]
+
+
 def import_torch(needed_by: str, otherwise: str = ""):
     """The torch module, or an error saying that `needed_by` needs the torch
     extra (torch, transformers and pytorch-metric-learning, each checked),
     and what to do `otherwise` where there is one. An installed torch that
     fails to import says why itself."""
-    missing = [module for module in TORCH_EXTRA if importlib.util.find_spec(module) is None]
+    missing = missing_from_torch_extra()
     if missing:
         raise MissingExtraError(
             f'{needed_by} needs {", ".join(missing)}, which spacy-biosyn installs with its torch extra: '

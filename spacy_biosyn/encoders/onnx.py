@@ -74,8 +74,7 @@ class OnnxEncoder(EncoderBase):
         super().__init__(name, pooling, similarity, max_length, batch_size)
         if not isinstance(quantize, bool):
             raise ValueError(f"quantize must be true or false, got {quantize!r}")
-        if not is_whole_number(threads, 0):
-            raise ValueError(f"threads must be a whole number >= 0 (0: ONNX Runtime's default), got {threads!r}")
+        _check_threads(threads)
         if names_precision not in NAMES_PRECISIONS:
             raise ValueError(f"names_precision must be one of {NAMES_PRECISIONS}, got {names_precision!r}")
         self.quantize = quantize
@@ -259,8 +258,7 @@ class OnnxEncoder(EncoderBase):
     def set_threads(self, threads: int) -> None:
         """Run on `threads` threads from now on (0: ONNX Runtime's default,
         every core), the loaded session started again with them."""
-        if not is_whole_number(threads, 0):
-            raise ValueError(f"threads must be a whole number >= 0 (0: ONNX Runtime's default), got {threads!r}")
+        _check_threads(threads)
         self.threads = threads
         if self._model is not None:
             self._start(self._model, self._tokenizer_json)
@@ -355,6 +353,11 @@ def _signature(stat: os.stat_result) -> tuple:
     # file is held open to survive just that. A copy of the same size that
     # puts the modification time back (cp -p) goes unseen.
     return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+
+def _check_threads(threads: int) -> None:
+    if not is_whole_number(threads, 0):
+        raise ValueError(f"threads must be a whole number >= 0 (0: ONNX Runtime's default), got {threads!r}")
 
 
 def _quantized(model: bytes) -> bytes:

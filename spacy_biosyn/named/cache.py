@@ -174,7 +174,7 @@ def _either_precision(linker: NameRanker, encoder: Dict[str, object]) -> List[Di
     where its names_precision is "auto", which takes a build in either: a
     server without PyTorch (fp32 only) then loads what a machine with bf16
     built, and the other way round. Mentions are fp32 in both."""
-    if getattr(linker.encoder, "names_precision", None) != "auto" or getattr(linker.encoder, "quantize", False):
+    if getattr(linker.encoder, "names_precision", None) != "auto":
         return []
     if encoder.get("names_precision") == "bf16":
         return [{key: value for key, value in encoder.items() if key != "names_precision"}]

@@ -14,23 +14,21 @@ if TYPE_CHECKING:
 
 @registry.losses(MARGINAL_NLL)
 def make_marginal_nll() -> "Objective":
-    import_torch(MARGINAL_NLL)
-    from .objectives import marginal_nll
-
-    return marginal_nll
+    return _objectives(MARGINAL_NLL).marginal_nll
 
 
 @registry.losses(HARD_EM)
 def make_hard_em() -> "Objective":
-    import_torch(HARD_EM)
-    from .objectives import hard_em
-
-    return hard_em
+    return _objectives(HARD_EM).hard_em
 
 
 @registry.losses(PAIRWISE_BCE)
 def make_pairwise_bce() -> "Objective":
-    import_torch(PAIRWISE_BCE)
-    from .objectives import pairwise_bce
+    return _objectives(PAIRWISE_BCE).pairwise_bce
 
-    return pairwise_bce
+
+def _objectives(needed_by: str):
+    import_torch(needed_by)
+    from . import objectives
+
+    return objectives
