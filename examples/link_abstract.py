@@ -9,7 +9,8 @@ all-MiniLM-L6-v2 fine-tuned for 500 steps; --ner-recipe cnn for spaCy's CNN)
 and indexes MEDIC's ~72k names and NCBI's training mentions with the offline
 all-MiniLM-L6-v2 encoder, chooses the score under which a span gets no ID
 on the dev abstracts (as the project's tune-nil), then saves the assembled
-pipeline under pipelines/; later runs load it in seconds. The abstract is
+pipeline under pipelines/, the NER's BERT exported to ONNX: later runs load
+it in about 2 s, and without PyTorch. The abstract is
 one of NCBI Disease's dev set, which the NER never trains on (dev chooses
 the NER's best step and the NIL score, as the project's recipes do); its
 gold annotations are printed beside the prediction. The data folder (the
@@ -31,6 +32,7 @@ from spacy_biosyn import save_pipeline  # noqa: E402
 from spacy_biosyn.corpora.docs import pubtator_to_docbin
 from spacy_biosyn.corpora.readers import NCBI_LABELS, read_pubtator
 from spacy_biosyn.evaluation.nil import choose_nil_threshold  # noqa: E402
+from spacy_biosyn.ner.onnx_export import with_onnx_ner  # noqa: E402
 from spacy_biosyn.ner.tokenizer import add_biomedical_rules  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,13 +104,14 @@ def index_medic(training_names: bool) -> spacy.Language:
 
 def load_or_build(pipeline: Path, recipe: str, training_names: bool) -> spacy.Language:
     """NER and linker in one pipeline: tokenizer -> transformer (or tok2vec) -> ner -> biosyn_document_entities
-    -> biosyn_linker."""
+    -> biosyn_linker, all in ONNX Runtime or numpy: the saved pipeline loads and links without PyTorch."""
     if pipeline.exists():
         return spacy.load(pipeline)
     ner = pipeline.parent / f"ner-{recipe}-ncbi-disease"
     if not ner.exists():
         train_ner(ner, recipe)
     nlp = spacy.load(ner)
+    with_onnx_ner(nlp)  # the transformer NER's BERT exported to ONNX, as `python -m spacy_biosyn onnx` does
     nlp.add_pipe("biosyn_document_entities")  # as the project's assemble: the abstract's entities made to agree
     nlp.add_pipe("biosyn_linker", source=index_medic(training_names))
     # As the project's tune-nil: spans no concept fits (the NER's false

@@ -58,6 +58,9 @@ MESH_VOCABULARY = "spacy_biosyn.MeshVocabulary.v1"
 BERT_TRANSFORMER = "spacy_biosyn.BertTransformer.v1"
 BERT_WORDPIECE_ENCODER = "spacy_biosyn.BertWordpieceEncoder.v1"
 BIOMEDICAL_TOKENIZER = "spacy_biosyn.BiomedicalTokenizer.v1"
+DOC_TENSOR = "spacy_biosyn.DocTensor.v1"
+# The factory that runs a transformer NER's BERT without PyTorch
+ONNX_TRANSFORMER = "biosyn_onnx_transformer"
 # Training objectives of the bi-encoder
 MARGINAL_NLL = "spacy_biosyn.MarginalNLL.v1"
 HARD_EM = "spacy_biosyn.HardEM.v1"
@@ -113,6 +116,8 @@ PARTS = (
          '{"@architectures": "spacy_biosyn.BertTransformer.v1", ...}'),
     Part(BERT_WORDPIECE_ENCODER, "architectures", "word pieces of bounded length for the NER's BERT", "thinc Model",
          '{"@architectures": "spacy_biosyn.BertWordpieceEncoder.v1"}'),
+    Part(DOC_TENSOR, "architectures", "the token vectors biosyn_onnx_transformer set, read by the NER",
+         "thinc Model", '{"@architectures": "spacy_biosyn.DocTensor.v1", "width": 384}'),
     Part(BIOMEDICAL_TOKENIZER, "callbacks", "token boundaries where biomedical annotations end",
          "spaCy's before_creation callback", '{"@callbacks": "spacy_biosyn.BiomedicalTokenizer.v1"}'),
     Part(MARGINAL_NLL, "losses", "BioSyn's synonym marginalization", "a loss over candidate scores",

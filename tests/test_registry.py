@@ -94,6 +94,7 @@ def test_every_registered_name_resolves_in_a_fresh_process():
 SIGNATURES = {
     "spacy_biosyn.BiomedicalTokenizer.v1": (),
     "spacy_biosyn.BertWordpieceEncoder.v1": (),
+    "spacy_biosyn.DocTensor.v1": (("width", None),),
     "spacy_biosyn.BertTransformer.v1": (
         ("vocab_size", None), ("with_spans", None), ("piece_encoder", None), ("attention_probs_dropout_prob", 0.1),
         ("hidden_act", "gelu"), ("hidden_dropout_prob", 0.1), ("hidden_width", 768), ("intermediate_width", 3072),

@@ -1,4 +1,4 @@
-"""`onnx`: a pipeline's encoder run with ONNX Runtime."""
+"""`onnx`: a pipeline run with ONNX Runtime, without PyTorch."""
 import time
 from pathlib import Path
 
@@ -10,26 +10,36 @@ from .common import _check_output_dir, _load_pipeline, app
 
 @app.command()
 def onnx(
-    pipeline_dir: Path = typer.Argument(..., exists=True, help="A saved pipeline with a biosyn_linker"),
+    pipeline_dir: Path = typer.Argument(..., exists=True, help="A saved pipeline with a biosyn_linker, a transformer NER or both"),
     output_dir: Path = typer.Argument(..., help="Folder for the pipeline with the ONNX encoder"),
     quantize: bool = typer.Option(
         False, "--quantize", help="int8 weights: faster, less exact; every name is re-encoded with them"
     ),
 ) -> None:
-    """Run the linker's encoder with ONNX Runtime: the same model exported
-    to ONNX, so that loading the pipeline skips transformers' model classes.
-    The pipeline then links but does not train."""
+    """Run the pipeline with ONNX Runtime: the linker's encoder and the
+    transformer NER's BERT exported to ONNX, so that loading it imports
+    no PyTorch. The pipeline then links but does not train."""
 
+    from ..encoders.onnx import OnnxEncoder
     from ..files.storage import save_pipeline
+    from ..names import PIPE_NAME
+    from ..ner.onnx_export import with_onnx_ner
     from ..pipeline.building import with_onnx_encoder
 
     _check_output_dir(output_dir)
     nlp = _load_pipeline(pipeline_dir)
     start = time.perf_counter()
     try:
-        with_onnx_encoder(nlp, quantize)
+        done = [f"the NER's BERT ({name})" for name in with_onnx_ner(nlp)]
+        linker = nlp.get_pipe(PIPE_NAME) if PIPE_NAME in nlp.pipe_names else None
+        # A linker already in ONNX Runtime is no error where the NER was converted.
+        if linker is not None and (quantize or not done or not isinstance(linker.engine.encoder, OnnxEncoder)):
+            with_onnx_encoder(nlp, quantize)
+            done.append(f"the linker's encoder{' (int8)' if quantize else ''}")
     except ValueError as error:
         msg.fail(f"{pipeline_dir}: {error}", exits=1)
+    if not done:
+        msg.fail(f"{pipeline_dir}: no {PIPE_NAME} and no transformer NER: nothing to convert", exits=1)
     save_pipeline(nlp, output_dir)
     reencoded = f"; names re-encoded in {time.perf_counter() - start:.1f}s" if quantize else ""
-    msg.good(f"ONNX encoder{' (int8)' if quantize else ''} saved with the pipeline to {output_dir}{reencoded}")
+    msg.good(f"{' and '.join(done)} in ONNX Runtime, saved with the pipeline to {output_dir}{reencoded}")

@@ -18,6 +18,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import threading
 import warnings
 import weakref
 from pathlib import Path
@@ -27,7 +28,7 @@ import numpy as np
 
 from ..checks import is_whole_number
 from ..errors import SavedStateError
-from ..files.downloads import cache_folder
+from ..files.storage import cache_folder
 from ..files.storage import replaced_atomically
 from ..parts import ONNX_ENCODER, ONNX_ENCODER_V1, registry
 from .base import EncoderBase, encode_in_batches, hub_snapshot, offline_copy, read_saved, tokenizer_digest, unit_rows
@@ -47,9 +48,73 @@ TOKENIZER_FILE = "tokenizer.json"
 # nlp.pipe(n_process=N) opens its own session, on one thread. The parent's
 # sessions are kept, never freed, in the child: freeing one waits for
 # threads that the child does not have.
-_LOADED: "weakref.WeakSet[OnnxEncoder]" = weakref.WeakSet()
+_LOADED: "weakref.WeakSet" = weakref.WeakSet()
 _FORKED_AWAY: list = []
-os.register_at_fork(after_in_child=lambda: [encoder._forked() for encoder in list(_LOADED)])
+os.register_at_fork(after_in_child=lambda: [holder._forked() for holder in list(_LOADED)])
+
+
+def onnx_session(model: Union[bytes, "GraphFile"], threads: int, holder, runs: str):
+    """An ONNX Runtime session of `model` on `threads` threads (0: every
+    core) for `holder`, whose `_forked()` a forked child calls to drop the
+    parent's session. `runs` names what runs it, for the error where
+    ONNX Runtime is missing."""
+    try:
+        import onnxruntime
+    except ImportError:
+        raise ImportError(
+            f"{runs} runs with ONNX Runtime, which spacy-biosyn installs: "
+            "pip install onnxruntime (or reinstall spacy-biosyn)"
+        ) from None
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    # Spinning threads keep the cores busy after a run, and slowed the
+    # name search (BLAS) that follows each encoding by half.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    # From a path ONNX Runtime keeps no copy of the graph's bytes.
+    graph = model.opening_path() if isinstance(model, GraphFile) else model
+    session = onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+    _LOADED.add(holder)
+    return session
+
+
+def keep_forked_away(session) -> None:
+    """Keep a parent's session, never freed, in a forked child (above)."""
+    _FORKED_AWAY.append(session)
+
+
+class SessionStart:
+    """onnx_session(*arguments) made on a thread of its own. ONNX Runtime
+    lets go of the GIL while it reads and optimizes a graph (0.2-0.3 s for
+    a MiniLM on 2 cores), so the rest of a pipeline loads meanwhile; a fork
+    waits for it, since a thread does not survive one."""
+
+    def __init__(self, *arguments):
+        self._session, self._error = None, None
+        self._thread = threading.Thread(target=self._run, args=arguments, name="onnx-session")
+        _STARTING.add(self)
+        self._thread.start()
+
+    def _run(self, *arguments) -> None:
+        try:
+            self._session = onnx_session(*arguments)
+        except BaseException as error:  # noqa: BLE001: raised where the session is asked for
+            self._error = error
+
+    @property
+    def made(self):
+        """The session, or None before it is made or where it failed."""
+        return self._session
+
+    def result(self):
+        self._thread.join()
+        _STARTING.discard(self)
+        if self._error is not None:
+            raise self._error
+        return self._session
+
+
+_STARTING: set = set()
+os.register_at_fork(before=lambda: [start._thread.join() for start in list(_STARTING)])
 
 
 @registry.misc(ONNX_ENCODER)
@@ -74,7 +139,7 @@ class OnnxEncoder(EncoderBase):
         super().__init__(name, pooling, similarity, max_length, batch_size)
         if not isinstance(quantize, bool):
             raise ValueError(f"quantize must be true or false, got {quantize!r}")
-        _check_threads(threads)
+        check_threads(threads)
         if names_precision not in NAMES_PRECISIONS:
             raise ValueError(f"names_precision must be one of {NAMES_PRECISIONS}, got {names_precision!r}")
         self.quantize = quantize
@@ -125,7 +190,9 @@ class OnnxEncoder(EncoderBase):
         source = Path(offline_copy(str(name_or_path or self.name)))
         if (source / MODEL_FILE).is_file():
             self._weights = None
-            return self._start(GraphFile(source / MODEL_FILE), (source / TOKENIZER_FILE).read_text(encoding="utf8"))
+            # Made while the rest of the linker loads; a graph that does not run is said where it is first used.
+            return self._start(GraphFile(source / MODEL_FILE), (source / TOKENIZER_FILE).read_text(encoding="utf8"),
+                               wait=False)
         # A local model's export is kept, so the next load imports no PyTorch
         # (the named linkers' warm start); a hub model's, once it is downloaded.
         if not source.is_dir():
@@ -230,46 +297,44 @@ class OnnxEncoder(EncoderBase):
             )
         return read_saved(path, lambda: self.load(path))
 
-    def _start(self, model: Union[bytes, "GraphFile"], tokenizer_json: str, threads: Optional[int] = None) -> "OnnxEncoder":
-        try:
-            import onnxruntime
-        except ImportError:
-            raise ImportError(
-                "this pipeline's linker runs its encoder with ONNX Runtime, which spacy-biosyn installs: "
-                "pip install onnxruntime (or reinstall spacy-biosyn)"
-            ) from None
+    def _start(self, model: Union[bytes, "GraphFile"], tokenizer_json: str, threads: Optional[int] = None,
+               wait: bool = True) -> "OnnxEncoder":
         from tokenizers import Tokenizer
 
         tokenizer = Tokenizer.from_str(tokenizer_json)
         tokenizer.enable_truncation(self.max_length)
         tokenizer.enable_padding()
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = self.threads if threads is None else threads
-        # Spinning threads keep the cores busy after a run, and slowed the
-        # name search (BLAS) that follows each encoding by half.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        # From a path ONNX Runtime keeps no copy of the graph's bytes.
-        graph = model.opening_path() if isinstance(model, GraphFile) else model
-        self._session = onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+        self._session = SessionStart(model, self.threads if threads is None else threads, self,
+                                     "this pipeline's linker's encoder")
         self._model, self._tokenizer_json, self._tokenizer = model, tokenizer_json, tokenizer
-        _LOADED.add(self)
+        if wait:
+            self._require_session()
         return self
 
     def set_threads(self, threads: int) -> None:
         """Run on `threads` threads from now on (0: ONNX Runtime's default,
         every core), the loaded session started again with them."""
-        _check_threads(threads)
+        check_threads(threads)
         self.threads = threads
         if self._model is not None:
             self._start(self._model, self._tokenizer_json)
 
     def _forked(self) -> None:
-        _FORKED_AWAY.append(self._session)
+        # A fork waits for a session being made (SessionStart), so what it made is the parent's too.
+        keep_forked_away(self._session.made if isinstance(self._session, SessionStart) else self._session)
         self._session = None
 
     def _require_session(self):
         if self._session is None:  # a forked child's: the parent's file, or its bytes shared with the parent
             self._start(self._require_model(), self._tokenizer_json, threads=1)
+        if isinstance(self._session, SessionStart):
+            try:
+                self._session = self._session.result()
+            except Exception as error:  # noqa: BLE001: whatever ONNX Runtime says of a graph it cannot run
+                if not isinstance(self._model, GraphFile):
+                    raise
+                raise SavedStateError(f"{self._model.path} cannot be run ({type(error).__name__}: {error}): "
+                                      "save the pipeline again") from error
         return self._session
 
     def _graph_bytes(self) -> bytes:
@@ -355,7 +420,7 @@ def _signature(stat: os.stat_result) -> tuple:
     return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
 
-def _check_threads(threads: int) -> None:
+def check_threads(threads: int) -> None:
     if not is_whole_number(threads, 0):
         raise ValueError(f"threads must be a whole number >= 0 (0: ONNX Runtime's default), got {threads!r}")
 

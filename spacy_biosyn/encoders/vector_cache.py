@@ -28,7 +28,7 @@ import numpy as np
 import srsly
 from tqdm import tqdm
 
-from ..files.downloads import cache_folder
+from ..files.storage import cache_folder
 from ..ty import Encoder
 from .base import PROGRESS_MIN_TEXTS, encoder_identity, identity_key
 

@@ -52,7 +52,7 @@ from filelock import FileLock
 from tqdm import tqdm
 
 from ..errors import BiosynError
-from .storage import file_sha256
+from .storage import cache_folder, file_sha256
 
 _SCHEMES = ("http", "https", "ftp")
 # Seconds without a byte before a read gives up; the whole download has its own deadline.
@@ -77,10 +77,6 @@ class CacheError(BiosynError):
 
 
 # The environment ---------------------------------------------------------------
-
-def cache_folder() -> Path:
-    return Path(os.environ.get("SPACY_BIOSYN_CACHE") or Path.home() / ".cache" / "spacy_biosyn").expanduser()
-
 
 def mirror() -> Optional[str]:
     """`$SPACY_BIOSYN_MIRROR`, a folder or a base URL; None when unset."""

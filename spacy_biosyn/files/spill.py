@@ -23,7 +23,7 @@ from typing import Tuple, Union
 import numpy as np
 from scipy import sparse
 
-from .downloads import cache_folder
+from .storage import cache_folder
 from .storage import replaced_file
 
 # Rows' bytes from which they are kept in a file: above MeSH's or MEDIC's

@@ -19,6 +19,10 @@ from those of running ones and removed by the next save or load beside them.
 A saved folder ends with its manifest (`manifest.json`): the SHA-256 of
 every file in it, read back before any of them is trusted, so a file that
 was edited, cut short, deleted or added is named on load instead of read.
+A folder that passed is remembered in the cache folder by the stat of every
+file in it (device, inode, size, modification and change times), so the
+next process that loads it unchanged does not hash it again: a 250 MB text
+pipeline's files took 0.2 s of every start on 2 cores.
 """
 import ctypes
 import ctypes.util
@@ -33,7 +37,7 @@ import uuid
 import zipfile
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Dict, Iterable, Iterator, Optional, TypeVar, Union
+from typing import Any, BinaryIO, Callable, Dict, Iterable, Iterator, List, Optional, TypeVar, Union
 
 import numpy as np
 import srsly
@@ -216,6 +220,15 @@ MANIFEST = "manifest.json"
 # every file: a pipe's folder and the linker inside it are hashed once.
 _CHECKED: Dict[tuple, str] = {}
 _CHECKED_AT_MOST = 64
+# Folders checked by any process, a file each in the cache folder; the
+# oldest go beyond this many (from_bytes checks a new temporary folder each time).
+_REMEMBERED_AT_MOST = 256
+
+
+def cache_folder() -> Path:
+    """Where the package keeps what it can make again: `$SPACY_BIOSYN_CACHE`,
+    else ~/.cache/spacy_biosyn."""
+    return Path(os.environ.get("SPACY_BIOSYN_CACHE") or Path.home() / ".cache" / "spacy_biosyn").expanduser()
 
 
 def write_manifest(folder: Union[str, Path]) -> None:
@@ -230,17 +243,23 @@ def check_manifest(folder: Union[str, Path]) -> str:
     """Check every file below `folder` against its manifest; returns the
     manifest's digest (what the folder holds, byte for byte). Raises
     SavedStateError naming the first file that is missing, changed or not
-    in the manifest, or the manifest itself when it is not one."""
+    in the manifest, or the manifest itself when it is not one. A folder
+    that passed unchanged since, in this process or another, is not read."""
     folder = Path(folder)
     manifest = folder / MANIFEST
     if not manifest.is_file():
         raise SavedStateError(f"{manifest} is missing: the save is incomplete; save or build it again")
     present = list(_files_below(folder))
     key = (str(folder.resolve()), *((name, *_stat(folder / name)) for name in (MANIFEST, *present)))
-    if key in _CHECKED:
-        return _CHECKED[key]
-    if len(_CHECKED) >= _CHECKED_AT_MOST:  # from_bytes checks a new temporary folder each time
-        _CHECKED.clear()
+    if key not in _CHECKED:
+        if len(_CHECKED) >= _CHECKED_AT_MOST:
+            _CHECKED.clear()
+        _CHECKED[key] = _remembered(key) or _remember(key, _checked_digest(folder, present))
+    return _CHECKED[key]
+
+
+def _checked_digest(folder: Path, present: List[str]) -> str:
+    manifest = folder / MANIFEST
     listed = read_saved_json(manifest, expect=dict).get("sha256")
     if not isinstance(listed, dict) or not all(isinstance(v, str) for v in listed.values()):
         raise SavedStateError(f"{manifest}: not a manifest (no \"sha256\" object of file checksums); save it again")
@@ -254,7 +273,36 @@ def check_manifest(folder: Union[str, Path]) -> str:
                 f"{folder / name} is not the file that was saved (its checksum differs from {manifest}): "
                 "it was edited or damaged; save or build it again"
             )
-    _CHECKED[key] = digest = file_sha256(manifest)
+    return file_sha256(manifest)
+
+
+def _record(key: tuple) -> Path:
+    return cache_folder() / "checked" / hashlib.sha256(repr(key).encode("utf8")).hexdigest()[:40]
+
+
+def _remembered(key: tuple) -> Optional[str]:
+    """The digest a process wrote for this very folder state, if any."""
+    try:
+        digest = _record(key).read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return digest if len(digest) == 64 and all(c in "0123456789abcdef" for c in digest) else None
+
+
+def _remember(key: tuple, digest: str) -> str:
+    """Write that the folder state `key` passed with `digest`; a cache that
+    cannot be written only means the next process hashes it again."""
+    record = _record(key)
+    try:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        staging = record.with_name(f".{record.name}.{uuid.uuid4().hex}")
+        staging.write_text(digest, encoding="ascii")
+        os.replace(staging, record)
+        kept = sorted(record.parent.iterdir(), key=lambda path: path.stat().st_mtime_ns)
+        for old in kept[:-_REMEMBERED_AT_MOST]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        pass
     return digest
 
 

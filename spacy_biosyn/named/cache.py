@@ -34,9 +34,9 @@ from filelock import FileLock
 
 from ..encoders.base import encoder_identity, identity_key
 from ..errors import BiosynError, DictionaryError
-from ..files.downloads import DownloadError, cache_folder, cache_written, cached_path, cached_record, forget, redacted
+from ..files.downloads import DownloadError, cache_written, cached_path, cached_record, forget, redacted
 from ..files.spill import give_back_freed_memory
-from ..files.storage import remove_stale_staging, replaced_atomically
+from ..files.storage import cache_folder, remove_stale_staging, replaced_atomically
 from ..kb.dictionary import Dictionary
 from ..search.name_ranker import NameRanker
 from ..vocabularies.formats import read_vocabulary_file

@@ -20,10 +20,11 @@ Face BERT's own rules, so it reads every ordinary token exactly as before:
 
 Its model has the name and attributes of the encoder it wraps, so a
 pipeline trained with `spacy-curated-transformers.BertWordpieceEncoder.v1`
-loads with this one named in its config instead.
+loads with this one named in its config instead. `doc_pieces` reads the
+same pieces without spacy-curated-transformers, for the NER in ONNX Runtime.
 """
 import unicodedata
-from typing import List, Tuple
+from typing import Callable, List, Tuple
 
 from spacy.util import registry
 from ..parts import BERT_WORDPIECE_ENCODER
@@ -68,28 +69,40 @@ def build_bert_wordpiece_encoder():
 def _forward(model, docs, is_train: bool) -> Tuple[list, object]:
     from thinc.api import Ragged
 
-    processor = model.attrs["wordpiece_processor"]
-    unknown = processor.get_initial(model.attrs["unk_piece"])
-    first, last = processor.get_initial(model.attrs["bos_piece"]), processor.get_initial(model.attrs["eos_piece"])
+    attrs = model.attrs
     pieces = []
     for doc in docs:
-        per_token = [_token_pieces(model, processor, unknown, token) for token in doc]
-        if not any(per_token):
-            per_token = [[unknown] for _ in per_token]
-        flat = [first, *(piece for token_pieces in per_token for piece in token_pieces), last]
-        lengths = [1, *map(len, per_token), 1]
+        # Short tokens take the wrapped encoder's own split, so ordinary text is read exactly as it was.
+        flat, lengths = doc_pieces(doc, attrs["wordpiece_processor"], lowercase=attrs["lowercase"],
+                                   strip_accents=attrs["strip_accents"], split=attrs["preprocess"],
+                                   marks=(attrs["bos_piece"], attrs["eos_piece"], attrs["unk_piece"]))
         pieces.append(Ragged(model.ops.asarray1i(flat), model.ops.asarray1i(lengths)))
     return pieces, lambda d_pieces: []
 
 
-def _token_pieces(model, processor, unknown: int, token) -> List[int]:
+def doc_pieces(
+    doc, processor, *, lowercase: bool, strip_accents: bool, split: Callable[[str], List[str]] = bert_words,
+    marks: Tuple[str, str, str] = ("[CLS]", "[SEP]", "[UNK]"),
+) -> Tuple[List[int], List[int]]:
+    """`doc`'s word piece ids (curated-tokenizers' WordPieceProcessor
+    `processor`), the first (`marks` [0]) before all and the last after,
+    and how many each token has: 1, then one count per token, then 1.
+    `split` splits a token of up to MAX_WORD_CHARS characters into words."""
+    first, last, unknown = (processor.get_initial(mark) for mark in marks)
+    per_token = [_token_pieces(token, processor, unknown, lowercase, strip_accents, split) for token in doc]
+    if not any(per_token):
+        per_token = [[unknown] for _ in per_token]
+    flat = [first, *(piece for token_pieces in per_token for piece in token_pieces), last]
+    return flat, [1, *map(len, per_token), 1]
+
+
+def _token_pieces(token, processor, unknown: int, lowercase: bool, strip_accents: bool, split) -> List[int]:
     if token.is_space:
         return []
-    text = token.lower_ if model.attrs["lowercase"] else token.text
-    if model.attrs["strip_accents"]:
+    text = token.lower_ if lowercase else token.text
+    if strip_accents:
         text = "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
-    # Short tokens take the wrapped encoder's own split, so ordinary text is read exactly as it was.
-    words = model.attrs["preprocess"](text) if len(text) <= MAX_WORD_CHARS else bert_words(text)
+    words = split(text) if len(text) <= MAX_WORD_CHARS else bert_words(text)
     return [
         unknown if piece == -1 else piece
         for word in words

@@ -92,15 +92,41 @@ def test_saved_json_of_the_wrong_shape_is_named_in_one_line(copy, content):
     assert _one_line(refused).startswith(f"{component / 'index.json'} holds")
 
 
-def test_a_whole_save_loads_and_its_files_are_hashed_once_per_load(saved, monkeypatch):
+def counting_hashes(monkeypatch) -> list:
+    """The files hashed from now on, this process's checks forgotten (as a new process's)."""
     import spacy_biosyn.files.storage as storage
 
     hashed = []
     real = storage.file_sha256
     monkeypatch.setattr(storage, "file_sha256", lambda path: hashed.append(str(path)) or real(path))
     monkeypatch.setattr(storage, "_CHECKED", {})
+    return hashed
+
+
+def test_a_whole_save_loads_and_its_files_are_hashed_once_per_load(saved, monkeypatch, tmp_path):
+    monkeypatch.setenv("SPACY_BIOSYN_CACHE", str(tmp_path / "cache"))  # no check remembered
+    hashed = counting_hashes(monkeypatch)
     spacy.load(saved)
-    assert len(hashed) == len(set(hashed))  # the linker inside the pipe's folder is not hashed again
+    assert hashed and len(hashed) == len(set(hashed))  # the linker inside the pipe's folder is not hashed again
+
+
+def test_a_save_that_passed_is_not_hashed_again_until_a_file_changes(copy, monkeypatch, tmp_path):
+    import os
+
+    monkeypatch.setenv("SPACY_BIOSYN_CACHE", str(tmp_path / "cache"))
+    spacy.load(copy)
+    hashed = counting_hashes(monkeypatch)
+    spacy.load(copy)
+    assert not [path for path in hashed if path.startswith(str(copy))]
+    # One byte changed in place, its size and modification time put back: its change time tells
+    path = copy / "biosyn_linker" / "cfg"
+    before, content = path.stat(), bytearray(path.read_bytes())
+    content[len(content) // 2] ^= 0x01
+    path.write_bytes(bytes(content))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    with pytest.raises(SavedStateError) as refused:
+        spacy.load(copy)
+    assert _one_line(refused).startswith(f"{path} is not the file that was saved")
 
 
 def test_hidden_files_beside_a_save_are_left_alone(copy):

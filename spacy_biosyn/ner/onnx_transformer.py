@@ -1,0 +1,226 @@
+"""The transformer NER without PyTorch: `biosyn_onnx_transformer` runs the
+NER's fine-tuned BERT from an ONNX graph and puts each doc's token vectors
+in `doc.tensor`, where the NER's `spacy_biosyn.DocTensor.v1` reads them.
+
+spacy-curated-transformers runs the BERT in PyTorch, and where PyTorch is
+installed thinc imports it with spaCy: 1.2-1.8 s of every `import spacy`
+on 2 cores, and transformers' second more (docs/record.md). `python -m
+spacy_biosyn onnx` exports the BERT (ner/onnx_export.py) and puts this
+component in the transformer's place. It computes what the NER's listener
+(LastTransformerLayerListener, reduce_mean) received from it:
+- the doc's word pieces, [CLS] first and [SEP] last (wordpieces.py);
+- the last layer over windows of `window` pieces, one every `stride`, each
+  row of two neighbouring windows' overlap the mean of the two
+  (spacy-curated-transformers' WithStridedSpans);
+- each token's vector the mean of its pieces' rows, [CLS] and [SEP]
+  dropped; a whitespace token has no piece and a row of zeros.
+The graph runs in fp32; PyTorch ran it in bf16 where the CPU has it, so
+vectors agree to bf16's precision, not to the bit (docs/record.md gives the
+NER's F both ways).
+"""
+import json
+from pathlib import Path
+from typing import Iterable, Iterator, List, Optional, Union
+
+import numpy as np
+from spacy.language import Language
+from spacy.pipeline import Pipe
+from spacy.tokens import Doc
+from spacy.util import minibatch, registry
+from thinc.api import Model, NumpyOps
+
+from ..encoders.onnx import MODEL_FILE, GraphFile, SessionStart, check_threads, keep_forked_away
+from ..errors import SavedStateError
+from ..files.storage import check_manifest, write_manifest
+from ..parts import DOC_TENSOR, ONNX_TRANSFORMER
+from .wordpieces import doc_pieces
+
+PIECES_FILE = "wordpieces.txt"
+SETTINGS_FILE = "settings.json"
+# What the export says of the BERT and its word pieces, each checked on load.
+SETTINGS = {"window": int, "stride": int, "width": int, "padding": int, "lowercase": bool, "strip_accents": bool,
+            "marks": list}
+
+
+@Language.factory(ONNX_TRANSFORMER, default_config={"threads": 0, "batch_size": 64})
+def make_onnx_transformer(nlp: Language, name: str, threads: int, batch_size: int) -> "OnnxTransformer":
+    return OnnxTransformer(name, threads, batch_size)
+
+
+class OnnxTransformer(Pipe):
+    """A transformer NER's BERT run by ONNX Runtime; made from a trained
+    pipeline by `python -m spacy_biosyn onnx`, not trained."""
+
+    def __init__(self, name: str, threads: int = 0, batch_size: int = 64):
+        check_threads(threads)
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+            raise ValueError(f"{name}: batch_size (windows per run) must be a whole number >= 1, got {batch_size!r}")
+        self.name, self.threads, self.batch_size = name, threads, batch_size
+        self.settings: dict = {}
+        self._graph: Union[bytes, GraphFile, None] = None
+        self._pieces: List[str] = []
+        self._processor = self._session = None
+        self._source = ""
+
+    def take(self, graph: bytes, pieces: List[str], settings: dict) -> "OnnxTransformer":
+        """Run `graph` (an export with input_ids in, last_layer out), its
+        word pieces `pieces`, as `settings` (SETTINGS) say."""
+        self.settings = _checked(settings, "the export's settings")
+        self._start(graph, pieces, "the export")
+        self._require_session()
+        return self
+
+    def initialize(self, get_examples=None, *, nlp=None) -> None:
+        if self._graph is None:
+            raise ValueError(
+                f"{self.name} is made from a trained transformer NER by `python -m spacy_biosyn onnx`, "
+                "not initialized: train configs/ner-transformer.cfg, then convert the pipeline"
+            )
+
+    def __call__(self, doc: Doc) -> Doc:
+        return next(self.pipe([doc]))
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
+        # A batch's windows run together, `batch_size` windows at a time.
+        for docs in minibatch(stream, size=batch_size):
+            self.set_annotations(docs, self.predict(docs))
+            yield from docs
+
+    def predict(self, docs: List[Doc]) -> List[np.ndarray]:
+        """Each doc's token vectors: float32 (len(doc), width)."""
+        window, stride = self.settings["window"], self.settings["stride"]
+        pieces = [doc_pieces(doc, self._require_processor(), lowercase=self.settings["lowercase"],
+                             strip_accents=self.settings["strip_accents"], marks=tuple(self.settings["marks"]))
+                  for doc in docs]
+        spans = [ids[start:start + window] for ids, _ in pieces for start in range(0, len(ids), stride)]
+        rows = iter(self._last_layer(spans))
+        tensors = []
+        for ids, lengths in pieces:
+            stitched, previous = [], None
+            for start in range(0, len(ids), stride):
+                current = next(rows)
+                if previous is not None:  # the overlap: both windows' rows, averaged as WithStridedSpans does
+                    overlap = min(window - stride, len(ids) - start)
+                    current[:overlap] = (previous[-overlap:] + current[:overlap]) / np.float32(2)
+                stitched.append(current[:stride])
+                previous = current
+            token_rows = np.concatenate(stitched)[1:-1]
+            tensors.append(_OPS.reduce_mean(np.ascontiguousarray(token_rows), _OPS.asarray1i(lengths[1:-1])))
+        return tensors
+
+    def set_annotations(self, docs: List[Doc], tensors: List[np.ndarray]) -> None:
+        for doc, tensor in zip(docs, tensors):
+            doc.tensor = tensor
+
+    def _last_layer(self, spans: List[List[int]]) -> Iterator[np.ndarray]:
+        session = self._require_session()
+        for start in range(0, len(spans), self.batch_size):
+            batch = spans[start:start + self.batch_size]
+            ids = np.full((len(batch), max(map(len, batch))), self.settings["padding"], dtype=np.int64)
+            for row, span in zip(ids, batch):
+                row[:len(span)] = span
+            (output,) = session.run(None, {"input_ids": ids})
+            yield from (output[i, :len(span)] for i, span in enumerate(batch))
+
+    def to_disk(self, path: Union[str, Path], *, exclude=tuple()) -> None:
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        graph = self._require_graph()
+        if not (isinstance(graph, GraphFile) and graph.is_at(path / MODEL_FILE)):
+            (path / MODEL_FILE).write_bytes(graph.read() if isinstance(graph, GraphFile) else graph)
+        (path / PIECES_FILE).write_text("\n".join(self._pieces), encoding="utf8")
+        (path / SETTINGS_FILE).write_text(json.dumps(self.settings, indent=1), encoding="utf8")
+        write_manifest(path)
+
+    def from_disk(self, path: Union[str, Path], *, exclude=tuple()) -> "OnnxTransformer":
+        path = Path(path)
+        check_manifest(path)  # every file as it was saved
+        try:
+            settings = json.loads((path / SETTINGS_FILE).read_text(encoding="utf8"))
+        except ValueError as error:
+            raise SavedStateError(f"{path / SETTINGS_FILE} is not JSON ({error}): save the pipeline again") from None
+        self.settings = _checked(settings, str(path / SETTINGS_FILE))
+        pieces = (path / PIECES_FILE).read_text(encoding="utf8").split("\n")
+        # The session is made while the rest of the pipeline loads, and checked where it is first used.
+        return self._start(GraphFile(path / MODEL_FILE), pieces, str(path))
+
+    def _start(self, graph: Union[bytes, GraphFile], pieces: List[str], source: str, threads: Optional[int] = None):
+        from curated_tokenizers import WordPieceProcessor
+
+        processor = WordPieceProcessor(pieces)
+        for mark in self.settings["marks"]:
+            try:
+                processor.get_initial(mark)
+            except RuntimeError:
+                raise SavedStateError(f"{source}: the word pieces have no {mark!r}") from None
+        self._graph, self._pieces, self._processor, self._source = graph, pieces, processor, source
+        self._session = SessionStart(graph, self.threads if threads is None else threads, self,
+                                     f"{self.name} (the NER's BERT)")
+        return self
+
+    def _forked(self) -> None:
+        # A fork waits for a session being made (SessionStart), so what it made is the parent's too.
+        keep_forked_away(self._session.made if isinstance(self._session, SessionStart) else self._session)
+        self._session = None
+
+    def _require_session(self):
+        if self._session is None:  # a forked child's: the parent's file, on one thread
+            self._start(self._require_graph(), self._pieces, self._source, threads=1)
+        if isinstance(self._session, SessionStart):
+            try:
+                session = self._session.result()
+            except Exception as error:  # noqa: BLE001: whatever ONNX Runtime says of a graph it cannot run
+                raise SavedStateError(f"{self._source}: the NER's graph cannot be run ({type(error).__name__}: "
+                                      f"{error}); save the pipeline again") from error
+            inputs, width = [i.name for i in session.get_inputs()], session.get_outputs()[0].shape[-1]
+            if inputs != ["input_ids"] or width != self.settings["width"]:
+                raise SavedStateError(f"{self._source}: the graph takes {inputs} and gives {width}-wide rows, where "
+                                      f"its settings say ['input_ids'] and {self.settings['width']}")
+            self._session = session
+        return self._session
+
+    def _require_processor(self):
+        self._require_graph()
+        return self._processor
+
+    def _require_graph(self) -> Union[bytes, GraphFile]:
+        if self._graph is None:
+            self.initialize()
+        return self._graph
+
+
+_OPS = NumpyOps()
+
+
+def _checked(settings: object, source: str) -> dict:
+    if not isinstance(settings, dict) or set(settings) != set(SETTINGS) or not all(
+            isinstance(settings[key], kind) and (kind is bool or not isinstance(settings[key], bool))
+            for key, kind in SETTINGS.items()):
+        raise SavedStateError(f"{source}: expected {', '.join(SETTINGS)} ({dict((k, v.__name__) for k, v in SETTINGS.items())}), "
+                              f"got {settings!r}")
+    if not settings["window"] // 2 <= settings["stride"] <= settings["window"] or len(settings["marks"]) != 3:
+        raise SavedStateError(f"{source}: stride must lie in [window / 2, window] and marks be [CLS], [SEP] and "
+                              f"[UNK]'s pieces, got {settings!r}")
+    return settings
+
+
+@registry.architectures(DOC_TENSOR)
+def build_doc_tensor(width: int) -> Model:
+    """The token vectors a component before the NER set in doc.tensor
+    (biosyn_onnx_transformer): for prediction, not training."""
+    return Model("doc_tensor", _doc_tensor_forward, dims={"nO": width})
+
+
+def _doc_tensor_forward(model: Model, docs: List[Doc], is_train: bool):
+    width = model.get_dim("nO")
+    for doc in docs:
+        if doc.tensor.shape != (len(doc), width):
+            raise ValueError(
+                f"the NER reads {width}-wide token vectors from doc.tensor, and this doc's is {doc.tensor.shape} for "
+                f"{len(doc)} tokens: run the pipeline's {ONNX_TRANSFORMER} before it"
+            )
+
+    def backprop(d_tensors):
+        raise ValueError(f"{DOC_TENSOR} does not train: train the transformer recipe, then convert the pipeline")
+
+    return [model.ops.asarray2f(doc.tensor) for doc in docs], backprop
