@@ -43,6 +43,10 @@ SUITE = [
     Benchmark("speed", "speed and memory: mentions/s through nlp.pipe against the encoder alone, latency, peak memory, cold start",
               lambda a: ["--pipeline", a.linker]),
     Benchmark("first_link", "from a fresh process to its first linked sentence", lambda a: [a.linker]),
+    Benchmark("text_warm_start", "a text pipeline from a fresh process to its first linked raw sentence, stage by "
+              "stage; in an install without the torch extra too (--serving-python)",
+              lambda a: [a.text_pipeline] + (["--serving-python", a.serving_python] if a.serving_python else [])
+              if a.text_pipeline else None, "a text pipeline (--text-pipeline)"),
     Benchmark("named_linkers", "a named linker built cold, then loaded warm from the cache in fresh processes, at MEDIC "
               "and UMLS size: time and memory; warm in an install without the torch extra (--serving-python)",
               lambda a: ["--serving-python", a.serving_python] if a.serving_python else []),
