@@ -91,14 +91,17 @@ class SessionStart:
     def __init__(self, *arguments):
         self._session, self._error = None, None
         self._thread = threading.Thread(target=self._run, args=arguments, name="onnx-session")
-        _STARTING.add(self)
-        self._thread.start()
+        with _FORK_LOCK:  # a fork comes before the thread starts or after it is listed, never between
+            self._thread.start()
+            _STARTING.add(self)
 
     def _run(self, *arguments) -> None:
         try:
             self._session = onnx_session(*arguments)
         except BaseException as error:  # noqa: BLE001: raised where the session is asked for
             self._error = error
+        finally:
+            _STARTING.discard(self)  # listed only while running: one never asked for is freed with its holder
 
     @property
     def made(self):
@@ -107,14 +110,22 @@ class SessionStart:
 
     def result(self):
         self._thread.join()
-        _STARTING.discard(self)
         if self._error is not None:
             raise self._error
         return self._session
 
 
 _STARTING: set = set()
-os.register_at_fork(before=lambda: [start._thread.join() for start in list(_STARTING)])
+_FORK_LOCK = threading.Lock()
+
+
+def _before_fork() -> None:
+    _FORK_LOCK.acquire()
+    for start in list(_STARTING):
+        start._thread.join()
+
+
+os.register_at_fork(before=_before_fork, after_in_parent=_FORK_LOCK.release, after_in_child=_FORK_LOCK.release)
 
 
 @registry.misc(ONNX_ENCODER)
@@ -331,7 +342,7 @@ class OnnxEncoder(EncoderBase):
             try:
                 self._session = self._session.result()
             except Exception as error:  # noqa: BLE001: whatever ONNX Runtime says of a graph it cannot run
-                if not isinstance(self._model, GraphFile):
+                if not isinstance(self._model, GraphFile) or isinstance(error, (ImportError, MemoryError)):
                     raise
                 raise SavedStateError(f"{self._model.path} cannot be run ({type(error).__name__}: {error}): "
                                       "save the pipeline again") from error

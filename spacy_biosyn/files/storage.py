@@ -221,8 +221,12 @@ MANIFEST = "manifest.json"
 _CHECKED: Dict[tuple, str] = {}
 _CHECKED_AT_MOST = 64
 # Folders checked by any process, a file each in the cache folder; the
-# oldest go beyond this many (from_bytes checks a new temporary folder each time).
+# least recently used go beyond this many (from_bytes checks a new temporary
+# folder each time).
 _REMEMBERED_AT_MOST = 256
+# Coarser than any file system's clock (FAT's 2 s; ext4's is a few ms).
+_SETTLING_S = 3
+RECHECK_VARIABLE = "SPACY_BIOSYN_RECHECK"
 
 
 def cache_folder() -> Path:
@@ -281,19 +285,32 @@ def _record(key: tuple) -> Path:
 
 
 def _remembered(key: tuple) -> Optional[str]:
-    """The digest a process wrote for this very folder state, if any."""
+    """The digest a process wrote for this very folder state, if any, its
+    record touched (the least recently used go first); none where
+    $SPACY_BIOSYN_RECHECK is 1, which hashes every load (damage on disk that
+    no write made changes no stat)."""
+    if os.environ.get(RECHECK_VARIABLE) == "1":
+        return None
     try:
-        digest = _record(key).read_text(encoding="ascii")
-    except (OSError, UnicodeDecodeError):
+        record = _record(key)
+        digest = record.read_text(encoding="ascii")
+        os.utime(record)
+    except (OSError, RuntimeError, UnicodeDecodeError):  # RuntimeError: Path.home() with no home
         return None
     return digest if len(digest) == 64 and all(c in "0123456789abcdef" for c in digest) else None
 
 
 def _remember(key: tuple, digest: str) -> str:
     """Write that the folder state `key` passed with `digest`; a cache that
-    cannot be written only means the next process hashes it again."""
-    record = _record(key)
+    cannot be written only means the next process hashes it again. Not for
+    a file changed in the last `_SETTLING_S`: a write in the same tick of
+    the file system's clock, of the same size, would leave its stat as it
+    was (as git's index treats a racily clean file)."""
+    newest = max(max(stat[-2:]) for stat in key[1:])  # each file's (name, dev, ino, size, mtime, ctime)
+    if newest > time.time_ns() - _SETTLING_S * 1e9:
+        return digest
     try:
+        record = _record(key)
         record.parent.mkdir(parents=True, exist_ok=True)
         staging = record.with_name(f".{record.name}.{uuid.uuid4().hex}")
         staging.write_text(digest, encoding="ascii")
@@ -301,7 +318,7 @@ def _remember(key: tuple, digest: str) -> str:
         kept = sorted(record.parent.iterdir(), key=lambda path: path.stat().st_mtime_ns)
         for old in kept[:-_REMEMBERED_AT_MOST]:
             old.unlink(missing_ok=True)
-    except OSError:
+    except (OSError, RuntimeError):
         pass
     return digest
 

@@ -35,25 +35,26 @@ def with_onnx_ner(nlp: Language) -> List[str]:
         graph, pieces, settings = _exported(nlp, name, transformer)
         for ner in listeners:
             _read_doc_tensor(nlp, ner, settings["width"])
+        # replace_pipe also drops its [initialize] block, which loaded Hugging Face weights into PyTorch.
         nlp.replace_pipe(name, ONNX_TRANSFORMER).take(graph, pieces, settings)
-        # Its initialize block loads Hugging Face weights into the PyTorch model that is gone.
-        nlp.config["initialize"]["components"].pop(name, None)
         converted.append(name)
     return converted
 
 
 def _listeners(nlp: Language, name: str) -> List[str]:
+    """The components that listen to the transformer `name`, wherever in
+    their model (spaCy links them at load): each must be an ner reading the
+    last layer through reduce_mean."""
     found = []
-    for other in nlp.component_names:
+    for other in nlp.get_pipe(name).listening_components:
         tok2vec = nlp.config["components"][other].get("model", {}).get("tok2vec", {})
-        if tok2vec.get("upstream") not in (name, "*"):
-            continue
         factory = nlp.get_pipe_meta(other).factory
         pooling = tok2vec.get("pooling", {}).get("@layers")
         if factory != "ner" or tok2vec.get("@architectures") != _LISTENER or pooling != _POOLING:
             raise ValueError(
-                f"{other!r} ({factory}) listens to {name!r} through {tok2vec.get('@architectures')} with {pooling}: "
-                f"only an ner with {_LISTENER} and {_POOLING} (configs/ner-transformer.cfg) can be converted"
+                f"{other!r} ({factory}) listens to {name!r}, and only an ner whose tok2vec is {_LISTENER} with "
+                f"{_POOLING} (configs/ner-transformer.cfg) can be converted; its tok2vec: "
+                f"{tok2vec.get('@architectures')} with {pooling}"
             )
         found.append(other)
     return found

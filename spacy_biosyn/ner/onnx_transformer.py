@@ -13,7 +13,8 @@ component in the transformer's place. It computes what the NER's listener
   row of two neighbouring windows' overlap the mean of the two
   (spacy-curated-transformers' WithStridedSpans);
 - each token's vector the mean of its pieces' rows, [CLS] and [SEP]
-  dropped; a whitespace token has no piece and a row of zeros.
+  dropped; a whitespace token has no piece and a row of zeros (in a doc of
+  whitespace alone each has an [UNK] piece, as wordpieces.py says).
 The graph runs in fp32; PyTorch ran it in bf16 where the CPU has it, so
 vectors agree to bf16's precision, not to the bit (docs/record.md gives the
 NER's F both ways).
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, List, Optional, Union
 
 import numpy as np
+import srsly
 from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.tokens import Doc
@@ -62,11 +64,12 @@ class OnnxTransformer(Pipe):
         self._processor = self._session = None
         self._source = ""
 
-    def take(self, graph: bytes, pieces: List[str], settings: dict) -> "OnnxTransformer":
+    def take(self, graph: bytes, pieces: List[str], settings: dict, source: str = "the export") -> "OnnxTransformer":
         """Run `graph` (an export with input_ids in, last_layer out), its
-        word pieces `pieces`, as `settings` (SETTINGS) say."""
-        self.settings = _checked(settings, "the export's settings")
-        self._start(graph, pieces, "the export")
+        word pieces `pieces`, as `settings` (SETTINGS) say; `source` names
+        where they came from in an error."""
+        self.settings = _checked(settings, f"{source}'s settings")
+        self._start(graph, pieces, source)
         self._require_session()
         return self
 
@@ -96,15 +99,8 @@ class OnnxTransformer(Pipe):
         rows = iter(self._last_layer(spans))
         tensors = []
         for ids, lengths in pieces:
-            stitched, previous = [], None
-            for start in range(0, len(ids), stride):
-                current = next(rows)
-                if previous is not None:  # the overlap: both windows' rows, averaged as WithStridedSpans does
-                    overlap = min(window - stride, len(ids) - start)
-                    current[:overlap] = (previous[-overlap:] + current[:overlap]) / np.float32(2)
-                stitched.append(current[:stride])
-                previous = current
-            token_rows = np.concatenate(stitched)[1:-1]
+            windows = [next(rows) for _ in range(0, len(ids), stride)]
+            token_rows = stitched(windows, len(ids), window, stride)[1:-1]
             tensors.append(_OPS.reduce_mean(np.ascontiguousarray(token_rows), _OPS.asarray1i(lengths[1:-1])))
         return tensors
 
@@ -122,13 +118,30 @@ class OnnxTransformer(Pipe):
             (output,) = session.run(None, {"input_ids": ids})
             yield from (output[i, :len(span)] for i, span in enumerate(batch))
 
+    def to_bytes(self, *, exclude=tuple()) -> bytes:
+        graph = self._require_graph()
+        return srsly.msgpack_dumps({"graph": graph.read() if isinstance(graph, GraphFile) else graph,
+                                    "pieces": self._pieces, "settings": self.settings})
+
+    def from_bytes(self, data: bytes, *, exclude=tuple()) -> "OnnxTransformer":
+        try:
+            state = srsly.msgpack_loads(data)
+        except Exception as error:  # noqa: BLE001: msgpack raises its own types for every malformation
+            raise SavedStateError(f"{self.name}: from_bytes was given bytes that are no saved {ONNX_TRANSFORMER} "
+                                  f"({type(error).__name__})") from None
+        if not (isinstance(state, dict) and isinstance(state.get("graph"), bytes)
+                and isinstance(state.get("pieces"), list) and all(isinstance(p, str) for p in state["pieces"])):
+            raise SavedStateError(f"{self.name}: from_bytes was given no saved {ONNX_TRANSFORMER} (a graph, its "
+                                  "word pieces and settings)")
+        return self.take(state["graph"], state["pieces"], state.get("settings"), f"{self.name}'s bytes")
+
     def to_disk(self, path: Union[str, Path], *, exclude=tuple()) -> None:
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         graph = self._require_graph()
         if not (isinstance(graph, GraphFile) and graph.is_at(path / MODEL_FILE)):
             (path / MODEL_FILE).write_bytes(graph.read() if isinstance(graph, GraphFile) else graph)
-        (path / PIECES_FILE).write_text("\n".join(self._pieces), encoding="utf8")
+        (path / PIECES_FILE).write_text("\n".join(self._pieces), encoding="utf8", newline="")
         (path / SETTINGS_FILE).write_text(json.dumps(self.settings, indent=1), encoding="utf8")
         write_manifest(path)
 
@@ -140,7 +153,8 @@ class OnnxTransformer(Pipe):
         except ValueError as error:
             raise SavedStateError(f"{path / SETTINGS_FILE} is not JSON ({error}): save the pipeline again") from None
         self.settings = _checked(settings, str(path / SETTINGS_FILE))
-        pieces = (path / PIECES_FILE).read_text(encoding="utf8").split("\n")
+        with open(path / PIECES_FILE, encoding="utf8", newline="") as f:  # a piece may hold a \r
+            pieces = f.read().split("\n")
         # The session is made while the rest of the pipeline loads, and checked where it is first used.
         return self._start(GraphFile(path / MODEL_FILE), pieces, str(path))
 
@@ -169,6 +183,8 @@ class OnnxTransformer(Pipe):
         if isinstance(self._session, SessionStart):
             try:
                 session = self._session.result()
+            except (ImportError, MemoryError):  # not the save's fault
+                raise
             except Exception as error:  # noqa: BLE001: whatever ONNX Runtime says of a graph it cannot run
                 raise SavedStateError(f"{self._source}: the NER's graph cannot be run ({type(error).__name__}: "
                                       f"{error}); save the pipeline again") from error
@@ -192,15 +208,31 @@ class OnnxTransformer(Pipe):
 _OPS = NumpyOps()
 
 
+def stitched(windows: List[np.ndarray], length: int, window: int, stride: int) -> np.ndarray:
+    """The rows of a sequence of `length` from its windows (one every
+    `stride`, `window` long), as spacy-curated-transformers' WithStridedSpans
+    joins them: each window's first `stride` rows, those it shares with the
+    window before it the mean of the two."""
+    kept, previous = [], None
+    for start, current in zip(range(0, length, stride), windows):
+        overlap = min(window - stride, length - start)
+        if previous is not None and overlap:
+            current[:overlap] = (previous[-overlap:] + current[:overlap]) / np.float32(2)
+        kept.append(current[:stride])
+        previous = current
+    return np.concatenate(kept)
+
+
 def _checked(settings: object, source: str) -> dict:
     if not isinstance(settings, dict) or set(settings) != set(SETTINGS) or not all(
             isinstance(settings[key], kind) and (kind is bool or not isinstance(settings[key], bool))
             for key, kind in SETTINGS.items()):
         raise SavedStateError(f"{source}: expected {', '.join(SETTINGS)} ({dict((k, v.__name__) for k, v in SETTINGS.items())}), "
                               f"got {settings!r}")
-    if not settings["window"] // 2 <= settings["stride"] <= settings["window"] or len(settings["marks"]) != 3:
-        raise SavedStateError(f"{source}: stride must lie in [window / 2, window] and marks be [CLS], [SEP] and "
-                              f"[UNK]'s pieces, got {settings!r}")
+    if not 1 <= settings["window"] // 2 <= settings["stride"] <= settings["window"] or len(settings["marks"]) != 3 \
+            or not all(isinstance(mark, str) for mark in settings["marks"]):
+        raise SavedStateError(f"{source}: stride must lie in [window / 2, window], window be 2 or more, and marks be "
+                              f"[CLS], [SEP] and [UNK]'s pieces, got {settings!r}")
     return settings
 
 

@@ -267,3 +267,24 @@ def test_a_hub_download_cut_short_is_not_taken_for_the_model(tiny_encoder, tmp_p
     for weights in snapshot.glob("*.safetensors"):
         weights.unlink()  # the download stopped before the weights
     assert hub_snapshot("acme/cut-short") is None
+
+
+def test_a_session_started_again_before_it_was_used_is_let_go(converted):
+    """set_threads right after a load (a link-corpus worker's) starts a
+    second session while the first is being made: the first is freed once
+    made, not kept for the process's life."""
+    import gc
+    import weakref
+
+    import spacy_biosyn.encoders.onnx as onnx
+
+    encoder = OnnxEncoder(str(converted / "onnx" / "biosyn_linker" / "encoder"))
+    encoder.from_disk(converted / "onnx" / "biosyn_linker" / "encoder")
+    first = weakref.ref(encoder._session)
+    encoder.set_threads(1)
+    assert encoder.encode(["breast cancer"]).shape[0] == 1
+    first_thread = first()._thread if first() is not None else None
+    if first_thread is not None:
+        first_thread.join()
+    gc.collect()
+    assert first() is None and not onnx._STARTING

@@ -113,7 +113,10 @@ def test_a_whole_save_loads_and_its_files_are_hashed_once_per_load(saved, monkey
 def test_a_save_that_passed_is_not_hashed_again_until_a_file_changes(copy, monkeypatch, tmp_path):
     import os
 
+    import spacy_biosyn.files.storage as storage
+
     monkeypatch.setenv("SPACY_BIOSYN_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(storage, "_SETTLING_S", 0)  # the copy's files count as settled at once
     spacy.load(copy)
     hashed = counting_hashes(monkeypatch)
     spacy.load(copy)
@@ -136,3 +139,42 @@ def test_hidden_files_beside_a_save_are_left_alone(copy):
     (copy / "biosyn_linker" / ".ipynb_checkpoints" / "cfg-checkpoint").write_text("{}")
     (copy / "biosyn_linker" / ".DS_Store").write_bytes(b"\0\1")
     assert spacy.load(copy).get_pipe("biosyn_linker").engine.is_ready
+
+
+def test_a_save_just_written_or_a_cache_that_cannot_be_written_is_hashed_at_each_load(copy, monkeypatch, tmp_path):
+    import spacy_biosyn.files.storage as storage
+
+    # Files written this second: a write in the same tick of the clock could leave their stat as it was
+    monkeypatch.setenv("SPACY_BIOSYN_CACHE", str(tmp_path / "cache"))
+    spacy.load(copy)
+    hashed = counting_hashes(monkeypatch)
+    spacy.load(copy)
+    assert hashed
+    # A cache folder that is a file: nothing remembered, nothing refused
+    (tmp_path / "not-a-folder").write_text("")
+    monkeypatch.setenv("SPACY_BIOSYN_CACHE", str(tmp_path / "not-a-folder"))
+    monkeypatch.setattr(storage, "_SETTLING_S", 0)
+    spacy.load(copy)
+    hashed = counting_hashes(monkeypatch)
+    spacy.load(copy)
+    assert hashed
+
+
+def test_checks_are_remembered_for_the_most_recently_used_folders_and_recheck_forgets_them(
+        saved, copy, monkeypatch, tmp_path):
+    import spacy_biosyn.files.storage as storage
+
+    monkeypatch.setenv("SPACY_BIOSYN_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(storage, "_SETTLING_S", 0)
+    monkeypatch.setattr(storage, "_REMEMBERED_AT_MOST", 2)
+    for folder in (saved, copy, saved):
+        counting_hashes(monkeypatch)
+        spacy.load(folder)
+    assert len(list((tmp_path / "cache" / "checked").iterdir())) == 2
+    hashed = counting_hashes(monkeypatch)
+    spacy.load(saved)
+    assert not hashed
+    monkeypatch.setenv("SPACY_BIOSYN_RECHECK", "1")
+    hashed = counting_hashes(monkeypatch)
+    spacy.load(saved)
+    assert hashed

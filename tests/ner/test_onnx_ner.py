@@ -39,11 +39,12 @@ def entities(docs) -> list:
 
 @pytest.fixture(scope="module")
 def converted(text_pipeline, tmp_path_factory) -> Path:
-    result = CliRunner().invoke(app, ["onnx", str(text_pipeline), str(tmp_path_factory.mktemp("onnx") / "text")])
+    output = tmp_path_factory.mktemp("onnx-ner") / "text"
+    result = CliRunner().invoke(app, ["onnx", str(text_pipeline), str(output)])
     assert result.exit_code == 0, result.output
     # The linker already ran in ONNX Runtime: only the NER was converted, and said so.
     assert "the NER's BERT (transformer) in ONNX Runtime" in result.output and "encoder" not in result.output
-    return tmp_path_factory.getbasetemp() / "onnx0" / "text"
+    return output
 
 
 def test_the_converted_ner_reads_the_token_vectors_the_transformer_gave_in_fp32(text_pipeline, converted):
@@ -79,6 +80,16 @@ def test_the_converted_pipeline_loads_and_links_without_torch(converted, tmp_pat
 def test_two_processes_find_what_one_finds(converted):
     nlp = spacy.load(converted)  # its sessions are being made as the fork comes: it waits for them
     assert entities(nlp.pipe(TEXTS * 2, n_process=2, batch_size=2)) == entities(nlp.pipe(TEXTS * 2))
+
+
+def test_the_converted_pipeline_goes_through_bytes_whole(converted):
+    from spacy.lang.en import English
+
+    nlp = spacy.load(converted)
+    copy = English.from_config(nlp.config).from_bytes(nlp.to_bytes())
+    assert entities(copy.pipe(TEXTS)) == entities(nlp.pipe(TEXTS))
+    with pytest.raises(SavedStateError, match="transformer: from_bytes was given no saved biosyn_onnx_transformer"):
+        copy.get_pipe("transformer").from_bytes(b"\x80")
 
 
 def test_the_ner_without_the_transformer_before_it_says_what_to_run(converted):
@@ -123,9 +134,25 @@ def test_a_pipeline_with_no_linker_and_no_transformer_has_nothing_to_convert(tmp
 def test_a_listener_other_than_the_recipes_is_named_not_converted(text_pipeline):
     nlp = spacy.load(text_pipeline)
     nlp.config["components"]["ner"]["model"]["tok2vec"]["pooling"]["@layers"] = "reduce_max.v1"
-    with pytest.raises(ValueError, match="'ner' .* with reduce_max.v1: only an ner with"):
+    with pytest.raises(ValueError, match=r"'ner' \(ner\) listens to 'transformer', .* its tok2vec: .* reduce_max.v1"):
         with_onnx_ner(nlp)
     assert nlp.get_pipe_meta("transformer").factory == "curated_transformer"
+
+
+@pytest.mark.parametrize("window,stride", [(8, 6), (8, 4), (7, 4), (8, 8), (128, 96)])
+def test_windows_are_joined_as_curated_transformers_joins_them(window, stride):
+    from spacy_curated_transformers.models.with_strided_spans import _apply_to_overlaps, _average_arrays
+    from thinc.api import NumpyOps
+
+    from spacy_biosyn.ner.onnx_transformer import stitched
+
+    rng = np.random.default_rng(0)
+    for length in [1, stride - 1, stride, window, window + 1, 2 * stride + 3, 300]:
+        windows = [rng.standard_normal((min(window, length - start), 3)).astype("f") for start in range(0, length, stride)]
+        theirs = [w.copy() for w in windows]
+        _apply_to_overlaps(theirs, [length], stride=stride, window=window, func=_average_arrays)
+        expected = NumpyOps().flatten([w[:min(stride, length - i * stride)] for i, w in enumerate(theirs)])
+        assert np.array_equal(stitched(windows, length, window, stride), expected), (window, stride, length)
 
 
 def test_word_pieces_without_curated_transformers_are_the_encoders(text_pipeline):
