@@ -73,6 +73,14 @@ class OnnxTransformer(Pipe):
         self._require_session()
         return self
 
+    def set_threads(self, threads: int) -> None:
+        """Run on `threads` threads from now on (0: every core), the loaded
+        session started again with them (a link-corpus worker's share)."""
+        check_threads(threads)
+        self.threads = threads
+        if self._graph is not None:
+            self._start(self._graph, self._pieces, self._source)
+
     def initialize(self, get_examples=None, *, nlp=None) -> None:
         if self._graph is None:
             raise ValueError(

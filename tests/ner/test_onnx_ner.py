@@ -92,6 +92,15 @@ def test_the_converted_pipeline_goes_through_bytes_whole(converted):
         copy.get_pipe("transformer").from_bytes(b"\x80")
 
 
+def test_link_corpus_threads_reach_the_ners_session_too(converted, tmp_path):
+    from spacy_biosyn.corpus_linking.worker import RunSettings, ShardLinker
+
+    settings = RunSettings(pipeline=str(converted), output=str(tmp_path), output_format="jsonl", gold_spans=False,
+                           labels=None, batch_size=8, threads=1, gpu=False)
+    transformer = ShardLinker(settings).nlp.get_pipe("transformer")
+    assert transformer._require_session().get_session_options().intra_op_num_threads == 1
+
+
 def test_the_ner_without_the_transformer_before_it_says_what_to_run(converted):
     nlp = spacy.load(converted, exclude=["transformer"])
     with pytest.raises(ValueError, match="run the pipeline's biosyn_onnx_transformer before it"):
