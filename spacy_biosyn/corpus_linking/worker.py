@@ -86,10 +86,10 @@ class ShardLinker:
             spacy.require_gpu()
         self.nlp = spacy.load(settings.pipeline)
         encoder = self.nlp.get_pipe(PIPE_NAME).engine.encoder if PIPE_NAME in self.nlp.pipe_names else None
-        # ONNX Runtime's sessions (the linker's encoder, an NER's BERT), else each takes every core
-        for runs_onnx in (encoder, *(pipe for _, pipe in self.nlp.pipeline)):
-            if settings.threads and hasattr(runs_onnx, "set_threads"):
-                runs_onnx.set_threads(settings.threads)
+        if settings.threads:  # ONNX Runtime's sessions (the linker's encoder, an NER's BERT), else each takes every core
+            for runs_onnx in (encoder, *(pipe for _, pipe in self.nlp.pipeline)):
+                if hasattr(runs_onnx, "set_threads"):
+                    runs_onnx.set_threads(settings.threads)
         # Gold spans replace whatever finds entities: only the linker runs.
         self.disabled = [name for name in self.nlp.pipe_names if name != PIPE_NAME] if settings.gold_spans else []
 

@@ -44,20 +44,64 @@ PADDING_TOKENS = 32
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 
-# ONNX Runtime's thread pool does not survive a fork: a child of
-# nlp.pipe(n_process=N) opens its own session, on one thread. The parent's
-# sessions are kept, never freed, in the child: freeing one waits for
-# threads that the child does not have.
-_LOADED: "weakref.WeakSet" = weakref.WeakSet()
-_FORKED_AWAY: list = []
-os.register_at_fork(after_in_child=lambda: [holder._forked() for holder in list(_LOADED)])
+class OnnxSession:
+    """An ONNX Runtime session of a graph (a GraphFile, or its bytes) on
+    `threads` threads (0: every core), made on a thread of its own: ONNX
+    Runtime lets go of the GIL while it reads and optimizes a graph (0.2-0.3
+    s for a MiniLM on 2 cores), so the rest of a pipeline loads meanwhile.
+    `runs` names what runs it, for the error where ONNX Runtime is missing;
+    `source`, for a graph that cannot run (SavedStateError; None: raised as
+    ONNX Runtime says it); `check(session)` is what the holder requires of
+    the graph, once it is made.
+
+    ONNX Runtime's thread pool does not survive a fork: a fork waits for a
+    session being made, and a forked child (nlp.pipe(n_process=N)) makes
+    its own on one thread. The parent's is kept, never freed, in the child:
+    freeing it waits for threads that the child does not have."""
+
+    def __init__(self, model: Union[bytes, "GraphFile"], threads: int, runs: str, source: Optional[str] = None,
+                 check: Callable = lambda session: None):
+        self.model, self._runs, self._source, self._check = model, runs, source, check
+        self._start(threads)
+        _HELD.add(self)
+
+    def get(self):
+        """The session, once made (and checked)."""
+        if self._thread is None:  # a forked child's
+            self._start(1)
+        self._thread.join()
+        if self._error is not None:
+            if self._source is None or isinstance(self._error, (ImportError, MemoryError)):  # not the save's fault
+                raise self._error
+            raise SavedStateError(f"{self._source} cannot be run ({type(self._error).__name__}: {self._error}): "
+                                  "save the pipeline again") from self._error
+        if not self._checked:
+            self._check(self._session)
+            self._checked = True
+        return self._session
+
+    def _start(self, threads: int) -> None:
+        self._session = self._error = None
+        self._checked = False
+        self._thread = threading.Thread(target=self._run, args=(threads,), name="onnx-session")
+        with _FORK_LOCK:  # a fork comes before the thread starts or after it is listed, never between
+            self._thread.start()
+            _STARTING.add(self)
+
+    def _run(self, threads: int) -> None:
+        try:
+            self._session = _new_session(self.model, threads, self._runs)
+        except BaseException as error:  # noqa: BLE001: raised where the session is asked for
+            self._error = error
+        finally:
+            _STARTING.discard(self)  # listed only while running: one never asked for is freed with its holder
+
+    def _forked(self) -> None:
+        _FORKED_AWAY.append(self._session)
+        self._thread = None
 
 
-def onnx_session(model: Union[bytes, "GraphFile"], threads: int, holder, runs: str):
-    """An ONNX Runtime session of `model` on `threads` threads (0: every
-    core) for `holder`, whose `_forked()` a forked child calls to drop the
-    parent's session. `runs` names what runs it, for the error where
-    ONNX Runtime is missing."""
+def _new_session(model: Union[bytes, "GraphFile"], threads: int, runs: str):
     try:
         import onnxruntime
     except ImportError:
@@ -72,50 +116,12 @@ def onnx_session(model: Union[bytes, "GraphFile"], threads: int, holder, runs: s
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     # From a path ONNX Runtime keeps no copy of the graph's bytes.
     graph = model.opening_path() if isinstance(model, GraphFile) else model
-    session = onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
-    _LOADED.add(holder)
-    return session
+    return onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
 
 
-def keep_forked_away(session) -> None:
-    """Keep a parent's session, never freed, in a forked child (above)."""
-    _FORKED_AWAY.append(session)
-
-
-class SessionStart:
-    """onnx_session(*arguments) made on a thread of its own. ONNX Runtime
-    lets go of the GIL while it reads and optimizes a graph (0.2-0.3 s for
-    a MiniLM on 2 cores), so the rest of a pipeline loads meanwhile; a fork
-    waits for it, since a thread does not survive one."""
-
-    def __init__(self, *arguments):
-        self._session, self._error = None, None
-        self._thread = threading.Thread(target=self._run, args=arguments, name="onnx-session")
-        with _FORK_LOCK:  # a fork comes before the thread starts or after it is listed, never between
-            self._thread.start()
-            _STARTING.add(self)
-
-    def _run(self, *arguments) -> None:
-        try:
-            self._session = onnx_session(*arguments)
-        except BaseException as error:  # noqa: BLE001: raised where the session is asked for
-            self._error = error
-        finally:
-            _STARTING.discard(self)  # listed only while running: one never asked for is freed with its holder
-
-    @property
-    def made(self):
-        """The session, or None before it is made or where it failed."""
-        return self._session
-
-    def result(self):
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._session
-
-
+_HELD: "weakref.WeakSet[OnnxSession]" = weakref.WeakSet()
 _STARTING: set = set()
+_FORKED_AWAY: list = []
 _FORK_LOCK = threading.Lock()
 
 
@@ -125,7 +131,13 @@ def _before_fork() -> None:
         start._thread.join()
 
 
-os.register_at_fork(before=_before_fork, after_in_parent=_FORK_LOCK.release, after_in_child=_FORK_LOCK.release)
+def _after_fork_in_child() -> None:
+    _FORK_LOCK.release()
+    for session in list(_HELD):
+        session._forked()
+
+
+os.register_at_fork(before=_before_fork, after_in_parent=_FORK_LOCK.release, after_in_child=_after_fork_in_child)
 
 
 @registry.misc(ONNX_ENCODER)
@@ -257,7 +269,7 @@ class OnnxEncoder(EncoderBase):
         if self.quantize:
             raise ValueError("this encoder's weights are int8 already")
         copy = OnnxEncoder(**self.settings, quantize=True, threads=self.threads)
-        return copy._start(_quantized(self._graph_bytes()), self._tokenizer_json)
+        return copy._start(_quantized(graph_bytes(self._require_model())), self._tokenizer_json)
 
     @property
     def tokenizer_digest(self) -> str:
@@ -292,11 +304,7 @@ class OnnxEncoder(EncoderBase):
     def to_disk(self, path: Union[str, Path]) -> None:
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        model = self._require_model()
-        # Into the folder it was read from, the file is already there, and
-        # writing it would change the file this process runs.
-        if not (isinstance(model, GraphFile) and model.is_at(path / MODEL_FILE)):
-            (path / MODEL_FILE).write_bytes(self._graph_bytes())
+        write_graph(self._require_model(), path / MODEL_FILE)
         (path / TOKENIZER_FILE).write_text(self._tokenizer_json, encoding="utf8")
 
     def from_disk(self, path: Union[str, Path]) -> "OnnxEncoder":
@@ -308,15 +316,14 @@ class OnnxEncoder(EncoderBase):
             )
         return read_saved(path, lambda: self.load(path))
 
-    def _start(self, model: Union[bytes, "GraphFile"], tokenizer_json: str, threads: Optional[int] = None,
-               wait: bool = True) -> "OnnxEncoder":
+    def _start(self, model: Union[bytes, "GraphFile"], tokenizer_json: str, wait: bool = True) -> "OnnxEncoder":
         from tokenizers import Tokenizer
 
         tokenizer = Tokenizer.from_str(tokenizer_json)
         tokenizer.enable_truncation(self.max_length)
         tokenizer.enable_padding()
-        self._session = SessionStart(model, self.threads if threads is None else threads, self,
-                                     "this pipeline's linker's encoder")
+        self._session = OnnxSession(model, self.threads, "this pipeline's linker's encoder",
+                                    str(model.path) if isinstance(model, GraphFile) else None)
         self._model, self._tokenizer_json, self._tokenizer = model, tokenizer_json, tokenizer
         if wait:
             self._require_session()
@@ -330,27 +337,9 @@ class OnnxEncoder(EncoderBase):
         if self._model is not None:
             self._start(self._model, self._tokenizer_json)
 
-    def _forked(self) -> None:
-        # A fork waits for a session being made (SessionStart), so what it made is the parent's too.
-        keep_forked_away(self._session.made if isinstance(self._session, SessionStart) else self._session)
-        self._session = None
-
     def _require_session(self):
-        if self._session is None:  # a forked child's: the parent's file, or its bytes shared with the parent
-            self._start(self._require_model(), self._tokenizer_json, threads=1)
-        if isinstance(self._session, SessionStart):
-            try:
-                self._session = self._session.result()
-            except Exception as error:  # noqa: BLE001: whatever ONNX Runtime says of a graph it cannot run
-                if not isinstance(self._model, GraphFile) or isinstance(error, (ImportError, MemoryError)):
-                    raise
-                raise SavedStateError(f"{self._model.path} cannot be run ({type(error).__name__}: {error}): "
-                                      "save the pipeline again") from error
-        return self._session
-
-    def _graph_bytes(self) -> bytes:
-        model = self._require_model()
-        return model.read() if isinstance(model, GraphFile) else model
+        self._require_model()
+        return self._session.get()
 
     def _require_model(self) -> Union[bytes, "GraphFile"]:
         if self._model is None:
@@ -429,6 +418,17 @@ def _signature(stat: os.stat_result) -> tuple:
     # file is held open to survive just that. A copy of the same size that
     # puts the modification time back (cp -p) goes unseen.
     return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+
+def graph_bytes(model: Union[bytes, GraphFile]) -> bytes:
+    return model.read() if isinstance(model, GraphFile) else model
+
+
+def write_graph(model: Union[bytes, GraphFile], target: Path) -> None:
+    """Save a graph as `target`. Into the folder it was read from, the file
+    is already there, and writing it would change the file this process runs."""
+    if not (isinstance(model, GraphFile) and model.is_at(target)):
+        target.write_bytes(graph_bytes(model))
 
 
 def check_threads(threads: int) -> None:

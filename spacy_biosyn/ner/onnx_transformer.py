@@ -21,7 +21,7 @@ NER's F both ways).
 """
 import json
 from pathlib import Path
-from typing import Iterable, Iterator, List, Optional, Union
+from typing import Iterable, Iterator, List, Union
 
 import numpy as np
 import srsly
@@ -31,9 +31,9 @@ from spacy.tokens import Doc
 from spacy.util import minibatch, registry
 from thinc.api import Model, NumpyOps
 
-from ..encoders.onnx import MODEL_FILE, GraphFile, SessionStart, check_threads, keep_forked_away
+from ..encoders.onnx import MODEL_FILE, GraphFile, OnnxSession, check_threads, graph_bytes, write_graph
 from ..errors import SavedStateError
-from ..files.storage import check_manifest, write_manifest
+from ..files.storage import check_manifest, read_saved_json, write_manifest
 from ..parts import DOC_TENSOR, ONNX_TRANSFORMER
 from .wordpieces import doc_pieces
 
@@ -127,8 +127,7 @@ class OnnxTransformer(Pipe):
             yield from (output[i, :len(span)] for i, span in enumerate(batch))
 
     def to_bytes(self, *, exclude=tuple()) -> bytes:
-        graph = self._require_graph()
-        return srsly.msgpack_dumps({"graph": graph.read() if isinstance(graph, GraphFile) else graph,
+        return srsly.msgpack_dumps({"graph": graph_bytes(self._require_graph()),
                                     "pieces": self._pieces, "settings": self.settings})
 
     def from_bytes(self, data: bytes, *, exclude=tuple()) -> "OnnxTransformer":
@@ -146,9 +145,7 @@ class OnnxTransformer(Pipe):
     def to_disk(self, path: Union[str, Path], *, exclude=tuple()) -> None:
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        graph = self._require_graph()
-        if not (isinstance(graph, GraphFile) and graph.is_at(path / MODEL_FILE)):
-            (path / MODEL_FILE).write_bytes(graph.read() if isinstance(graph, GraphFile) else graph)
+        write_graph(self._require_graph(), path / MODEL_FILE)
         (path / PIECES_FILE).write_text("\n".join(self._pieces), encoding="utf8", newline="")
         (path / SETTINGS_FILE).write_text(json.dumps(self.settings, indent=1), encoding="utf8")
         write_manifest(path)
@@ -156,17 +153,13 @@ class OnnxTransformer(Pipe):
     def from_disk(self, path: Union[str, Path], *, exclude=tuple()) -> "OnnxTransformer":
         path = Path(path)
         check_manifest(path)  # every file as it was saved
-        try:
-            settings = json.loads((path / SETTINGS_FILE).read_text(encoding="utf8"))
-        except ValueError as error:
-            raise SavedStateError(f"{path / SETTINGS_FILE} is not JSON ({error}): save the pipeline again") from None
-        self.settings = _checked(settings, str(path / SETTINGS_FILE))
+        self.settings = _checked(read_saved_json(path / SETTINGS_FILE, expect=dict), str(path / SETTINGS_FILE))
         with open(path / PIECES_FILE, encoding="utf8", newline="") as f:  # a piece may hold a \r
             pieces = f.read().split("\n")
         # The session is made while the rest of the pipeline loads, and checked where it is first used.
         return self._start(GraphFile(path / MODEL_FILE), pieces, str(path))
 
-    def _start(self, graph: Union[bytes, GraphFile], pieces: List[str], source: str, threads: Optional[int] = None):
+    def _start(self, graph: Union[bytes, GraphFile], pieces: List[str], source: str):
         from curated_tokenizers import WordPieceProcessor
 
         processor = WordPieceProcessor(pieces)
@@ -176,32 +169,19 @@ class OnnxTransformer(Pipe):
             except RuntimeError:
                 raise SavedStateError(f"{source}: the word pieces have no {mark!r}") from None
         self._graph, self._pieces, self._processor, self._source = graph, pieces, processor, source
-        self._session = SessionStart(graph, self.threads if threads is None else threads, self,
-                                     f"{self.name} (the NER's BERT)")
+        self._session = OnnxSession(graph, self.threads, f"{self.name} (the NER's BERT)", f"{source}: the NER's graph",
+                                    self._check_graph)
         return self
 
-    def _forked(self) -> None:
-        # A fork waits for a session being made (SessionStart), so what it made is the parent's too.
-        keep_forked_away(self._session.made if isinstance(self._session, SessionStart) else self._session)
-        self._session = None
+    def _check_graph(self, session) -> None:
+        inputs, width = [i.name for i in session.get_inputs()], session.get_outputs()[0].shape[-1]
+        if inputs != ["input_ids"] or width != self.settings["width"]:
+            raise SavedStateError(f"{self._source}: the graph takes {inputs} and gives {width}-wide rows, where "
+                                  f"its settings say ['input_ids'] and {self.settings['width']}")
 
     def _require_session(self):
-        if self._session is None:  # a forked child's: the parent's file, on one thread
-            self._start(self._require_graph(), self._pieces, self._source, threads=1)
-        if isinstance(self._session, SessionStart):
-            try:
-                session = self._session.result()
-            except (ImportError, MemoryError):  # not the save's fault
-                raise
-            except Exception as error:  # noqa: BLE001: whatever ONNX Runtime says of a graph it cannot run
-                raise SavedStateError(f"{self._source}: the NER's graph cannot be run ({type(error).__name__}: "
-                                      f"{error}); save the pipeline again") from error
-            inputs, width = [i.name for i in session.get_inputs()], session.get_outputs()[0].shape[-1]
-            if inputs != ["input_ids"] or width != self.settings["width"]:
-                raise SavedStateError(f"{self._source}: the graph takes {inputs} and gives {width}-wide rows, where "
-                                      f"its settings say ['input_ids'] and {self.settings['width']}")
-            self._session = session
-        return self._session
+        self._require_graph()
+        return self._session.get()
 
     def _require_processor(self):
         self._require_graph()

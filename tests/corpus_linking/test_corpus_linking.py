@@ -655,7 +655,7 @@ def test_threads_reach_the_encoders_onnx_runtime_session(tiny_encoder, disease_d
         settings = RunSettings(pipeline=str(tmp_path / "p"), output=str(tmp_path), output_format="jsonl",
                                gold_spans=False, labels=None, batch_size=8, threads=threads, gpu=False)
         encoder = ShardLinker(settings).nlp.get_pipe("biosyn_linker").engine.encoder
-        return encoder._session.get_session_options().intra_op_num_threads
+        return encoder._require_session().get_session_options().intra_op_num_threads
 
     assert session_threads(None) == 0  # the pipeline's own setting: ONNX Runtime's default
     assert session_threads(1) == 1

@@ -187,7 +187,7 @@ def test_a_graph_replaced_while_it_loads_is_not_half_taken(converted, tmp_path):
     # The session opens the file the encoder holds, not whatever its name points to by then.
     import shutil
 
-    from spacy_biosyn.encoders.onnx import GraphFile
+    from spacy_biosyn.encoders.onnx import GraphFile, graph_bytes
 
     folder = tmp_path / "encoder"
     shutil.copytree(converted / "onnx" / "biosyn_linker" / "encoder", folder)
@@ -195,7 +195,7 @@ def test_a_graph_replaced_while_it_loads_is_not_half_taken(converted, tmp_path):
     expected = loaded.encode(TEXTS)
     held = GraphFile(folder / "model.onnx")
     other = tmp_path / "other.onnx"
-    other.write_bytes(loaded.quantized()._graph_bytes())  # another graph, other vectors
+    other.write_bytes(graph_bytes(loaded.quantized()._model))  # another graph, other vectors
     os.replace(other, folder / "model.onnx")
     encoder = OnnxEncoder("tiny")._start(held, (folder / "tokenizer.json").read_text(encoding="utf8"))
     np.testing.assert_allclose(encoder.encode(TEXTS), expected, atol=1e-6)
