@@ -69,6 +69,8 @@ SUITE = [
               "top-1 agreement on both datasets' dev queries", lambda a: []),
     Benchmark("names_precision", "a build's names encoded in fp32 (ONNX Runtime) and in bf16 (PyTorch, where the CPU "
               "has it): names/s, Acc@1/5 and top-1 agreement on both datasets' dev queries", lambda a: []),
+    Benchmark("graph_weights", "the default encoder's graph with fp32 and compact weights: size, session start, "
+              "names/s, Acc@1/5 and top-1 agreement on both datasets' dev queries", lambda a: ["--names-precision", "auto"]),
     Benchmark("readers", "each vocabulary reader on MEDIC in each format: names, concepts, load time", lambda a: []),
     Benchmark("backends", "index back-ends on one pipeline's vectors: build, size, ms/mention, Acc@k",
               lambda a: [a.linker] if _has("faiss") else None, "the faiss extra"),

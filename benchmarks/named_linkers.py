@@ -54,7 +54,7 @@ DEFAULT = "default (ONNX Runtime, names_precision auto)"
 ENCODERS = {
     DEFAULT: None,
     "PyTorch": {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": MINILM},
-    "ONNX Runtime, names in fp32": {"@misc": "spacy_biosyn.OnnxEncoder.v2", "name": MINILM, "names_precision": "fp32"},
+    "ONNX Runtime, names in fp32": {"@misc": "spacy_biosyn.OnnxEncoder.v3", "name": MINILM, "names_precision": "fp32"},
 }
 TEXT = "Germline mutations of BRCA1 predispose to breast cancer."
 MENTION = "breast cancer"
@@ -259,7 +259,7 @@ def main() -> None:
                      *cells])
     if args.serving_python:
         exported = max(cache.glob("onnx/*/model.onnx"), key=lambda path: path.stat().st_mtime).parent
-        config = {"linker_name": "medic", "encoder": {"@misc": "spacy_biosyn.OnnxEncoder.v2", "name": str(exported)}}
+        config = {"linker_name": "medic", "encoder": {"@misc": "spacy_biosyn.OnnxEncoder.v3", "name": str(exported)}}
         warm = [run("refuse", config, warm_env, python=args.serving_python) for _ in range(args.runs)]
         progress(warm)
         median, cells = warm_cells(warm)

@@ -1,6 +1,6 @@
 """Speed and memory of the linker on this machine.
 
-    python -m benchmarks.speed [--pipeline DIR | --dictionary FILE [--onnx [--quantize]]] [--index FACTORY [--sparse-dims N]]
+    python -m benchmarks.speed [--pipeline DIR | --dictionary FILE [--onnx [--weights W]]] [--index FACTORY [--sparse-dims N]]
                                [--profile] [--save DIR]
 
 0. the CPU's model and the flags that decide which number formats run
@@ -53,8 +53,8 @@ def main() -> None:
                    "re-index the stored name vectors with FaissIndex before measuring")
     p.add_argument("--sparse-dims", type=int, default=0, help="with --index: FaissIndex sparse_dims")
     p.add_argument("--profile", action="store_true", help="profile the component on each corpus")
-    p.add_argument("--onnx", action="store_true", help="build with spacy_biosyn.OnnxEncoder.v2")
-    p.add_argument("--quantize", action="store_true", help="with --onnx: int8 weights")
+    p.add_argument("--onnx", action="store_true", help="build with spacy_biosyn.OnnxEncoder.v3")
+    p.add_argument("--weights", default="compact", help="with --onnx: how its graph stores weights (compact, fp32, int8)")
     p.add_argument("--save", type=Path, default=None, help="keep the measured pipeline in this folder")
     args = p.parse_args()
     rows = [("CPU", cpu_description(), "")]
@@ -68,7 +68,7 @@ def main() -> None:
         if args.encoder or args.onnx:
             encoder = args.encoder or offline_minilm()
             if args.onnx:
-                encoder = {"@misc": "spacy_biosyn.OnnxEncoder.v2", "name": encoder, "quantize": args.quantize}
+                encoder = {"@misc": "spacy_biosyn.OnnxEncoder.v3", "name": encoder, "weights": args.weights}
             config["encoder"] = encoder
         nlp.add_pipe("biosyn_linker", config=config)
         component = nlp.get_pipe("biosyn_linker")

@@ -29,7 +29,8 @@ class Part(NamedTuple):
 # The linker's encoders
 TRANSFORMER_ENCODER = "spacy_biosyn.TransformerEncoder.v1"
 ONNX_ENCODER_V1 = "spacy_biosyn.OnnxEncoder.v1"
-ONNX_ENCODER = "spacy_biosyn.OnnxEncoder.v2"
+ONNX_ENCODER_V2 = "spacy_biosyn.OnnxEncoder.v2"
+ONNX_ENCODER = "spacy_biosyn.OnnxEncoder.v3"
 # The name search
 EXACT_INDEX_V1 = "spacy_biosyn.ExactIndex.v1"
 EXACT_INDEX_V2 = "spacy_biosyn.ExactIndex.v2"
@@ -71,8 +72,11 @@ PARTS = (
          '{"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": "cambridgeltl/SapBERT-from-PubMedBERT-fulltext"}'),
     Part(ONNX_ENCODER_V1, "misc", "the ONNX encoder whose builds encode names in fp32, kept for configs that name it",
          "ty.Encoder", '{"@misc": "spacy_biosyn.OnnxEncoder.v1", "name": "..."}'),
-    Part(ONNX_ENCODER, "misc", "the same model run by ONNX Runtime, int8 if asked, names in bf16 where the CPU has it: "
-         "links, does not train", "ty.Encoder", '{"@misc": "spacy_biosyn.OnnxEncoder.v2", "name": "...", "quantize": true}'),
+    Part(ONNX_ENCODER_V2, "misc", "the ONNX encoder whose graph is fp32 (or int8 with quantize), kept for configs "
+         "that name it", "ty.Encoder", '{"@misc": "spacy_biosyn.OnnxEncoder.v2", "name": "...", "quantize": true}'),
+    Part(ONNX_ENCODER, "misc", "the same model run by ONNX Runtime, its weights compact (fp16, int8 embeddings), fp32 "
+         "or int8, names in bf16 where the CPU has it: links, does not train", "ty.Encoder",
+         '{"@misc": "spacy_biosyn.OnnxEncoder.v3", "name": "...", "weights": "fp32"}'),
     Part(EXACT_INDEX_V1, "misc", "the exact index's first signature, kept for configs that name it", "ty.SearchIndex",
          '{"@misc": "spacy_biosyn.ExactIndex.v1"}'),
     Part(EXACT_INDEX_V2, "misc", "the exact index with float32 vectors on disk, kept for configs that name it",

@@ -141,6 +141,10 @@ SIGNATURES = {
         ("name", None), ("pooling", "cls"), ("similarity", "cosine"), ("max_length", 25), ("batch_size", 128),
         ("quantize", False), ("threads", 0), ("names_precision", "auto"),
     ),
+    "spacy_biosyn.OnnxEncoder.v3": (
+        ("name", None), ("pooling", "cls"), ("similarity", "cosine"), ("max_length", 25), ("batch_size", 128),
+        ("weights", "compact"), ("threads", 0), ("names_precision", "auto"),
+    ),
     "spacy_biosyn.TransformerEncoder.v1": (
         ("name", None), ("pooling", "cls"), ("similarity", "cosine"), ("max_length", 25), ("batch_size", 128),
         ("device", "auto"),
@@ -199,6 +203,7 @@ CONTRACTS = {
     "spacy_biosyn.TransformerEncoder.v1": "Encoder",
     "spacy_biosyn.OnnxEncoder.v1": "Encoder",
     "spacy_biosyn.OnnxEncoder.v2": "Encoder",
+    "spacy_biosyn.OnnxEncoder.v3": "Encoder",
     "spacy_biosyn.ExactIndex.v1": "SearchIndex",
     "spacy_biosyn.ExactIndex.v2": "SearchIndex",
     "spacy_biosyn.ExactIndex.v3": "SearchIndex",

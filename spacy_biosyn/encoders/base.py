@@ -89,10 +89,9 @@ def encoder_identity(encoder: Encoder) -> Dict[str, object]:
     device do not). Names a build encodes in bf16 say so; names encoded in
     fp32, as mentions are, keep the key they had before bf16 was an option
     (a newer version of a registered encoder that computes the same vectors
-    names the older one as `vectors_made_as`)."""
-    block = {**getattr(encoder, "config_block", {}), **getattr(encoder, "settings", {"name": getattr(encoder, "name", "")})}
-    if hasattr(encoder, "vectors_made_as"):
-        block["@misc"] = encoder.vectors_made_as
+    gives the older one's block as `vectors_block`)."""
+    block = {**getattr(encoder, "vectors_block", getattr(encoder, "config_block", {})),
+             **getattr(encoder, "settings", {"name": getattr(encoder, "name", "")})}
     identity = {"runtime": type(encoder).__name__,
                 **{k: v for k, v in block.items() if k not in (*RUNTIME_SETTINGS, "names_precision")}}
     if getattr(encoder, "names_precision_used", "fp32") == "bf16":

@@ -31,7 +31,8 @@ def names_precision_used(setting: str, weights: Optional[Union[str, Path]], quan
     if setting == "bf16":
         import_torch("names_precision = 'bf16'", "set names_precision to 'auto' or 'fp32'")
         if quantize:
-            raise BiosynError("names_precision = 'bf16' and quantize = true: int8 weights encode the names "
+            raise BiosynError("names_precision = 'bf16' and int8 weights (weights = 'int8'; quantize = true in v2): "
+                              "int8 weights encode the names "
                               "with their own graph, as the mentions; set names_precision to 'auto' or 'fp32'")
         if weights is None:
             raise BiosynError(

@@ -7,9 +7,12 @@ second. The graph is exported once from the PyTorch model (TransformerEncoder
 .to_onnx) by `initialize()` or `python -m spacy_biosyn onnx`, and a saved
 pipeline holds model.onnx and tokenizer.json. A graph read from a file is
 run from that file, held open (GraphFile), not from a copy of its bytes:
-86 MB less resident for all-MiniLM-L6-v2. `quantize` stores int8 weights
-(ONNX Runtime's dynamic quantization): faster, less exact, so the names are
-encoded with it too. `names_precision` says how a build encodes names:
+86 MB less resident for all-MiniLM-L6-v2. `weights` says how the graph
+stores its weights (graph_weights.py): "compact" (the default: fp16, the
+word embeddings int8, computed in fp32; 34 MB instead of 90 for
+all-MiniLM-L6-v2), "fp32" as exported, or "int8" (ONNX Runtime's dynamic
+quantization: faster, less exact). Names are encoded with the graph that
+encodes mentions, so the vectors move together. `names_precision` says how a build encodes names:
 "auto" in bf16 with PyTorch where the CPU has bf16 in hardware
 (bf16_names.py), with the graph in fp32 elsewhere. Training uses
 TransformerEncoder.
@@ -17,7 +20,6 @@ TransformerEncoder.
 import hashlib
 import os
 import shutil
-import tempfile
 import threading
 import warnings
 import weakref
@@ -30,9 +32,11 @@ from ..checks import is_whole_number
 from ..errors import SavedStateError
 from ..files.storage import cache_folder
 from ..files.storage import replaced_atomically
-from ..parts import ONNX_ENCODER, ONNX_ENCODER_V1, registry
+from ..parts import ONNX_ENCODER, ONNX_ENCODER_V1, ONNX_ENCODER_V2, registry
 from .base import EncoderBase, encode_in_batches, hub_snapshot, offline_copy, read_saved, tokenizer_digest, unit_rows
 from .bf16_names import NAMES_PRECISIONS, bf16_encoding, names_precision_used
+from .graph_weights import WEIGHTS, in_float32, marked_weights
+from .graph_weights import stored_as as weights_stored_as
 from .hub import import_torch
 
 # A batch's bound on padding, in tokens: about what one more run costs
@@ -143,10 +147,6 @@ os.register_at_fork(before=_before_fork, after_in_parent=_FORK_LOCK.release, aft
 @registry.misc(ONNX_ENCODER)
 class OnnxEncoder(EncoderBase):
     registered_name = ONNX_ENCODER
-    # v2 added names_precision; fp32 names are v1's vectors, so the vector
-    # store and the named linkers' cache keep v1's keys, and what they hold
-    # from before v2 is not encoded again.
-    vectors_made_as = ONNX_ENCODER_V1
 
     def __init__(
         self,
@@ -155,20 +155,20 @@ class OnnxEncoder(EncoderBase):
         similarity: str = "cosine",
         max_length: int = 25,
         batch_size: int = 128,
-        quantize: bool = False,
+        weights: str = "compact",
         threads: int = 0,
         names_precision: str = "auto",
     ):
         super().__init__(name, pooling, similarity, max_length, batch_size)
-        if not isinstance(quantize, bool):
-            raise ValueError(f"quantize must be true or false, got {quantize!r}")
+        if weights not in WEIGHTS:
+            raise ValueError(f"weights must be one of {WEIGHTS}, got {weights!r}")
         check_threads(threads)
         if names_precision not in NAMES_PRECISIONS:
             raise ValueError(f"names_precision must be one of {NAMES_PRECISIONS}, got {names_precision!r}")
-        self.quantize = quantize
+        self.weights = weights
         self.threads = threads
         self.names_precision = names_precision
-        if quantize:
+        if self.quantize:
             # int8 activations are scaled per batch, so a name's vector depends on
             # the batch it came in: all-MiniLM-L6-v2 re-encoded 600 MEDIC names at
             # cosine 0.987 to 0.999 of their saved vectors, which a 0.99 probe refused.
@@ -184,8 +184,25 @@ class OnnxEncoder(EncoderBase):
 
     @property
     def config_block(self) -> dict:
-        return {**super().config_block, "quantize": self.quantize, "threads": self.threads,
+        return {**super().config_block, "weights": self.weights, "threads": self.threads,
                 "names_precision": self.names_precision}
+
+    @property
+    def vectors_block(self) -> dict:
+        """This encoder as the vector store and the named linkers' cache key
+        its names' vectors. v2 added names_precision and v3 `weights` in
+        place of `quantize`; an fp32 or int8 graph's fp32 names are v1's
+        vectors (the graph's digest tells its weights apart), so they keep
+        v1's key and what the caches hold from before is not encoded again."""
+        block = {**self.config_block, "@misc": ONNX_ENCODER_V1, "quantize": self.quantize}
+        if self.weights != "compact":
+            del block["weights"]
+        return block
+
+    @property
+    def quantize(self) -> bool:
+        """Whether activations are quantized too (weights = "int8")."""
+        return self.weights == "int8"
 
     @property
     def names_precision_used(self) -> str:
@@ -248,28 +265,34 @@ class OnnxEncoder(EncoderBase):
 
     def _kept_export(self, source: Path) -> Path:
         """Where the export of the model in the folder `source` is kept: keyed
-        by its files (name, size, time) and what the graph holds (pooling, int8)."""
+        by its files (name, size, time) and what the graph holds (pooling, weights)."""
         files = sorted((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in source.iterdir() if f.is_file())
-        key = repr((str(source.resolve()), files, self.pooling, self.quantize)).encode("utf-8")
+        key = repr((str(source.resolve()), files, self.pooling, self.weights)).encode("utf-8")
         return cache_folder() / "onnx" / f"{source.name}-{hashlib.sha256(key).hexdigest()[:20]}"
 
     def export(self, encoder) -> "OnnxEncoder":
-        """Take over a loaded TransformerEncoder's model, exported (and
-        quantized if configured)."""
+        """Take over a loaded TransformerEncoder's model, exported with its
+        weights stored as configured."""
         backend = getattr(encoder.tokenizer, "backend_tokenizer", None)
         if backend is None:
             raise ValueError(
                 f"{encoder.name}: OnnxEncoder needs a fast (Rust) tokenizer, and this model has only a Python one"
             )
         model = encoder.to_onnx()
-        return self._start(_quantized(model) if self.quantize else model, backend.to_str())
+        return self._start(weights_stored_as(model, self.weights), backend.to_str())
 
-    def quantized(self) -> "OnnxEncoder":
-        """The same model with int8 weights, quantized from this fp32 graph."""
-        if self.quantize:
-            raise ValueError("this encoder's weights are int8 already")
-        copy = OnnxEncoder(**self.settings, quantize=True, threads=self.threads)
-        return copy._start(_quantized(graph_bytes(self._require_model())), self._tokenizer_json)
+    def stored_as(self, weights: str) -> "OnnxEncoder":
+        """The same model with its weights stored as `weights`, made from this
+        graph: from fp32 any, from compact int8; rounded weights never come back."""
+        if weights == self.weights:
+            raise ValueError(f"its encoder already runs in ONNX Runtime with {weights} weights: nothing to convert")
+        if self.weights == "int8" or (self.weights, weights) == ("compact", "fp32"):
+            raise ValueError(f"its encoder's graph holds {self.weights} weights, which {weights} cannot be made from: "
+                             "export the encoder again from its Hugging Face name or folder")
+        model = graph_bytes(self._require_model())
+        copy = OnnxEncoder(**self.settings, weights=weights, threads=self.threads)
+        return copy._start(weights_stored_as(in_float32(model) if self.weights == "compact" else model, weights),
+                           self._tokenizer_json)
 
     @property
     def tokenizer_digest(self) -> str:
@@ -322,12 +345,25 @@ class OnnxEncoder(EncoderBase):
         tokenizer = Tokenizer.from_str(tokenizer_json)
         tokenizer.enable_truncation(self.max_length)
         tokenizer.enable_padding()
-        self._session = OnnxSession(model, self.threads, "this pipeline's linker's encoder",
-                                    str(model.path) if isinstance(model, GraphFile) else None)
+        source = str(model.path) if isinstance(model, GraphFile) else None
+        self._session = OnnxSession(model, self.threads, "this pipeline's linker's encoder", source,
+                                    lambda session: self._check_weights(session, source or "the exported graph"))
         self._model, self._tokenizer_json, self._tokenizer = model, tokenizer_json, tokenizer
         if wait:
             self._require_session()
         return self
+
+    def _check_weights(self, session, source: str) -> None:
+        """Refuse a graph whose weights are not stored as `weights` says: its
+        vectors are not those the setting promises."""
+        marked = marked_weights(session.get_modelmeta().custom_metadata_map)
+        if marked == self.weights or (marked is None and self.weights != "compact"):
+            return
+        raise ValueError(
+            f"{source} stores its weights as {marked or 'fp32 or int8 (saved before graphs said which)'}, but the "
+            f"encoder's weights = {self.weights!r}: set weights = {marked or 'fp32'!r} to run it as saved, or "
+            "export the encoder again from its Hugging Face name or folder with the weights wanted"
+        )
 
     def set_threads(self, threads: int) -> None:
         """Run on `threads` threads from now on (0: ONNX Runtime's default,
@@ -349,13 +385,29 @@ class OnnxEncoder(EncoderBase):
         return self._model
 
 
+@registry.misc(ONNX_ENCODER_V2)
+def onnx_encoder_v2(
+    name: str, pooling: str = "cls", similarity: str = "cosine", max_length: int = 25, batch_size: int = 128,
+    quantize: bool = False, threads: int = 0, names_precision: str = "auto",
+) -> OnnxEncoder:
+    """What pipelines saved before v3 name: a graph in fp32, or int8 with `quantize`."""
+    return OnnxEncoder(name, pooling, similarity, max_length, batch_size, _weights_of(quantize), threads,
+                       names_precision)
+
+
 @registry.misc(ONNX_ENCODER_V1)
 def onnx_encoder_v1(
     name: str, pooling: str = "cls", similarity: str = "cosine", max_length: int = 25, batch_size: int = 128,
     quantize: bool = False, threads: int = 0,
 ) -> OnnxEncoder:
-    """What pipelines saved before v2 name: a build encodes names with the graph, in fp32."""
-    return OnnxEncoder(name, pooling, similarity, max_length, batch_size, quantize, threads, names_precision="fp32")
+    """What pipelines saved before v2 name: as v2, and a build encodes names with the graph, in fp32."""
+    return onnx_encoder_v2(name, pooling, similarity, max_length, batch_size, quantize, threads, "fp32")
+
+
+def _weights_of(quantize: bool) -> str:
+    if not isinstance(quantize, bool):
+        raise ValueError(f"quantize must be true or false, got {quantize!r}")
+    return "int8" if quantize else "fp32"
 
 
 class GraphFile:
@@ -434,15 +486,3 @@ def write_graph(model: Union[bytes, GraphFile], target: Path) -> None:
 def check_threads(threads: int) -> None:
     if not is_whole_number(threads, 0):
         raise ValueError(f"threads must be a whole number >= 0 (0: ONNX Runtime's default), got {threads!r}")
-
-
-def _quantized(model: bytes) -> bytes:
-    """int8 weights, activations quantized per batch (ONNX Runtime's dynamic
-    quantization, which needs the onnx package)."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    with tempfile.TemporaryDirectory() as folder:
-        source, target = Path(folder) / "model.onnx", Path(folder) / "quantized.onnx"
-        source.write_bytes(model)
-        quantize_dynamic(source, target, weight_type=QuantType.QInt8)
-        return target.read_bytes()

@@ -86,26 +86,24 @@ def index_and_save(nlp: Language, index: Callable[[], None], output_dir: Union[s
     return IndexReport(len(vocabulary.dictionary), seconds, vocabulary.nil_default if auto else None)
 
 
-def with_onnx_encoder(nlp: Language, quantize: bool = False) -> None:
-    """The linker's PyTorch encoder exported to ONNX and run with ONNX
-    Runtime from now on, named so in the pipeline's config: loading it then
-    skips transformers' model classes (it links, but does not train). With
-    `quantize` (int8 weights) every name is re-encoded; otherwise the stored
-    vectors stay, which the same model gives."""
+def with_onnx_encoder(nlp: Language, weights: str = "fp32") -> None:
+    """The linker's encoder run with ONNX Runtime from now on, its graph's
+    weights stored as `weights` (graph_weights.py), named so in the
+    pipeline's config: loading it then skips transformers' model classes
+    (it links, but does not train). A PyTorch encoder is exported; an ONNX
+    one's graph stored anew. In fp32 from PyTorch the stored vectors stay,
+    which the same model gives; otherwise every name is re-encoded."""
     from ..encoders.onnx import OnnxEncoder
     from ..encoders.transformer import TransformerEncoder
 
     source = nlp.get_pipe(PIPE_NAME).engine.encoder
     if isinstance(source, OnnxEncoder):
-        # The default encoder: already ONNX Runtime's, whose fp32 graph int8 is made from.
-        if not quantize or source.quantize:
-            done = "in int8" if source.quantize else "in fp32 (--quantize gives it int8 weights)"
-            raise ValueError(f"its encoder already runs in ONNX Runtime {done}: nothing to convert")
-        configure_linker(nlp, encoder=source.quantized(), reencode=True)
+        configure_linker(nlp, encoder=source.stored_as(weights), reencode=True)
         return
     if not isinstance(source, TransformerEncoder):
         raise ValueError(f"its encoder is not a PyTorch one ({type(source).__name__}); convert the pipeline it came from")
-    configure_linker(nlp, encoder=OnnxEncoder(**source.settings, quantize=quantize).export(source), reencode=quantize)
+    encoder = OnnxEncoder(**source.settings, weights=weights).export(source)
+    configure_linker(nlp, encoder=encoder, reencode=weights != "fp32")
 
 
 def assemble_pipeline(

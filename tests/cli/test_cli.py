@@ -586,7 +586,7 @@ def test_link_refuses_a_text_over_max_length_in_one_line_saying_what_to_do(tmp_p
 
 
 @pytest.mark.parametrize("device, pytorch, runtime", [
-    (None, False, "spacy_biosyn.OnnxEncoder.v2"),
+    (None, False, "spacy_biosyn.OnnxEncoder.v3"),
     (None, True, "spacy_biosyn.TransformerEncoder.v1"),
     ("cuda", False, "spacy_biosyn.TransformerEncoder.v1"),
 ])

@@ -67,10 +67,13 @@ def test_a_config_that_names_v1_builds_in_fp32_as_it_did(tiny_encoder, has_bf16)
     has_bf16(True)
     encoder = registry.misc.get("spacy_biosyn.OnnxEncoder.v1")(tiny_encoder).load()
     assert encoder.names_precision_used == "fp32"
-    # Its vectors, and v2's fp32 ones, are those stored under v1's key before v2 existed.
+    # Its vectors, and later versions' fp32 ones from an fp32 graph, are those stored under v1's key before v2 existed.
     identity = encoder_identity(encoder)
     assert identity["@misc"] == "spacy_biosyn.OnnxEncoder.v1" and "names_precision" not in identity
-    assert encoder_identity(OnnxEncoder(tiny_encoder, names_precision="fp32").load()) == identity
+    assert identity["quantize"] is False and "weights" not in identity
+    assert encoder_identity(OnnxEncoder(tiny_encoder, weights="fp32", names_precision="fp32").load()) == identity
+    compact = encoder_identity(OnnxEncoder(tiny_encoder, names_precision="fp32").load())
+    assert compact["weights"] == "compact" and compact["weights_sha256"] != identity["weights_sha256"]
 
 
 def test_bf16_and_fp32_names_are_kept_apart(tiny_encoder, tmp_path, has_bf16):
@@ -91,9 +94,9 @@ def test_a_graph_loaded_without_its_weights_encodes_names_itself(saved_graph, ha
 
 def test_int8_weights_encode_names_with_their_own_graph(tiny_encoder, has_bf16):
     has_bf16(True)
-    assert OnnxEncoder(tiny_encoder, quantize=True).load().names_precision_used == "fp32"
-    with pytest.raises(BiosynError, match="names_precision = 'bf16' and quantize = true"):
-        OnnxEncoder(tiny_encoder, quantize=True, names_precision="bf16").load().names_precision_used
+    assert OnnxEncoder(tiny_encoder, weights="int8").load().names_precision_used == "fp32"
+    with pytest.raises(BiosynError, match="names_precision = 'bf16' and int8 weights"):
+        OnnxEncoder(tiny_encoder, weights="int8", names_precision="bf16").load().names_precision_used
 
 
 def test_an_unknown_names_precision_is_refused_by_name(tiny_encoder):

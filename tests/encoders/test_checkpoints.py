@@ -62,7 +62,7 @@ def test_a_bert_folder_as_sapbert_publishes_it_builds_trains_exports_and_loads(t
     result = runner.invoke(app, ["onnx", str(tmp_path / "run" / "model-best"), str(tmp_path / "served")])
     assert result.exit_code == 0, result.output
     trained, served = spacy.load(tmp_path / "run" / "model-best"), spacy.load(tmp_path / "served")
-    assert served.config["components"]["biosyn_linker"]["encoder"]["@misc"] == "spacy_biosyn.OnnxEncoder.v2"
+    assert served.config["components"]["biosyn_linker"]["encoder"]["@misc"] == "spacy_biosyn.OnnxEncoder.v3"
     assert link(served) == link(trained) and all(cui for cui, _ in link(served))
 
 

@@ -40,7 +40,7 @@ def assert_same_links(doc, other):
 @pytest.mark.parametrize("similarity", ["cosine", "dot"])
 def test_onnx_vectors_equal_pytorch_ones(tiny_encoder, pooling, similarity):
     reference = TransformerEncoder(tiny_encoder, pooling=pooling, similarity=similarity, max_length=12).load()
-    onnx = OnnxEncoder(tiny_encoder, pooling=pooling, similarity=similarity, max_length=12).export(reference)
+    onnx = OnnxEncoder(tiny_encoder, pooling=pooling, similarity=similarity, max_length=12, weights="fp32").export(reference)
     # Padding differs with the batch: rows must not depend on their neighbours.
     np.testing.assert_allclose(onnx.encode(TEXTS), reference.encode(TEXTS), rtol=0, atol=1e-5)
     np.testing.assert_allclose(onnx.encode(TEXTS[:1]), reference.encode(TEXTS[:1]), rtol=0, atol=1e-5)
@@ -48,7 +48,7 @@ def test_onnx_vectors_equal_pytorch_ones(tiny_encoder, pooling, similarity):
 
 def test_int8_vectors_stay_close_to_float_ones(tiny_encoder):
     reference = TransformerEncoder(tiny_encoder).load()
-    quantized = OnnxEncoder(tiny_encoder, quantize=True).export(reference)
+    quantized = OnnxEncoder(tiny_encoder, weights="int8").export(reference)
     exact, approximate = reference.encode(TEXTS), quantized.encode(TEXTS)
     cosines = (exact * approximate).sum(axis=1)
     assert np.abs(exact - approximate).max() > 1e-5  # it did quantize
@@ -74,9 +74,9 @@ def downloaded(model: str, repo: str, hub: Path, monkeypatch) -> Path:
 
 def test_a_downloaded_hub_models_export_is_kept_so_the_next_load_exports_nothing(tiny_encoder, tmp_path, monkeypatch):
     downloaded(tiny_encoder, "acme/tiny-encoder", tmp_path / "hub", monkeypatch)
-    first = OnnxEncoder("acme/tiny-encoder").load()
+    first = OnnxEncoder("acme/tiny-encoder", weights="fp32").load()
     monkeypatch.setattr(OnnxEncoder, "export", lambda *args: pytest.fail("a kept export was exported again"))
-    second = OnnxEncoder("acme/tiny-encoder").load()
+    second = OnnxEncoder("acme/tiny-encoder", weights="fp32").load()
     assert second.weights_digest == first.weights_digest
     np.testing.assert_allclose(second.encode(TEXTS), TransformerEncoder(tiny_encoder).load().encode(TEXTS), atol=1e-5)
 
@@ -104,7 +104,7 @@ def converted(tmp_path_factory, tiny_encoder):
 
 def test_the_converted_pipeline_links_as_the_original(converted):
     original, onnx = spacy.load(converted / "torch"), spacy.load(converted / "onnx")
-    assert onnx.config["components"]["biosyn_linker"]["encoder"]["@misc"] == "spacy_biosyn.OnnxEncoder.v2"
+    assert onnx.config["components"]["biosyn_linker"]["encoder"]["@misc"] == "spacy_biosyn.OnnxEncoder.v3"
     docs = [doc_with_ents(nlp, TEXT, "Breast-Cancer", "Ovarian Cancer", "Type 2 Diabetes") for nlp in (original, onnx)]
     assert_same_links(original(docs[0]), onnx(docs[1]))
 
@@ -191,13 +191,13 @@ def test_a_graph_replaced_while_it_loads_is_not_half_taken(converted, tmp_path):
 
     folder = tmp_path / "encoder"
     shutil.copytree(converted / "onnx" / "biosyn_linker" / "encoder", folder)
-    loaded = OnnxEncoder("tiny").from_disk(folder)
+    loaded = OnnxEncoder("tiny", weights="fp32").from_disk(folder)
     expected = loaded.encode(TEXTS)
     held = GraphFile(folder / "model.onnx")
     other = tmp_path / "other.onnx"
-    other.write_bytes(graph_bytes(loaded.quantized()._model))  # another graph, other vectors
+    other.write_bytes(graph_bytes(loaded.stored_as("int8")._model))  # another graph, other vectors
     os.replace(other, folder / "model.onnx")
-    encoder = OnnxEncoder("tiny")._start(held, (folder / "tokenizer.json").read_text(encoding="utf8"))
+    encoder = OnnxEncoder("tiny", weights="fp32")._start(held, (folder / "tokenizer.json").read_text(encoding="utf8"))
     np.testing.assert_allclose(encoder.encode(TEXTS), expected, atol=1e-6)
     assert encoder.weights_digest == loaded.weights_digest
 
@@ -205,7 +205,7 @@ def test_a_graph_replaced_while_it_loads_is_not_half_taken(converted, tmp_path):
 def test_a_forked_child_runs_the_held_file_and_keeps_no_copy_of_its_bytes(converted):
     from spacy_biosyn.encoders.onnx import GraphFile
 
-    encoder = OnnxEncoder("tiny").from_disk(converted / "onnx" / "biosyn_linker" / "encoder")
+    encoder = OnnxEncoder("tiny", weights="fp32").from_disk(converted / "onnx" / "biosyn_linker" / "encoder")
     expected = encoder.encode(TEXTS)
     child = os.fork()
     if child == 0:  # the child's own one-thread session, from the parent's file
@@ -225,23 +225,27 @@ def test_converting_an_onnx_pipeline_again_is_a_clear_error_and_int8_is_made_fro
 
     result = CliRunner().invoke(app, ["onnx", str(converted / "onnx"), str(tmp_path / "again")])
     assert result.exit_code == 1
-    assert "already runs in ONNX Runtime in fp32 (--quantize gives it int8 weights)" in " ".join(result.output.split())
+    assert "already runs in ONNX Runtime with fp32 weights: nothing to convert" in " ".join(result.output.split())
     assert not (tmp_path / "again").exists()
 
-    # A pipeline built with the default encoder is ONNX Runtime's already: --quantize makes its int8 copy.
-    result = CliRunner().invoke(app, ["onnx", str(converted / "onnx"), str(tmp_path / "int8"), "--quantize"])
+    # A pipeline in ONNX Runtime already: --weights stores its graph anew, here int8.
+    result = CliRunner().invoke(app, ["onnx", str(converted / "onnx"), str(tmp_path / "int8"), "--weights", "int8"])
     assert result.exit_code == 0, result.output
     int8 = spacy.load(tmp_path / "int8")
-    assert int8.config["components"]["biosyn_linker"]["encoder"]["quantize"] is True
+    assert int8.config["components"]["biosyn_linker"]["encoder"]["weights"] == "int8"
     doc = int8(doc_with_ents(int8, TEXT, "Breast-Cancer"))
     assert doc.ents[0]._.cui == "D001943"
 
 
-def test_the_load_probe_allows_int8s_batch_noise_but_not_in_a_float_encoder(converted, monkeypatch):
+def test_the_load_probe_allows_int8s_batch_noise_but_not_in_a_float_encoder(converted, tmp_path, monkeypatch):
     """int8 activations are scaled per batch, so a re-encoded name comes back
     near, not at, its saved vector: cosine 0.98 here, as MiniLM's did."""
+    from typer.testing import CliRunner
+
     from spacy_biosyn.errors import MismatchError
 
+    result = CliRunner().invoke(app, ["onnx", str(converted / "onnx"), str(tmp_path / "int8"), "--weights", "int8"])
+    assert result.exit_code == 0, result.output
     encode = OnnxEncoder.encode
 
     def batch_noise(self, texts):
@@ -255,8 +259,7 @@ def test_the_load_probe_allows_int8s_batch_noise_but_not_in_a_float_encoder(conv
     monkeypatch.setattr(OnnxEncoder, "encode", batch_noise)
     with pytest.raises(MismatchError, match="cosine 0.98"):
         spacy.load(converted / "onnx")
-    as_int8 = {"components": {"biosyn_linker": {"encoder": {"quantize": True}}}}
-    assert spacy.load(converted / "onnx", config=as_int8).get_pipe("biosyn_linker").engine.is_ready
+    assert spacy.load(tmp_path / "int8").get_pipe("biosyn_linker").engine.is_ready
 
 
 def test_a_hub_download_cut_short_is_not_taken_for_the_model(tiny_encoder, tmp_path, monkeypatch):
@@ -278,7 +281,7 @@ def test_a_session_started_again_before_it_was_used_is_let_go(converted):
 
     import spacy_biosyn.encoders.onnx as onnx
 
-    encoder = OnnxEncoder(str(converted / "onnx" / "biosyn_linker" / "encoder"))
+    encoder = OnnxEncoder(str(converted / "onnx" / "biosyn_linker" / "encoder"), weights="fp32")
     encoder.from_disk(converted / "onnx" / "biosyn_linker" / "encoder")
     first = weakref.ref(encoder._session)
     encoder.set_threads(1)

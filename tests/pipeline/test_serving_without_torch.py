@@ -27,10 +27,10 @@ SERVE = hiding(*EXTRA_MODULES) + textwrap.dedent(f"""
         return [[e.text, e._.cui, [list(c) for c in e._.kb_ents]] for e in doc.ents]
 
     report = {{"loaded": links(spacy.load(saved))}}
-    exported = {{"@misc": "spacy_biosyn.OnnxEncoder.v2", "name": saved + "/biosyn_linker/encoder"}}
+    exported = {{"@misc": "spacy_biosyn.OnnxEncoder.v3", "name": saved + "/biosyn_linker/encoder"}}
     report["rebuilt"] = links(make_nlp(exported, dictionary))
     try:
-        make_nlp({{"@misc": "spacy_biosyn.OnnxEncoder.v2", "name": hub_folder}}, dictionary)
+        make_nlp({{"@misc": "spacy_biosyn.OnnxEncoder.v3", "name": hub_folder}}, dictionary)
     except ImportError as error:
         report["export"] = str(error)
     print(json.dumps(report))
@@ -44,7 +44,7 @@ def child_env(tmp_path) -> dict:
 
 def test_a_saved_pipeline_links_without_torch_as_where_it_was_built(tmp_path, tiny_encoder, disease_dictionary):
     # fp32 names: without PyTorch a build encodes them in fp32 (bf16 runs in PyTorch).
-    encoder = {"@misc": "spacy_biosyn.OnnxEncoder.v2", "name": tiny_encoder, "names_precision": "fp32"}
+    encoder = {"@misc": "spacy_biosyn.OnnxEncoder.v3", "name": tiny_encoder, "names_precision": "fp32"}
     nlp = make_nlp(encoder, disease_dictionary)
     doc = nlp.get_pipe("biosyn_linker")(doc_with_ents(nlp, TEXT, *MENTIONS))
     here = [[e.text, e._.cui, [list(c) for c in e._.kb_ents]] for e in doc.ents]
