@@ -144,3 +144,24 @@ def _installed_entry_points(**select):
     return points.select(**select) if select else points
 importlib.metadata.entry_points = _installed_entry_points
 """
+
+
+def round_as_compact(model) -> None:
+    """Round a PyTorch model's weights in place as a compact ONNX graph
+    stores them (encoders/graph_weights.py), so that its fp32 vectors are
+    the compact graph's: embedding tables to int8, a block of 32 values at a
+    time with each block's largest at 127; other tensors of 1,024 values or
+    more to fp16."""
+    import torch
+
+    with torch.no_grad():
+        for name, weights in model.named_parameters():
+            if weights.numel() < 1024:
+                continue
+            if "embeddings" in name and weights.dim() == 2 and weights.shape[1] % 32 == 0:
+                blocks = weights.view(weights.shape[0], -1, 32)
+                scales = blocks.abs().amax(dim=2, keepdim=True) / 127
+                scales[scales == 0] = 1  # a padding token's row of zeros
+                weights.copy_((torch.round(blocks / scales) * scales).view_as(weights))
+            else:
+                weights.copy_(weights.half().float())

@@ -13,6 +13,7 @@ from typing import Dict, List
 
 from spacy.language import Language
 
+from ..encoders.graph_weights import stored_as
 from ..encoders.hub import import_torch
 from ..parts import BERT_TRANSFORMER, BERT_WORDPIECE_ENCODER, DOC_TENSOR, ONNX_TRANSFORMER
 
@@ -81,7 +82,8 @@ def _exported(nlp: Language, name: str, transformer) -> tuple:
     }
     bert = transformer.model.get_ref("transformer").shims[0]._model
     unknown = pieces["wordpiece_processor"].get_initial(pieces["unk_piece"])
-    return _graph(bert, settings, unknown), pieces["wordpiece_processor"].to_list(), settings
+    # Stored compact, as the linker's default encoder stores its graph (encoders/graph_weights.py).
+    return stored_as(_graph(bert, settings, unknown), "compact"), pieces["wordpiece_processor"].to_list(), settings
 
 
 def _graph(bert, settings: Dict[str, object], piece: int) -> bytes:

@@ -15,9 +15,11 @@ component in the transformer's place. It computes what the NER's listener
 - each token's vector the mean of its pieces' rows, [CLS] and [SEP]
   dropped; a whitespace token has no piece and a row of zeros (in a doc of
   whitespace alone each has an [UNK] piece, as wordpieces.py says).
-The graph runs in fp32; PyTorch ran it in bf16 where the CPU has it, so
-vectors agree to bf16's precision, not to the bit (docs/record.md gives the
-NER's F both ways).
+The graph runs in fp32 from weights stored compact (fp16, the piece
+embeddings in int8: encoders/graph_weights.py), as the linker's default
+encoder stores its own; PyTorch ran it in bf16 where the CPU has it, so
+vectors agree to that precision, not to the bit (docs/record.md gives the
+NER's F each way).
 """
 import json
 from pathlib import Path

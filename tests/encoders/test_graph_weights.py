@@ -5,7 +5,7 @@ import copy
 import numpy as np
 import onnx
 import pytest
-import torch
+from helpers import round_as_compact
 
 from spacy_biosyn.encoders.onnx import OnnxEncoder, graph_bytes, onnx_encoder_v1, onnx_encoder_v2
 from spacy_biosyn.encoders.transformer import TransformerEncoder
@@ -19,20 +19,9 @@ def reference(tiny_encoder):
 
 
 def rounded_as_compact(encoder: TransformerEncoder) -> TransformerEncoder:
-    """The PyTorch model with its weights rounded as a compact graph stores
-    them: embedding tables to int8 a block of 32 at a time, each block's
-    largest value at 127; other matrices of 1,024 values or more to fp16."""
     rounded = copy.copy(encoder)
     rounded.model = copy.deepcopy(encoder.model)
-    with torch.no_grad():
-        for name, weights in rounded.model.named_parameters():
-            if name.endswith(("word_embeddings.weight", "position_embeddings.weight")):
-                blocks = weights.view(weights.shape[0], -1, 32)
-                scales = blocks.abs().amax(dim=2, keepdim=True) / 127
-                scales[scales == 0] = 1  # the padding token's row is zeros
-                weights.copy_((torch.round(blocks / scales) * scales).view_as(weights))
-            elif weights.numel() >= 1024:
-                weights.copy_(weights.half().float())
+    round_as_compact(rounded.model)
     return rounded
 
 
