@@ -27,7 +27,7 @@ def test_the_example_pipeline_saves_the_training_mentions_as_names(example, tiny
         nlp.initialize()
         nlp.to_disk(tmp_path / str(training_names))
         saved = spacy.load(tmp_path / str(training_names))
-        assert saved.config["components"]["biosyn_linker"]["encoder"]["@misc"] == "spacy_biosyn.OnnxEncoder.v2"
+        assert saved.config["components"]["biosyn_linker"]["encoder"]["@misc"] == "spacy_biosyn.OnnxEncoder.v3"
         assert (mention in saved.get_pipe("biosyn_linker").engine.vocabulary().dictionary) == training_names
 
 

@@ -143,7 +143,7 @@ SIGNATURES = {
     ),
     "spacy_biosyn.OnnxEncoder.v3": (
         ("name", None), ("pooling", "cls"), ("similarity", "cosine"), ("max_length", 25), ("batch_size", 128),
-        ("weights", "compact"), ("threads", 0), ("names_precision", "auto"),
+        ("weights", None), ("threads", 0), ("names_precision", "auto"),
     ),
     "spacy_biosyn.TransformerEncoder.v1": (
         ("name", None), ("pooling", "cls"), ("similarity", "cosine"), ("max_length", 25), ("batch_size", 128),

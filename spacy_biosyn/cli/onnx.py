@@ -13,9 +13,9 @@ def onnx(
     pipeline_dir: Path = typer.Argument(..., exists=True, help="A saved pipeline with a biosyn_linker, a transformer NER or both"),
     output_dir: Path = typer.Argument(..., help="Folder for the pipeline with the ONNX encoder"),
     weights: str = typer.Option(
-        None, "--weights", help="How the linker's graph stores its weights: fp32 (from PyTorch: the names' vectors "
-        "stay), compact (fp16 and int8 embeddings, a third of the size) or int8 (faster, less exact); other than "
-        "fp32 from PyTorch, every name is re-encoded"
+        None, "--weights", help="How the linker's graph stores its weights: fp32 (the default from PyTorch: the "
+        "names' vectors stay), compact (fp16 and int8 embeddings, a third of the size) or int8 (faster, less "
+        "exact); other than fp32 from PyTorch, every name is re-encoded. A transformer NER's graph is stored compact"
     ),
 ) -> None:
     """Run the pipeline with ONNX Runtime: the linker's encoder and the
@@ -38,14 +38,17 @@ def onnx(
     try:
         done = [f"the NER's BERT ({name})" for name in with_onnx_ner(nlp)]
         linker = nlp.get_pipe(PIPE_NAME) if PIPE_NAME in nlp.pipe_names else None
+        if linker is None and weights:
+            raise ValueError(f"--weights is for a {PIPE_NAME}'s graph, and the pipeline has none")
+        reencoded = False
         # A linker already in ONNX Runtime is no error where the NER was converted.
         if linker is not None and (weights or not done or not isinstance(linker.engine.encoder, OnnxEncoder)):
-            with_onnx_encoder(nlp, weights or "fp32")
-            done.append(f"the linker's encoder ({linker.engine.encoder.weights} weights)")
+            reencoded = with_onnx_encoder(nlp, weights)
+            done.append(f"the linker's encoder ({linker.engine.encoder.stored_weights} weights)")
     except ValueError as error:
         msg.fail(f"{pipeline_dir}: {error}", exits=1)
     if not done:
         msg.fail(f"{pipeline_dir}: no {PIPE_NAME} and no transformer NER: nothing to convert", exits=1)
     save_pipeline(nlp, output_dir)
-    reencoded = f"; names re-encoded in {time.perf_counter() - start:.1f}s" if weights not in (None, "fp32") else ""
-    msg.good(f"{' and '.join(done)} in ONNX Runtime, saved with the pipeline to {output_dir}{reencoded}")
+    took = f"; names re-encoded in {time.perf_counter() - start:.1f}s" if reencoded else ""
+    msg.good(f"{' and '.join(done)} in ONNX Runtime, saved with the pipeline to {output_dir}{took}")

@@ -8,11 +8,12 @@ second. The graph is exported once from the PyTorch model (TransformerEncoder
 pipeline holds model.onnx and tokenizer.json. A graph read from a file is
 run from that file, held open (GraphFile), not from a copy of its bytes:
 86 MB less resident for all-MiniLM-L6-v2. `weights` says how the graph
-stores its weights (graph_weights.py): "compact" (the default: fp16, the
-word embeddings int8, computed in fp32; 34 MB instead of 90 for
-all-MiniLM-L6-v2), "fp32" as exported, or "int8" (ONNX Runtime's dynamic
-quantization: faster, less exact). Names are encoded with the graph that
-encodes mentions, so the vectors move together. `names_precision` says how a build encodes names:
+stores its weights (graph_weights.py): "compact" (fp16, the embeddings
+int8, computed in fp32; 34 MB instead of 90 for all-MiniLM-L6-v2), "fp32"
+as exported, or "int8" (ONNX Runtime's dynamic quantization: faster, less
+exact); None, the default, exports compact and runs a saved graph as it
+was saved. Names are encoded with the graph that encodes mentions, so the
+vectors move together. `names_precision` says how a build encodes names:
 "auto" in bf16 with PyTorch where the CPU has bf16 in hardware
 (bf16_names.py), with the graph in fp32 elsewhere. Training uses
 TransformerEncoder.
@@ -155,26 +156,24 @@ class OnnxEncoder(EncoderBase):
         similarity: str = "cosine",
         max_length: int = 25,
         batch_size: int = 128,
-        weights: str = "compact",
+        weights: Optional[str] = None,
         threads: int = 0,
         names_precision: str = "auto",
     ):
         super().__init__(name, pooling, similarity, max_length, batch_size)
-        if weights not in WEIGHTS:
-            raise ValueError(f"weights must be one of {WEIGHTS}, got {weights!r}")
+        if weights is not None and weights not in WEIGHTS:
+            raise ValueError(f"weights must be one of {WEIGHTS} or null (compact when exported, as saved when "
+                             f"read), got {weights!r}")
         check_threads(threads)
         if names_precision not in NAMES_PRECISIONS:
             raise ValueError(f"names_precision must be one of {NAMES_PRECISIONS}, got {names_precision!r}")
         self.weights = weights
         self.threads = threads
         self.names_precision = names_precision
-        if self.quantize:
-            # int8 activations are scaled per batch, so a name's vector depends on
-            # the batch it came in: all-MiniLM-L6-v2 re-encoded 600 MEDIC names at
-            # cosine 0.987 to 0.999 of their saved vectors, which a 0.99 probe refused.
-            self.probe_min_cosine = 0.97
         # The graph: the file it was read from, else its bytes (exported in this process).
         self._model: Union[bytes, "GraphFile", None] = None
+        # How the graph stores its weights, as its check found.
+        self._stored: Optional[str] = None
         self._tokenizer_json: Optional[str] = None
         self._session = None
         self._tokenizer = None
@@ -188,21 +187,36 @@ class OnnxEncoder(EncoderBase):
                 "names_precision": self.names_precision}
 
     @property
+    def stored_weights(self) -> str:
+        """How this encoder's graph stores its weights: as the loaded graph
+        says, else as an export would store them."""
+        if self._model is not None:
+            self._require_session()  # its check finds them
+            return self._stored
+        return self.weights or "compact"
+
+    @property
     def vectors_block(self) -> dict:
         """This encoder as the vector store and the named linkers' cache key
         its names' vectors. v2 added names_precision and v3 `weights` in
         place of `quantize`; an fp32 or int8 graph's fp32 names are v1's
         vectors (the graph's digest tells its weights apart), so they keep
         v1's key and what the caches hold from before is not encoded again."""
-        block = {**self.config_block, "@misc": ONNX_ENCODER_V1, "quantize": self.quantize}
-        if self.weights != "compact":
-            del block["weights"]
-        return block
+        block = {k: v for k, v in self.config_block.items() if k != "weights"}
+        block.update({"@misc": ONNX_ENCODER_V1, "quantize": self.quantize})
+        return {**block, "weights": "compact"} if self.stored_weights == "compact" else block
 
     @property
     def quantize(self) -> bool:
-        """Whether activations are quantized too (weights = "int8")."""
-        return self.weights == "int8"
+        """Whether activations are quantized too (int8 weights)."""
+        return self.stored_weights == "int8"
+
+    @property
+    def probe_min_cosine(self) -> float:
+        # int8 activations are scaled per batch, so a name's vector depends on
+        # the batch it came in: all-MiniLM-L6-v2 re-encoded 600 MEDIC names at
+        # cosine 0.987 to 0.999 of their saved vectors, which a 0.99 probe refused.
+        return 0.97 if self.quantize else EncoderBase.probe_min_cosine
 
     @property
     def names_precision_used(self) -> str:
@@ -267,8 +281,10 @@ class OnnxEncoder(EncoderBase):
         """Where the export of the model in the folder `source` is kept: keyed
         by its files (name, size, time) and what the graph holds (pooling, weights)."""
         files = sorted((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in source.iterdir() if f.is_file())
-        key = repr((str(source.resolve()), files, self.pooling, self.weights)).encode("utf-8")
-        return cache_folder() / "onnx" / f"{source.name}-{hashlib.sha256(key).hexdigest()[:20]}"
+        # An fp32 or int8 export keeps the key it had before `weights` (quantize false or true).
+        stored = self.weights or "compact"
+        key = repr((str(source.resolve()), files, self.pooling, stored if stored == "compact" else stored == "int8"))
+        return cache_folder() / "onnx" / f"{source.name}-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:20]}"
 
     def export(self, encoder) -> "OnnxEncoder":
         """Take over a loaded TransformerEncoder's model, exported with its
@@ -279,19 +295,20 @@ class OnnxEncoder(EncoderBase):
                 f"{encoder.name}: OnnxEncoder needs a fast (Rust) tokenizer, and this model has only a Python one"
             )
         model = encoder.to_onnx()
-        return self._start(weights_stored_as(model, self.weights), backend.to_str())
+        return self._start(weights_stored_as(model, self.weights or "compact"), backend.to_str())
 
     def stored_as(self, weights: str) -> "OnnxEncoder":
         """The same model with its weights stored as `weights`, made from this
         graph: from fp32 any, from compact int8; rounded weights never come back."""
-        if weights == self.weights:
+        stored = self.stored_weights
+        if weights == stored:
             raise ValueError(f"its encoder already runs in ONNX Runtime with {weights} weights: nothing to convert")
-        if self.weights == "int8" or (self.weights, weights) == ("compact", "fp32"):
-            raise ValueError(f"its encoder's graph holds {self.weights} weights, which {weights} cannot be made from: "
+        if stored == "int8" or (stored, weights) == ("compact", "fp32"):
+            raise ValueError(f"its encoder's graph holds {stored} weights, which {weights} cannot be made from: "
                              "export the encoder again from its Hugging Face name or folder")
         model = graph_bytes(self._require_model())
-        copy = OnnxEncoder(**self.settings, weights=weights, threads=self.threads)
-        return copy._start(weights_stored_as(in_float32(model) if self.weights == "compact" else model, weights),
+        copy = OnnxEncoder(**self.settings, weights=weights, threads=self.threads, names_precision=self.names_precision)
+        return copy._start(weights_stored_as(in_float32(model) if stored == "compact" else model, weights),
                            self._tokenizer_json)
 
     @property
@@ -346,6 +363,7 @@ class OnnxEncoder(EncoderBase):
         tokenizer.enable_truncation(self.max_length)
         tokenizer.enable_padding()
         source = str(model.path) if isinstance(model, GraphFile) else None
+        self._stored = None
         self._session = OnnxSession(model, self.threads, "this pipeline's linker's encoder", source,
                                     lambda session: self._check_weights(session, source or "the exported graph"))
         self._model, self._tokenizer_json, self._tokenizer = model, tokenizer_json, tokenizer
@@ -354,15 +372,17 @@ class OnnxEncoder(EncoderBase):
         return self
 
     def _check_weights(self, session, source: str) -> None:
-        """Refuse a graph whose weights are not stored as `weights` says: its
-        vectors are not those the setting promises."""
+        """Find how the graph stores its weights, and refuse one other than
+        a `weights` set: its vectors are not those the setting promises."""
         marked = marked_weights(session.get_modelmeta().custom_metadata_map)
-        if marked == self.weights or (marked is None and self.weights != "compact"):
+        # Unmarked: an fp32 graph, or an int8 one saved before int8 graphs said so.
+        if self.weights is None or self.weights == (marked or "fp32") or (marked, self.weights) == (None, "int8"):
+            self._stored = self.weights or marked or "fp32"
             return
         raise ValueError(
-            f"{source} stores its weights as {marked or 'fp32 or int8 (saved before graphs said which)'}, but the "
-            f"encoder's weights = {self.weights!r}: set weights = {marked or 'fp32'!r} to run it as saved, or "
-            "export the encoder again from its Hugging Face name or folder with the weights wanted"
+            f"{source} stores its weights as {marked or 'fp32'}, but the encoder's weights = {self.weights!r}: "
+            "leave weights unset (null) to run it as saved, or export the encoder again from its Hugging Face "
+            "name or folder with the weights wanted"
         )
 
     def set_threads(self, threads: int) -> None:

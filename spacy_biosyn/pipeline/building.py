@@ -86,24 +86,30 @@ def index_and_save(nlp: Language, index: Callable[[], None], output_dir: Union[s
     return IndexReport(len(vocabulary.dictionary), seconds, vocabulary.nil_default if auto else None)
 
 
-def with_onnx_encoder(nlp: Language, weights: str = "fp32") -> None:
+def with_onnx_encoder(nlp: Language, weights: Optional[str] = None) -> bool:
     """The linker's encoder run with ONNX Runtime from now on, its graph's
-    weights stored as `weights` (graph_weights.py), named so in the
-    pipeline's config: loading it then skips transformers' model classes
-    (it links, but does not train). A PyTorch encoder is exported; an ONNX
-    one's graph stored anew. In fp32 from PyTorch the stored vectors stay,
-    which the same model gives; otherwise every name is re-encoded."""
+    weights stored as `weights` (graph_weights.py; None: a PyTorch encoder
+    exported in fp32), named so in the pipeline's config: loading it then
+    skips transformers' model classes (it links, but does not train). A
+    PyTorch encoder is exported; an ONNX one's graph stored anew. In fp32
+    from PyTorch the stored vectors stay, which the same model gives;
+    otherwise every name is re-encoded. Returns whether they were."""
     from ..encoders.onnx import OnnxEncoder
     from ..encoders.transformer import TransformerEncoder
 
     source = nlp.get_pipe(PIPE_NAME).engine.encoder
     if isinstance(source, OnnxEncoder):
+        if weights is None:
+            raise ValueError(f"its encoder already runs in ONNX Runtime with {source.stored_weights} weights: "
+                             "nothing to convert (--weights stores its graph anew)")
         configure_linker(nlp, encoder=source.stored_as(weights), reencode=True)
-        return
+        return True
     if not isinstance(source, TransformerEncoder):
         raise ValueError(f"its encoder is not a PyTorch one ({type(source).__name__}); convert the pipeline it came from")
-    encoder = OnnxEncoder(**source.settings, weights=weights).export(source)
-    configure_linker(nlp, encoder=encoder, reencode=weights != "fp32")
+    weights = weights or "fp32"
+    configure_linker(nlp, encoder=OnnxEncoder(**source.settings, weights=weights).export(source),
+                     reencode=weights != "fp32")
+    return weights != "fp32"
 
 
 def assemble_pipeline(

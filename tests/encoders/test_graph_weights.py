@@ -1,6 +1,7 @@
 """How the ONNX encoder's graph stores its weights: compact (fp16, int8
 embeddings), fp32 or int8, and a setting that does not match a saved graph."""
 import copy
+import hashlib
 
 import numpy as np
 import onnx
@@ -27,7 +28,7 @@ def rounded_as_compact(encoder: TransformerEncoder) -> TransformerEncoder:
 
 def test_a_compact_graph_computes_the_rounded_weights_in_fp32(reference, tiny_encoder):
     compact = OnnxEncoder(tiny_encoder).export(reference)
-    assert compact.weights == "compact"
+    assert compact.weights is None and compact.stored_weights == "compact"
     expected = rounded_as_compact(reference).encode(TEXTS)
     np.testing.assert_allclose(compact.encode(TEXTS), expected, rtol=0, atol=1e-5)
     fp32 = OnnxEncoder(tiny_encoder, weights="fp32").export(reference).encode(TEXTS)
@@ -42,21 +43,27 @@ def test_a_compact_graph_holds_no_large_fp32_weights(reference, tiny_encoder):
     assert any(kind == onnx.TensorProto.FLOAT16 for kind, _ in kinds.values())
 
 
-def test_a_setting_other_than_the_saved_graphs_is_named(reference, tiny_encoder, tmp_path):
-    OnnxEncoder(tiny_encoder).export(reference).to_disk(tmp_path / "compact")
-    with pytest.raises(ValueError, match=r"compact/model.onnx stores its weights as compact, but the encoder's "
-                                         r"weights = 'fp32': set weights = 'compact'"):
-        OnnxEncoder("tiny", weights="fp32").from_disk(tmp_path / "compact").encode(TEXTS)
-    # A graph saved before graphs said how they store their weights is fp32 or int8.
+def test_a_saved_graph_runs_as_saved_unless_a_setting_says_otherwise(reference, tiny_encoder, tmp_path):
+    compact = OnnxEncoder(tiny_encoder).export(reference)
     fp32 = OnnxEncoder(tiny_encoder, weights="fp32").export(reference)
-    unmarked = onnx.load_from_string(graph_bytes(fp32._model))
-    del unmarked.metadata_props[:]
-    fp32.to_disk(tmp_path / "old")
-    onnx.save(unmarked, tmp_path / "old" / "model.onnx")
-    np.testing.assert_allclose(OnnxEncoder("tiny", weights="fp32").from_disk(tmp_path / "old").encode(TEXTS),
-                               fp32.encode(TEXTS), atol=1e-6)
-    with pytest.raises(ValueError, match="saved before graphs said which"):
-        OnnxEncoder("tiny").from_disk(tmp_path / "old").encode(TEXTS)
+    compact.to_disk(tmp_path / "compact")
+    fp32.to_disk(tmp_path / "fp32")
+    # Unset (the default), a folder's graph runs as it was saved: a saved pipeline's encoder folder, named.
+    for folder, encoder in (("compact", compact), ("fp32", fp32)):
+        loaded = OnnxEncoder(str(tmp_path / folder)).load()
+        assert loaded.stored_weights == folder
+        np.testing.assert_allclose(loaded.encode(TEXTS), encoder.encode(TEXTS), atol=1e-6)
+    with pytest.raises(ValueError, match=r"compact/model.onnx stores its weights as compact, but the encoder's "
+                                         r"weights = 'fp32': leave weights unset"):
+        OnnxEncoder("tiny", weights="fp32").from_disk(tmp_path / "compact").encode(TEXTS)
+    with pytest.raises(ValueError, match="stores its weights as fp32, but the encoder's weights = 'compact'"):
+        OnnxEncoder("tiny", weights="compact").from_disk(tmp_path / "fp32").encode(TEXTS)
+
+
+def test_an_fp32_export_is_left_as_exported_so_caches_keep_their_keys(reference, tiny_encoder):
+    # The graph's digest keys the name vectors' store and the named linkers' cache.
+    exported = OnnxEncoder(tiny_encoder, weights="fp32").export(reference)
+    assert exported.weights_digest == hashlib.sha256(reference.to_onnx()).hexdigest()
 
 
 def test_int8_is_made_from_a_compact_graph_and_fp32_is_not(reference, tiny_encoder):
@@ -72,6 +79,7 @@ def test_int8_is_made_from_a_compact_graph_and_fp32_is_not(reference, tiny_encod
         compact.stored_as("fp32")
     with pytest.raises(ValueError, match="already runs in ONNX Runtime with compact weights"):
         compact.stored_as("compact")
+    assert OnnxEncoder(tiny_encoder, names_precision="fp32").export(reference).stored_as("int8").names_precision == "fp32"
 
 
 def test_earlier_versions_name_fp32_or_int8_graphs(tiny_encoder):

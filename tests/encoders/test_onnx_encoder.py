@@ -72,13 +72,18 @@ def downloaded(model: str, repo: str, hub: Path, monkeypatch) -> Path:
     return snapshot
 
 
-def test_a_downloaded_hub_models_export_is_kept_so_the_next_load_exports_nothing(tiny_encoder, tmp_path, monkeypatch):
+@pytest.mark.parametrize("weights", [None, "fp32"])
+def test_a_downloaded_hub_models_export_is_kept_so_the_next_load_exports_nothing(tiny_encoder, tmp_path, monkeypatch,
+                                                                                 weights):
     downloaded(tiny_encoder, "acme/tiny-encoder", tmp_path / "hub", monkeypatch)
-    first = OnnxEncoder("acme/tiny-encoder", weights="fp32").load()
+    first = OnnxEncoder("acme/tiny-encoder", weights=weights).load()
     monkeypatch.setattr(OnnxEncoder, "export", lambda *args: pytest.fail("a kept export was exported again"))
-    second = OnnxEncoder("acme/tiny-encoder", weights="fp32").load()
+    second = OnnxEncoder("acme/tiny-encoder", weights=weights).load()
     assert second.weights_digest == first.weights_digest
-    np.testing.assert_allclose(second.encode(TEXTS), TransformerEncoder(tiny_encoder).load().encode(TEXTS), atol=1e-5)
+    assert second.stored_weights == (weights or "compact")
+    np.testing.assert_allclose(second.encode(TEXTS), first.encode(TEXTS), atol=1e-6)
+    if weights == "fp32":
+        np.testing.assert_allclose(second.encode(TEXTS), TransformerEncoder(tiny_encoder).load().encode(TEXTS), atol=1e-5)
 
 
 def test_initialize_exports_from_the_hugging_face_model(tiny_encoder, disease_dictionary):
@@ -220,13 +225,20 @@ def test_a_pytorch_encoder_folder_is_not_read_as_onnx(converted):
         OnnxEncoder("any").from_disk(converted / "torch" / "biosyn_linker" / "encoder")
 
 
-def test_converting_an_onnx_pipeline_again_is_a_clear_error_and_int8_is_made_from_it(converted, tmp_path):
+def test_converting_an_onnx_pipeline_again_is_a_clear_error_and_int8_is_made_from_it(converted, tmp_path, tiny_encoder):
     from typer.testing import CliRunner
 
     result = CliRunner().invoke(app, ["onnx", str(converted / "onnx"), str(tmp_path / "again")])
     assert result.exit_code == 1
     assert "already runs in ONNX Runtime with fp32 weights: nothing to convert" in " ".join(result.output.split())
     assert not (tmp_path / "again").exists()
+
+    # Built with the default encoder, a pipeline is ONNX Runtime's already, its graph compact.
+    compact = make_nlp({"@misc": "spacy_biosyn.OnnxEncoder.v3", "name": tiny_encoder}, str(converted / "diseases.txt"))
+    compact.to_disk(tmp_path / "compact")
+    result = CliRunner().invoke(app, ["onnx", str(tmp_path / "compact"), str(tmp_path / "again")])
+    assert result.exit_code == 1
+    assert "already runs in ONNX Runtime with compact weights: nothing to convert" in " ".join(result.output.split())
 
     # A pipeline in ONNX Runtime already: --weights stores its graph anew, here int8.
     result = CliRunner().invoke(app, ["onnx", str(converted / "onnx"), str(tmp_path / "int8"), "--weights", "int8"])
