@@ -31,7 +31,7 @@ def onnx(
     from ..pipeline.building import with_onnx_encoder
 
     if weights not in (None, *WEIGHTS):
-        msg.fail(f"--weights must be one of {', '.join(WEIGHTS)}, got {weights!r}", exits=1)
+        raise typer.BadParameter(f"{weights!r}: choose one of {', '.join(WEIGHTS)}", param_hint="--weights")
     _check_output_dir(output_dir)
     nlp = _load_pipeline(pipeline_dir)
     start = time.perf_counter()

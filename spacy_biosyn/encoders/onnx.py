@@ -193,6 +193,11 @@ class OnnxEncoder(EncoderBase):
         if self._model is not None:
             self._require_session()  # its check finds them
             return self._stored
+        return self._exported_as
+
+    @property
+    def _exported_as(self) -> str:
+        """How an export stores the weights: as set, else compact."""
         return self.weights or "compact"
 
     @property
@@ -282,7 +287,7 @@ class OnnxEncoder(EncoderBase):
         by its files (name, size, time) and what the graph holds (pooling, weights)."""
         files = sorted((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in source.iterdir() if f.is_file())
         # An fp32 or int8 export keeps the key it had before `weights` (quantize false or true).
-        stored = self.weights or "compact"
+        stored = self._exported_as
         key = repr((str(source.resolve()), files, self.pooling, stored if stored == "compact" else stored == "int8"))
         return cache_folder() / "onnx" / f"{source.name}-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:20]}"
 
@@ -295,7 +300,7 @@ class OnnxEncoder(EncoderBase):
                 f"{encoder.name}: OnnxEncoder needs a fast (Rust) tokenizer, and this model has only a Python one"
             )
         model = encoder.to_onnx()
-        return self._start(weights_stored_as(model, self.weights or "compact"), backend.to_str())
+        return self._start(weights_stored_as(model, self._exported_as), backend.to_str())
 
     def stored_as(self, weights: str) -> "OnnxEncoder":
         """The same model with its weights stored as `weights`, made from this

@@ -240,6 +240,10 @@ def test_converting_an_onnx_pipeline_again_is_a_clear_error_and_int8_is_made_fro
     assert result.exit_code == 1
     assert "already runs in ONNX Runtime with compact weights: nothing to convert" in " ".join(result.output.split())
 
+    result = CliRunner().invoke(app, ["onnx", str(converted / "onnx"), str(tmp_path / "fp16"), "--weights", "fp16"])
+    assert result.exit_code == 2 and "'fp16': choose one of compact, fp32, int8" in " ".join(result.output.split())
+    assert not (tmp_path / "fp16").exists()
+
     # A pipeline in ONNX Runtime already: --weights stores its graph anew, here int8.
     result = CliRunner().invoke(app, ["onnx", str(converted / "onnx"), str(tmp_path / "int8"), "--weights", "int8"])
     assert result.exit_code == 0, result.output
