@@ -147,7 +147,8 @@ class SearchIndex(Protocol):
         self, dense_queries: "np.ndarray", sparse_queries: "sparse.csr_matrix", sparse_weight: float, k: int
     ) -> Tuple["np.ndarray", "np.ndarray"]: ...
 
-    def to_disk(self, path: Any) -> None: ...
+    def to_disk(self, path: Any, *, idf: Optional["np.ndarray"] = None) -> None:
+        """Save the index; `idf` is the weights of the tf-idf that made the rows."""
 
     def from_disk(self, path: Any) -> Any: ...
 

@@ -191,8 +191,8 @@ class FaissIndex(IndexBase):
         order = top_k(totals, k)
         return np.take_along_axis(totals, order, axis=1), np.take_along_axis(candidates, order, axis=1)
 
-    def to_disk(self, path: Union[str, Path]) -> None:
-        super().to_disk(path)
+    def to_disk(self, path: Union[str, Path], *, idf: Optional[np.ndarray] = None) -> None:
+        super().to_disk(path, idf=idf)
         path = Path(path)
         _write(self._dense, path / FAISS_FILE)
         if self.sparse_dims:

@@ -17,8 +17,9 @@ so a pipeline links the same before and after a save. float32 files are
 memory-mapped at load instead: loading reads no vector until a search
 needs it.
 
-The tf-idf rows are saved uncompressed and memory-mapped too: a search
-reads only the rows it scores.
+The tf-idf rows are saved as their n-gram counts, weighed again at load,
+or, for a large vocabulary, uncompressed and memory-mapped too: a search
+reads only the rows it scores (tfidf_rows.py).
 
 `FaissIndex` (faiss_index.py) trades exactness for memory and speed on
 dictionaries of millions of names.
@@ -31,12 +32,12 @@ from scipy import sparse
 
 from ..checks import is_whole_number
 from ..errors import MismatchError, SavedStateError
-from ..files.spill import save_rows
-from ..files.storage import mapped_npz, replaced_file
+from ..files.storage import replaced_file
 from ..parts import EXACT_INDEX, EXACT_INDEX_V1, EXACT_INDEX_V2, registry
 from ..ty import NameVectors
 from .int16_vectors import from_int16, int16_codes
 from .name_vectors import name_vectors
+from .tfidf_rows import load_tfidf_rows, save_tfidf_rows
 from .scoring import biosyn_scores, max_sparse_gain, sorts_by_group_bound, top_k
 
 # The names' tf-idf rows, in every back-end's folder; the linker checksums it.
@@ -158,20 +159,15 @@ class IndexBase:
     def _add_dense(self, vectors: np.ndarray) -> None:
         raise NotImplementedError
 
-    def to_disk(self, path: Union[str, Path]) -> None:
+    def to_disk(self, path: Union[str, Path], *, idf: Optional[np.ndarray] = None) -> None:
+        """Save the index; `idf`, the weights of the tf-idf that made its
+        rows, lets them be saved as counts (tfidf_rows.py)."""
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        # Uncompressed, so that loading maps the rows instead of reading them.
-        save_rows(path / SPARSE_FILE, self._sparse)
+        save_tfidf_rows(path / SPARSE_FILE, self._sparse, idf)
 
     def from_disk(self, path: Union[str, Path]):
-        file = Path(path) / SPARSE_FILE
-        arrays = mapped_npz(file)
-        if arrays.get("format", np.array(b"")).item() != b"csr" or "shape" not in arrays:
-            raise SavedStateError(f"{file} does not hold a CSR matrix of tf-idf rows")
-        self._sparse = sparse.csr_matrix(
-            (arrays["data"], arrays["indices"], arrays["indptr"]), shape=tuple(arrays["shape"])
-        )
+        self._sparse = load_tfidf_rows(Path(path) / SPARSE_FILE)
         return self
 
 
@@ -298,8 +294,8 @@ class ExactIndex(IndexBase):
             totals[step] = biosyn_scores(dense_scores[step], sparse_scores, weight)
         return totals
 
-    def to_disk(self, path: Union[str, Path]) -> None:
-        super().to_disk(path)
+    def to_disk(self, path: Union[str, Path], *, idf: Optional[np.ndarray] = None) -> None:
+        super().to_disk(path, idf=idf)
         path = Path(path)
         if self._scales is None:
             # Column-major in the file too, so the memory map is the search layout.

@@ -365,7 +365,7 @@ class NameRanker:
         self.sparse.to_disk(path / "tfidf.json")
         if "encoder" not in exclude:
             self.encoder.to_disk(path / "encoder")
-        self.index.to_disk(path / "index")
+        self.index.to_disk(path / "index", idf=self.sparse.idf)
         srsly.write_json(path / "index.json", {
             "n_names": len(self.index),
             "dictionary_sha256": self.dictionary.fingerprint(),

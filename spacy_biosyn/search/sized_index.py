@@ -13,7 +13,7 @@ was built with whatever its size. The exact back-end saves its vectors in
 import importlib.util
 import warnings
 from pathlib import Path
-from typing import Tuple, Union
+from typing import Optional, Tuple, Union
 
 import numpy as np
 import srsly
@@ -89,8 +89,8 @@ class SizedIndex:
         self.inner.build(vectors, sparse_vectors)
         return self
 
-    def to_disk(self, path: Union[str, Path]) -> None:
-        self.inner.to_disk(path)
+    def to_disk(self, path: Union[str, Path], *, idf: Optional[np.ndarray] = None) -> None:
+        self.inner.to_disk(path, idf=idf)
         srsly.write_json(Path(path) / _KIND_FILE, {"kind": self.kind})
 
     def from_disk(self, path: Union[str, Path]) -> "SizedIndex":

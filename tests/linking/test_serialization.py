@@ -143,7 +143,7 @@ def test_a_save_that_fails_midway_leaves_the_previous_one(nlp, tmp_path, monkeyp
     before = links(spacy.load(tmp_path / "p"))
     component = nlp.get_pipe("biosyn_linker")
 
-    def broken(path):
+    def broken(path, **settings):
         raise OSError("disk full")
 
     monkeypatch.setattr(component.engine.vocabulary().index, "to_disk", broken)
@@ -421,3 +421,13 @@ def test_the_encoders_runtime_settings_may_be_edited_in_config_cfg(tiny_encoder,
     config.write_text(config.read_text().replace("similarity = \"cosine\"", "similarity = \"dot\""))
     with pytest.raises(MismatchError, match=r"encoder.similarity \('cosine' -> 'dot'\) cannot change"):
         spacy.load(tmp_path / "p")
+
+
+def test_a_saved_linkers_tfidf_rows_are_its_names_counts_and_load_as_built(nlp, tmp_path):
+    nlp.to_disk(tmp_path / "p")
+    saved = np.load(tmp_path / "p" / "biosyn_linker" / "index" / "sparse.npz", allow_pickle=False)
+    assert saved["format"].item() == b"tfidf-counts" and saved["counts"].dtype == np.uint8
+    built = nlp.get_pipe("biosyn_linker").engine.vocabulary().index.sparse_vectors
+    loaded = spacy.load(tmp_path / "p").get_pipe("biosyn_linker").engine.vocabulary().index.sparse_vectors
+    assert (built != loaded).nnz == 0 and loaded.dtype == np.float32
+    assert links(spacy.load(tmp_path / "p")) == links(nlp)

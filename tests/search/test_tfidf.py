@@ -33,6 +33,7 @@ def test_fit_transform_gives_scikit_learns_vocabulary_weights_and_rows_a_chunk_a
     from spacy_biosyn.search import tfidf
 
     monkeypatch.setattr(tfidf, "_CHUNK", 5)  # chunks of names that split the list unevenly
+    monkeypatch.setattr(tfidf, "_WEIGHED_AT_ONCE", 7)  # and of entries, weighed a few rows at a time
     names = NAMES + ["brest  cancer", "café au lait spots", "ß-thalassemia", "breast cancer"]
     encoder = SparseEncoder()
     ours = encoder.fit_transform(names)

@@ -1,0 +1,103 @@
+"""The names' tf-idf rows on disk: saved as their n-gram counts where they
+are a tf-idf's, weighed again into the very same float32 rows at load;
+else, or when large, as float32 rows mapped from the file."""
+import numpy as np
+import pytest
+from scipy import sparse
+
+from spacy_biosyn.errors import SavedStateError
+from spacy_biosyn.files.storage import mapped_npz
+from spacy_biosyn.search import tfidf_rows
+from spacy_biosyn.search.tfidf import SparseEncoder, counts_behind
+from spacy_biosyn.search.tfidf_rows import load_tfidf_rows, save_tfidf_rows
+
+# MEDIC-like names, with rows whose every n-gram occurs twice or more
+# ("ddd": d 3 times, dd twice), and a count past 255.
+NAMES = [
+    "breast cancer", "hereditary breast and ovarian cancer syndrome", "huntington disease",
+    "g6pd deficiency", "glucose 6 phosphate dehydrogenase deficiency", "ataxia  telangiectasia",
+    "café au lait spots", "ß-thalassemia", "ddd", "aaa", "deafness, dystonia, and optic neuronopathy syndrome",
+    "b" + "a" * 300,
+]
+
+
+def same_bits(a: sparse.csr_matrix, b: sparse.csr_matrix) -> bool:
+    return (a.shape == b.shape and np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices)
+            and np.array_equal(a.data.view(np.uint32), b.data.view(np.uint32)))
+
+
+@pytest.fixture
+def fitted():
+    encoder = SparseEncoder()
+    return encoder, encoder.fit_transform(NAMES)
+
+
+def test_a_tfidfs_rows_are_saved_as_counts_and_load_as_the_very_same_float32_rows(fitted, tmp_path):
+    encoder, rows = fitted
+    save_tfidf_rows(tmp_path / "counts.npz", rows, encoder.idf)
+    save_tfidf_rows(tmp_path / "float32.npz", rows)
+
+    saved = mapped_npz(tmp_path / "counts.npz")
+    assert saved["format"].item() == b"tfidf-counts"
+    assert saved["columns"].dtype == np.uint16
+    assert saved["counts"].dtype == np.uint16  # a 300 times
+    assert saved["counts"].max() == 300
+    # the rows of "ddd" and "aaa": no n-gram once, counts found all the same
+    ddd = NAMES.index("ddd")
+    assert sorted(saved["counts"][saved["indptr"][ddd] : saved["indptr"][ddd + 1]].tolist()) == [2, 3]
+    assert (tmp_path / "counts.npz").stat().st_size < (tmp_path / "float32.npz").stat().st_size / 2
+    for file in ("counts.npz", "float32.npz"):
+        loaded = load_tfidf_rows(tmp_path / file)
+        assert loaded.dtype == np.float32
+        assert same_bits(loaded, rows), file
+    # and the loaded rows score a new mention as the built ones do
+    query = encoder.transform(["hereditary breast cancer"]).T
+    np.testing.assert_array_equal((load_tfidf_rows(tmp_path / "counts.npz") @ query).toarray(), (rows @ query).toarray())
+
+
+def test_rows_that_are_not_the_given_tfidfs_are_saved_as_float32(fitted, tmp_path):
+    encoder, rows = fitted
+    other = SparseEncoder().fit(NAMES[:6] + ["tooth agenesis"])
+    edited = rows.copy()
+    edited.data[3] *= 1.0001
+    # a row whose rarest n-gram occurs 299 times: counts past those tried
+    rare = encoder.transform(NAMES[:3] + ["a" * 300])
+    for given, kept in ((other.idf, rows), (encoder.idf, edited), (encoder.idf[:-1], rows), (encoder.idf, rare)):
+        assert counts_behind(kept, given) is None
+        save_tfidf_rows(tmp_path / "rows.npz", kept, given)
+        assert mapped_npz(tmp_path / "rows.npz")["format"].item() == b"csr"
+        assert same_bits(load_tfidf_rows(tmp_path / "rows.npz"), kept)
+
+
+def test_rows_of_a_large_vocabulary_stay_float32_to_be_mapped_from_the_file(fitted, tmp_path, monkeypatch):
+    encoder, rows = fitted
+    monkeypatch.setattr(tfidf_rows, "COUNTS_UP_TO_BYTES", rows.nnz * 8 - 1)
+    save_tfidf_rows(tmp_path / "rows.npz", rows, encoder.idf)
+    assert mapped_npz(tmp_path / "rows.npz")["format"].item() == b"csr"
+    assert same_bits(load_tfidf_rows(tmp_path / "rows.npz"), rows)
+
+
+def test_rows_with_a_name_without_known_ngrams_round_trip(fitted, tmp_path):
+    encoder, _ = fitted
+    rows = encoder.transform(["breast cancer", "ЖЖЖ", "", "ovarian cancer"])  # two empty rows
+    save_tfidf_rows(tmp_path / "rows.npz", rows, encoder.idf)
+    assert mapped_npz(tmp_path / "rows.npz")["format"].item() == b"tfidf-counts"
+    assert same_bits(load_tfidf_rows(tmp_path / "rows.npz"), rows)
+
+
+@pytest.mark.parametrize("edit, value", [
+    ("columns", lambda a: np.where(np.arange(len(a)) == 5, 60_000, a).astype(a.dtype)),  # past the idf
+    ("counts", lambda a: np.where(np.arange(len(a)) == 2, 0, a).astype(a.dtype)),
+    ("indptr", lambda a: a[::-1].copy()),
+    ("idf", lambda a: a[:-1]),
+    ("idf", lambda a: -a),
+    ("shape", lambda a: np.array([len(NAMES) + 1, a[1]])),
+])
+def test_edited_counts_are_refused_naming_the_file(fitted, tmp_path, edit, value):
+    encoder, rows = fitted
+    save_tfidf_rows(tmp_path / "rows.npz", rows, encoder.idf)
+    arrays = {name: np.array(array) for name, array in mapped_npz(tmp_path / "rows.npz").items()}
+    arrays[edit] = value(arrays[edit])
+    np.savez_compressed(tmp_path / "rows.npz", **arrays)
+    with pytest.raises(SavedStateError, match="rows.npz does not hold tf-idf counts"):
+        load_tfidf_rows(tmp_path / "rows.npz")
