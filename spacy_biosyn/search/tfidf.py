@@ -27,10 +27,13 @@ from ..files.spill import rows_writer
 from ..files.storage import read_saved_json
 
 NGRAM_RANGE = (1, 2)
-# counts_behind: a ratio this close to a whole number is one (float32
-# values are good to 1e-7), and the largest smallest count of a row it tries.
+# counts_behind: a ratio this close to a whole number (relative past 1,000)
+# may be a count (float32 values are good to 1e-7), and the largest smallest
+# count of a row it tries.
 _WHOLE = 1e-3
 _MOST_TRIED = 255
+# Entries that weigh and counts_behind take at a time: their float64 steps
+# over all of MEDIC's rows at once held 60 MB.
 _WEIGHED_AT_ONCE = 1 << 18
 # Names analysed at a time: each chunk's rows pass through Python lists.
 _CHUNK = 65_536
@@ -165,12 +168,10 @@ class SparseEncoder:
 
 
 def weigh(counts: sparse.csr_matrix, idf: np.ndarray) -> sparse.csr_matrix:
-    """Rows of n-gram counts (columns sorted) as tf-idf rows: counts times
-    idf over each row's L2 norm, in scikit-learn's arithmetic (squares in
-    float32, summed and divided in float64), so that rows weighed again from
-    saved counts are the very float32 values that were saved. Whole rows of
-    _WEIGHED_AT_ONCE entries at a time: their float64 steps took 60 MB at
-    once for MEDIC's."""
+    """Rows of n-gram counts as tf-idf rows: counts times idf over each
+    row's L2 norm, in scikit-learn's arithmetic (squares in float32, summed
+    in the row's order and divided in float64), so that rows weighed again
+    from saved counts are the very float32 values that were saved."""
     data = np.empty(counts.nnz, dtype=np.float32)
     for first, last in _row_spans(counts.indptr, _WEIGHED_AT_ONCE):
         indptr = counts.indptr[first : last + 1]
@@ -185,46 +186,65 @@ def weigh(counts: sparse.csr_matrix, idf: np.ndarray) -> sparse.csr_matrix:
     return sparse.csr_matrix((data, counts.indices, counts.indptr), shape=counts.shape)
 
 
+def counts_behind(rows: sparse.csr_matrix, idf: np.ndarray) -> Optional[np.ndarray]:
+    """The n-gram counts (uint8, or uint16 past 255) that float32 tf-idf
+    rows were weighed from with `idf`, entry by entry; None where some row's
+    counts that `weigh` gives back bit for bit are not found (rows of
+    another tf-idf, or edited). A few rows at a time, as `weigh`."""
+    if len(idf) != rows.shape[1] or rows.data.dtype != np.float32 or not (rows.data > 0).all():
+        return None
+    counts = np.empty(rows.nnz, dtype=np.uint16)
+    for first, last in _row_spans(rows.indptr, _WEIGHED_AT_ONCE):
+        span = rows[first:last]
+        found = _span_counts(span, idf)
+        if found is None:
+            return None
+        counts[rows.indptr[first] : rows.indptr[last]] = found
+    return counts.astype(np.uint8) if rows.nnz == 0 or counts.max() <= 255 else counts
+
+
+def _span_counts(rows: sparse.csr_matrix, idf: np.ndarray) -> Optional[np.ndarray]:
+    """counts_behind for a few rows. A row's values over their idf are its
+    counts over its norm, so its ratios to its smallest are its counts over
+    the smallest count: whole where an n-gram occurs once (all of MEDIC's
+    rows but four: "aaa" has 3 and 2), else whole times 2, 3, ... Each
+    multiple is tried on the rows not yet found, and a row's counts are
+    taken once they weigh back to its values bit for bit."""
+    lengths = np.diff(rows.indptr)
+    filled = lengths > 0
+    if not filled.any():
+        return np.zeros(rows.nnz, dtype=np.uint16)
+    per_count = rows.data / idf[rows.indices].astype(np.float64)
+    ratios = per_count / np.repeat(np.minimum.reduceat(per_count, rows.indptr[:-1][filled]), lengths[filled])
+    row_of = np.repeat(np.arange(rows.shape[0]), lengths)
+    counts = np.zeros(rows.nnz, dtype=np.uint16)
+    pending = filled.copy()
+    for least in range(1, _MOST_TRIED + 1):
+        entries = np.flatnonzero(pending[row_of])
+        guesses = ratios[entries] * least
+        whole = np.rint(guesses)
+        # Rounding past a count of 65,535 would wrap; far from whole is no count.
+        stray = (whole > np.iinfo(np.uint16).max) | (np.abs(guesses - whole) > _WHOLE * np.maximum(1, guesses / 1000))
+        tried = counts.copy()
+        tried[entries] = np.where(stray, 0, whole)
+        with np.errstate(divide="ignore", invalid="ignore"):  # a row of strays only: 0 over 0, never taken
+            again = weigh(sparse.csr_matrix((tried, rows.indices, rows.indptr), shape=rows.shape), idf)
+        differs = np.zeros(rows.shape[0], dtype=bool)
+        differs[row_of[entries[stray]]] = True
+        differs[row_of[entries][again.data[entries].view(np.uint32) != rows.data[entries].view(np.uint32)]] = True
+        found = pending & ~differs
+        counts[np.flatnonzero(found[row_of])] = tried[np.flatnonzero(found[row_of])]
+        pending &= differs
+        if not pending.any():
+            return counts
+    return None
+
+
 def _row_spans(indptr: np.ndarray, entries: int) -> Iterator[Tuple[int, int]]:
     """(first, last) rows, consecutive, of about `entries` entries each."""
     ends = np.searchsorted(indptr, np.arange(entries, indptr[-1], entries), side="right")
     bounds = np.unique(np.concatenate(([0], ends, [len(indptr) - 1])))
     return zip(bounds[:-1].tolist(), bounds[1:].tolist())
-
-
-def counts_behind(rows: sparse.csr_matrix, idf: np.ndarray) -> Optional[np.ndarray]:
-    """The n-gram counts (uint8, or uint16 past 255) that tf-idf rows were
-    weighed from with `idf`, entry by entry; None where `weigh` does not give
-    `rows` back from them, bit for bit (rows of another tf-idf, or edited).
-
-    A row's values over their idf are its counts over its norm. Nearly every
-    name has an n-gram that occurs once ("aaa" has 3 and 2), so each row's
-    ratios to its smallest are its counts, or become them times 2, 3, ..."""
-    if len(idf) != rows.shape[1] or rows.data.dtype != np.float32 or not (rows.data > 0).all():
-        return None
-    lengths = np.diff(rows.indptr)
-    filled = lengths > 0
-    if not filled.any():
-        return np.zeros(0, dtype=np.uint8)
-    per_count = rows.data / idf[rows.indices].astype(np.float64)
-    smallest = np.minimum.reduceat(per_count, rows.indptr[:-1][filled])
-    ratios = per_count / np.repeat(smallest, lengths[filled])
-    counts = np.rint(ratios)
-    row_of = np.repeat(np.arange(rows.shape[0]), lengths)
-    for row in np.unique(row_of[np.abs(ratios - counts) > _WHOLE]).tolist():  # MEDIC: 4 of 72k
-        entries = slice(rows.indptr[row], rows.indptr[row + 1])
-        for least in range(2, _MOST_TRIED + 1):
-            guesses = ratios[entries] * least
-            if np.all(np.abs(guesses - np.rint(guesses)) <= _WHOLE):
-                counts[entries] = np.rint(guesses)
-                break
-        else:
-            return None
-    if counts.max() > np.iinfo(np.uint16).max:
-        return None
-    counts = counts.astype(np.uint8 if counts.max() <= 255 else np.uint16)
-    again = weigh(sparse.csr_matrix((counts, rows.indices, rows.indptr), shape=rows.shape), idf)
-    return counts if np.array_equal(again.data.view(np.uint32), rows.data.view(np.uint32)) else None
 
 
 def _bar(total: int, desc: str) -> tqdm:

@@ -1,16 +1,19 @@
 """The names' tf-idf rows on disk (an index's sparse.npz), in one of two
 layouts, both numpy archives read without pickle:
 
-- counts: each entry's n-gram count (uint8) and column (uint16), the row
-  starts and the idf weights, deflated. Loading weighs them again
-  (tfidf.weigh) into the very float32 rows that were saved. MEDIC's 2.6M
-  entries take 1.7 MB instead of 21.0, and about 50 ms to read and weigh.
+- counts: each entry's n-gram count (uint8, uint16 past 255) and column
+  (uint16, int32 past 65,536 columns), the row starts and the idf weights,
+  deflated. Loading weighs them again (tfidf.weigh) into the very float32
+  rows that were saved. MEDIC's 2.6M entries take 1.7 MB instead of 21.0,
+  and about 50 ms to read and weigh in a warm process.
   Rows up to COUNTS_UP_TO_BYTES are saved so, where the idf is given and
-  the counts behind them are found (tfidf.counts_behind).
+  every row's counts are found (tfidf.counts_behind); else all of them are
+  saved as float32.
 - float32: scipy's uncompressed CSR, memory-mapped at load, so that a
   search reads only the rows it scores: a UMLS-size vocabulary's 1.2 GiB
   of rows stay on disk.
 """
+import zipfile
 from pathlib import Path
 from typing import Optional, Union
 
@@ -47,9 +50,13 @@ def save_tfidf_rows(path: Union[str, Path], rows: sparse.csr_matrix, idf: Option
 
 def load_tfidf_rows(path: Union[str, Path]) -> sparse.csr_matrix:
     """The rows saved at `path`, in either layout, or in scipy's compressed
-    save_npz (earlier versions)."""
-    arrays = mapped_npz(path)
-    kind = arrays.get("format", np.array(b"")).item()
+    save_npz (earlier versions); SavedStateError naming the file where it
+    holds neither."""
+    try:
+        arrays = mapped_npz(path)
+        kind = arrays["format"].item() if "format" in arrays else None
+    except (ValueError, zipfile.BadZipFile) as error:  # objects, cut short, not a zip, a format of many values
+        raise SavedStateError(f"{path} does not hold tf-idf rows ({error}); save or build the pipeline again") from None
     if kind == _COUNTS_FORMAT:
         return _weighed(path, arrays)
     if kind != b"csr" or "shape" not in arrays:
@@ -63,18 +70,27 @@ def _weighed(path: Union[str, Path], arrays: dict) -> sparse.csr_matrix:
     shape, counts, columns, indptr, idf = (arrays.get(key) for key in ("shape", "counts", "columns", "indptr", "idf"))
     arrays_present = all(isinstance(a, np.ndarray) and a.ndim == 1 for a in (shape, counts, columns, indptr, idf))
     valid = (
-        arrays_present and len(shape) == 2 and all(a.dtype.kind in "ui" for a in (shape, counts, columns, indptr))
-        and idf.dtype == np.float32 and len(idf) == shape[1] and len(indptr) == shape[0] + 1
-        and len(columns) == len(counts) and indptr[0] == 0 and indptr[-1] == len(counts)
-        and (np.diff(indptr) >= 0).all() and (counts >= 1).all()
-        and (len(columns) == 0 or (columns.min() >= 0 and columns.max() < shape[1]))
-        and np.isfinite(idf).all() and (idf > 0).all()
+        arrays_present and len(shape) == 2 and shape.dtype.kind in "ui" and indptr.dtype.kind in "ui"
+        and counts.dtype in (np.uint8, np.uint16) and columns.dtype in (np.uint16, np.int32) and idf.dtype == np.float32
     )
+    if valid:
+        n_rows, n_columns = (int(n) for n in shape)
+        starts = indptr.astype(np.int64)
+        valid = (
+            n_rows >= 0 and len(idf) == n_columns and len(indptr) == n_rows + 1 and len(columns) == len(counts)
+            and starts[0] == 0 and starts[-1] == len(counts) and (starts[1:] >= starts[:-1]).all()
+            and (counts >= 1).all() and (len(columns) == 0 or (columns.min() >= 0 and columns.max() < n_columns))
+            and np.isfinite(idf).all() and (idf > 0).all()
+        )
+    if valid:
+        index = np.int32 if len(counts) < 2**31 else np.int64
+        counted = sparse.csr_matrix((counts, columns.astype(index), starts.astype(index)), shape=(n_rows, n_columns))
+        with np.errstate(over="ignore", invalid="ignore"):  # refused below, not warned of
+            rows = weigh(counted, idf)
+        valid = np.isfinite(rows.data).all()  # an idf past float32's squares
     if not valid:
         raise SavedStateError(
             f"{path} does not hold tf-idf counts (row starts in order, each entry's column within the "
             "idf weights and a count of 1 or more): the file was edited, or is not this package's; build the linker again"
         )
-    index = np.int32 if len(counts) < 2**31 else np.int64
-    counted = sparse.csr_matrix((counts, columns.astype(index), indptr.astype(index)), shape=tuple(int(n) for n in shape))
-    return weigh(counted, idf)
+    return rows

@@ -8,7 +8,7 @@ from scipy import sparse
 from spacy_biosyn.errors import SavedStateError
 from spacy_biosyn.files.storage import mapped_npz
 from spacy_biosyn.search import tfidf_rows
-from spacy_biosyn.search.tfidf import SparseEncoder, counts_behind
+from spacy_biosyn.search.tfidf import SparseEncoder, counts_behind, weigh
 from spacy_biosyn.search.tfidf_rows import load_tfidf_rows, save_tfidf_rows
 
 # MEDIC-like names, with rows whose every n-gram occurs twice or more
@@ -92,6 +92,11 @@ def test_rows_with_a_name_without_known_ngrams_round_trip(fitted, tmp_path):
     ("idf", lambda a: a[:-1]),
     ("idf", lambda a: -a),
     ("shape", lambda a: np.array([len(NAMES) + 1, a[1]])),
+    ("shape", lambda a: np.array([-1, a[1]])),
+    ("indptr", lambda a: np.concatenate(([0, a[-1] + 5], a[2:])).astype(np.uint32)),  # out of order, unsigned
+    ("counts", lambda a: a.astype(np.int64)),
+    ("columns", lambda a: a.reshape(1, -1)),
+    ("idf", lambda a: np.full_like(a, 3e38)),  # squares past float32
 ])
 def test_edited_counts_are_refused_naming_the_file(fitted, tmp_path, edit, value):
     encoder, rows = fitted
@@ -100,4 +105,32 @@ def test_edited_counts_are_refused_naming_the_file(fitted, tmp_path, edit, value
     arrays[edit] = value(arrays[edit])
     np.savez_compressed(tmp_path / "rows.npz", **arrays)
     with pytest.raises(SavedStateError, match="rows.npz does not hold tf-idf counts"):
+        load_tfidf_rows(tmp_path / "rows.npz")
+
+
+def test_counts_sharing_a_factor_are_found_and_saved(fitted, tmp_path):
+    # A row whose counts are all 5 (a name added without refitting, some of
+    # its n-grams unknown): its ratios are whole at once, but 1, 1, 1 does
+    # not weigh back to its values; 5, 5, 5 does.
+    encoder, rows = fitted
+    columns = np.array([0, 5, 9], dtype=np.int32)
+    def counted(count):
+        return sparse.csr_matrix((np.full(3, count, np.uint16), columns, np.array([0, 3])), shape=(1, rows.shape[1]))
+    shared = weigh(counted(5), encoder.idf)
+    assert not same_bits(weigh(counted(1), encoder.idf), shared)
+    both = sparse.vstack([rows, shared], format="csr")
+    assert counts_behind(both, encoder.idf)[-3:].tolist() == [5, 5, 5]
+    save_tfidf_rows(tmp_path / "rows.npz", both, encoder.idf)
+    assert mapped_npz(tmp_path / "rows.npz")["format"].item() == b"tfidf-counts"
+    assert same_bits(load_tfidf_rows(tmp_path / "rows.npz"), both)
+
+
+@pytest.mark.parametrize("write", [
+    lambda path: path.write_bytes(b"not a zip archive"),
+    lambda path: np.savez_compressed(path, format=np.array([b"csr", b"csr"])),
+    lambda path: np.savez_compressed(path, format=np.array(b"tfidf-counts"), counts=np.array([object()])),
+])
+def test_a_file_that_holds_no_rows_is_refused_naming_it(tmp_path, write):
+    write(tmp_path / "rows.npz")
+    with pytest.raises(SavedStateError, match="rows.npz does not hold"):
         load_tfidf_rows(tmp_path / "rows.npz")
