@@ -176,7 +176,7 @@ def weigh(counts: sparse.csr_matrix, idf: np.ndarray) -> sparse.csr_matrix:
     for first, last in _row_spans(counts.indptr, _WEIGHED_AT_ONCE):
         indptr = counts.indptr[first : last + 1]
         entries = slice(indptr[0], indptr[-1])
-        part = counts.data[entries].astype(np.float32) * idf[counts.indices[entries]]
+        part = counts.data[entries].astype(np.float32, copy=False) * idf[counts.indices[entries]]
         lengths = np.diff(indptr)
         norms = np.zeros(len(lengths))
         filled = lengths > 0
@@ -212,30 +212,33 @@ def _span_counts(rows: sparse.csr_matrix, idf: np.ndarray) -> Optional[np.ndarra
     taken once they weigh back to its values bit for bit."""
     lengths = np.diff(rows.indptr)
     filled = lengths > 0
+    counts = np.zeros(rows.nnz, dtype=np.uint16)
     if not filled.any():
-        return np.zeros(rows.nnz, dtype=np.uint16)
+        return counts
     per_count = rows.data / idf[rows.indices].astype(np.float64)
     ratios = per_count / np.repeat(np.minimum.reduceat(per_count, rows.indptr[:-1][filled]), lengths[filled])
     row_of = np.repeat(np.arange(rows.shape[0]), lengths)
-    counts = np.zeros(rows.nnz, dtype=np.uint16)
-    pending = filled.copy()
+    pending = np.flatnonzero(filled)
     for least in range(1, _MOST_TRIED + 1):
-        entries = np.flatnonzero(pending[row_of])
+        # Only the rows not yet found are tried and weighed again.
+        tried_rows = np.zeros(rows.shape[0], dtype=bool)
+        tried_rows[pending] = True
+        entries = np.flatnonzero(tried_rows[row_of])
         guesses = ratios[entries] * least
         whole = np.rint(guesses)
         # Rounding past a count of 65,535 would wrap; far from whole is no count.
         stray = (whole > np.iinfo(np.uint16).max) | (np.abs(guesses - whole) > _WHOLE * np.maximum(1, guesses / 1000))
-        tried = counts.copy()
-        tried[entries] = np.where(stray, 0, whole)
+        tried = np.where(stray, 0, whole).astype(np.uint16)
+        starts = np.concatenate(([0], np.cumsum(lengths[pending])))
         with np.errstate(divide="ignore", invalid="ignore"):  # a row of strays only: 0 over 0, never taken
-            again = weigh(sparse.csr_matrix((tried, rows.indices, rows.indptr), shape=rows.shape), idf)
+            again = weigh(sparse.csr_matrix((tried, rows.indices[entries], starts), shape=(len(pending), rows.shape[1])), idf)
+        wrong = stray | (again.data.view(np.uint32) != rows.data[entries].view(np.uint32))
         differs = np.zeros(rows.shape[0], dtype=bool)
-        differs[row_of[entries[stray]]] = True
-        differs[row_of[entries][again.data[entries].view(np.uint32) != rows.data[entries].view(np.uint32)]] = True
-        found = pending & ~differs
-        counts[np.flatnonzero(found[row_of])] = tried[np.flatnonzero(found[row_of])]
-        pending &= differs
-        if not pending.any():
+        differs[row_of[entries[wrong]]] = True
+        taken = ~differs[row_of[entries]]
+        counts[entries[taken]] = tried[taken]
+        pending = pending[differs[pending]]
+        if not len(pending):
             return counts
     return None
 
