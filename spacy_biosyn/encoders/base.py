@@ -129,28 +129,32 @@ def check_settings(pooling: str, similarity: str, max_length: int, batch_size: i
 def encode_in_batches(
     texts: Sequence[str], dim: int, batch_size: int, embed: Callable[[List[str]], np.ndarray],
     count_tokens: Callable[[List[str]], List[int]], padding_tokens: Optional[int] = None,
+    run_tokens: Optional[int] = None,
 ) -> np.ndarray:
     """float32 (len(texts), dim): `embed` applied to batches of texts
     sorted by their number of tokens (`count_tokens`). A batch ends at
     `batch_size` texts, or before the padding its shorter texts need would
     pass `padding_tokens` (None: no bound), so that a few long mentions do
-    not make a whole batch of short ones pad to their length. Characters
+    not make a whole batch of short ones pad to their length, or before its
+    tokens, padding included, would pass `run_tokens` (None: no bound),
+    which bounds the memory one run holds. Characters
     are a poor guide to word pieces: batches sorted by them encoded
     MEDIC-size dictionaries 7-10% more slowly in bf16 and 26-31% in fp32
     (docs/record.md)."""
     out = np.empty((len(texts), dim), dtype=np.float32)
-    splits = len(texts) > batch_size or (padding_tokens is not None and len(texts) > 1)
+    splits = len(texts) > batch_size or ((padding_tokens, run_tokens) != (None, None) and len(texts) > 1)
     tokens = count_tokens(list(texts)) if splits else [0] * len(texts)
     # A dictionary takes minutes on a CPU: show progress; a doc's mentions do not.
     bar = tqdm(total=len(texts), desc="Encoding", unit="text", disable=len(texts) < PROGRESS_MIN_TEXTS, leave=False)
     with bar:
-        for rows in _batches(tokens, batch_size, padding_tokens):
+        for rows in _batches(tokens, batch_size, padding_tokens, run_tokens):
             out[rows] = embed([texts[i] for i in rows])
             bar.update(len(rows))
     return out
 
 
-def _batches(tokens: List[int], batch_size: int, padding_tokens: Optional[int]) -> List[List[int]]:
+def _batches(tokens: List[int], batch_size: int, padding_tokens: Optional[int],
+             run_tokens: Optional[int] = None) -> List[List[int]]:
     """Row numbers of texts of `tokens` tokens each, in batches (see encode_in_batches)."""
     batches: List[List[int]] = []
     batch: List[int] = []
@@ -158,7 +162,8 @@ def _batches(tokens: List[int], batch_size: int, padding_tokens: Optional[int]) 
     for row in sorted(range(len(tokens)), key=tokens.__getitem__):
         # Sorted: the new text is the batch's longest, and all pad to its length.
         padding = (len(batch) + 1) * tokens[row] - held - tokens[row]
-        if batch and (len(batch) == batch_size or (padding_tokens is not None and padding > padding_tokens)):
+        full = len(batch) == batch_size or (run_tokens is not None and (len(batch) + 1) * tokens[row] > run_tokens)
+        if batch and (full or (padding_tokens is not None and padding > padding_tokens)):
             batches.append(batch)
             batch, held = [], 0
         batch.append(row)

@@ -18,6 +18,7 @@ vectors move together. `names_precision` says how a build encodes names:
 (bf16_names.py), with the graph in fp32 elsewhere. Training uses
 TransformerEncoder.
 """
+import ctypes
 import hashlib
 import os
 import shutil
@@ -46,6 +47,11 @@ from .hub import import_torch
 # batches: its oneDNN kernels are made per batch shape, and the many shapes
 # of split batches cost a bf16 MEDIC build 0.6 GiB more and 10% more time.
 PADDING_TOKENS = 32
+# A run's bound on tokens, padding included: ONNX Runtime's arena keeps
+# what the largest run needed, about 45 MiB a thousand tokens for
+# all-MiniLM-L6-v2 (128 mentions of 25 tokens: 112 MiB), and runs of 512
+# tokens encode as fast as longer ones on 2 cores (docs/record.md).
+RUN_TOKENS = 512
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 
@@ -96,6 +102,7 @@ class OnnxSession:
     def _run(self, threads: int) -> None:
         try:
             self._session = _new_session(self.model, threads, self._runs)
+            _release_freed_heap()
         except BaseException as error:  # noqa: BLE001: raised where the session is asked for
             self._error = error
         finally:
@@ -122,6 +129,18 @@ def _new_session(model: Union[bytes, "GraphFile"], threads: int, runs: str):
     # From a path ONNX Runtime keeps no copy of the graph's bytes.
     graph = model.opening_path() if isinstance(model, GraphFile) else model
     return onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+
+
+def _release_freed_heap() -> None:
+    """Hand back to the OS the memory that making a session freed: ONNX
+    Runtime reads and folds the graph on the session's thread, and glibc
+    keeps that thread's freed heap otherwise (37 MiB of a saved MEDIC
+    pipeline's RSS, docs/record.md). C libraries without malloc_trim skip it."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError, TypeError):  # not glibc; Windows has no CDLL(None)
+        return
+    trim(0)
 
 
 _HELD: "weakref.WeakSet[OnnxSession]" = weakref.WeakSet()
@@ -330,7 +349,8 @@ class OnnxEncoder(EncoderBase):
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """float32 array (len(texts), dim); unit rows when similarity is cosine."""
-        return encode_in_batches(texts, self.dim, self.batch_size, self._embed, self._count_tokens, PADDING_TOKENS)
+        return encode_in_batches(texts, self.dim, self.batch_size, self._embed, self._count_tokens, PADDING_TOKENS,
+                                 RUN_TOKENS)
 
     def _count_tokens(self, texts: List[str]) -> List[int]:
         return [sum(encoding.attention_mask) for encoding in self._tokenizer.encode_batch(texts)]

@@ -28,14 +28,15 @@ def test_the_onnx_encoder_counts_word_pieces_without_padding(tiny_encoder):
     assert encoder._count_tokens(["ab", "abcd", ""]) == [4, 6, 2]
 
 
-def _batches_of(pieces, batch_size, padding_tokens):
+def _batches_of(pieces, batch_size, padding_tokens, run_tokens=None):
     batches = []
 
     def embed(batch):
         batches.append(sorted(pieces[text] for text in batch))
         return np.zeros((len(batch), 1), dtype=np.float32)
 
-    encode_in_batches(list(pieces), 1, batch_size, embed, lambda batch: [pieces[text] for text in batch], padding_tokens)
+    encode_in_batches(list(pieces), 1, batch_size, embed, lambda batch: [pieces[text] for text in batch],
+                      padding_tokens, run_tokens)
     return batches
 
 
@@ -52,6 +53,15 @@ def test_padding_within_the_bound_keeps_one_batch_and_batch_size_still_splits():
     assert _batches_of(pieces, 128, 6) == [[3, 3, 4, 4, 5]]
     assert _batches_of(pieces, 128, 5) == [[3, 3, 4, 4], [5]]
     assert _batches_of(pieces, 2, 32) == [[3, 3], [4, 4], [5]]
+
+
+def test_a_run_holds_no_more_tokens_padding_included_than_its_bound():
+    # ONNX Runtime's arena keeps what the largest run needed: long mentions come in fewer a run.
+    pieces = {**{f"short {i}": 4 for i in range(8)}, **{f"long {i}": 10 for i in range(5)}}
+    assert _batches_of(pieces, 128, None, 20) == [[4] * 5, [4] * 3, [10] * 2, [10] * 2, [10]]
+    # A text longer than the bound still gets a run, alone.
+    assert _batches_of({"a": 30, "b": 30}, 128, None, 20) == [[30], [30]]
+    assert _batches_of(pieces, 128, None, None) == [[4] * 8 + [10] * 5]
 
 
 def test_the_onnx_encoder_gives_the_same_vectors_however_the_texts_are_batched(tiny_encoder):

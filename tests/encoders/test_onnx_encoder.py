@@ -307,3 +307,18 @@ def test_a_session_started_again_before_it_was_used_is_let_go(converted):
         first_thread.join()
     gc.collect()
     assert first() is None and not onnx._STARTING
+
+
+@pytest.mark.parametrize("libc", ["no malloc_trim", "no C library"])
+def test_a_session_is_made_where_the_c_library_cannot_hand_memory_back(tiny_encoder, monkeypatch, libc):
+    # glibc's malloc_trim returns what making the session freed; macOS, musl and Windows have none.
+    from spacy_biosyn.encoders import onnx
+
+    def no_library(name):
+        if libc == "no C library":
+            raise OSError("no such library")
+        return object()
+
+    monkeypatch.setattr(onnx.ctypes, "CDLL", no_library)
+    encoder = OnnxEncoder(tiny_encoder).load()
+    assert encoder.encode(["ab"]).shape == (1, encoder.dim)
