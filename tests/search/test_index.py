@@ -62,6 +62,22 @@ def test_search_equals_brute_force(weight, chunk_scores):
     np.testing.assert_array_equal(ids, expected_ids)
 
 
+@pytest.mark.parametrize(("n_queries", "sizes"), [(40, [5, 6, 6, 5, 6, 6, 6]), (7, [3, 4]), (6, [6]), (0, [])])
+def test_mentions_are_searched_in_chunks_of_even_sizes(monkeypatch, n_queries, sizes):
+    # A budget of 6 mentions a chunk: 40 take 7 chunks of 5-6, never 6 x 6 and a last of 4
+    # (each chunk passes over every name, whatever its number of mentions).
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=2, n_names=500, n_queries=max(n_queries, 1))
+    index = ExactIndex(chunk_scores=6 * 500).build(names_dense, names_sparse)
+    seen = []
+    search_chunk = ExactIndex._search_chunk
+    monkeypatch.setattr(ExactIndex, "_search_chunk", lambda self, d, *rest: seen.append(len(d)) or search_chunk(self, d, *rest))
+    scores, ids = index.search(q_dense[:n_queries], q_sparse[:n_queries], 0.125, k=5)
+    assert seen == sizes
+    expected_scores, expected_ids = brute_force(index.vectors, names_sparse, q_dense[:n_queries], q_sparse[:n_queries],
+                                                0.125, 5)
+    np.testing.assert_array_equal(ids, expected_ids)
+
+
 @pytest.mark.parametrize("weight", [0.0, 0.125, 1.0])
 @pytest.mark.parametrize("k", [1, 10, 40])
 def test_a_dictionary_large_enough_for_group_bounds_still_equals_brute_force(k, weight):
@@ -205,6 +221,20 @@ def test_vectors_are_saved_in_int16_by_default_half_the_bytes_and_rank_alike_aft
     loaded.to_disk(tmp_path / "again")
     for name in ("vectors.npy", "vector_scales.npy"):
         assert (tmp_path / "again" / name).read_bytes() == (tmp_path / "int16" / name).read_bytes()
+
+
+@pytest.mark.parametrize("order", ["F", "C"])
+def test_int16_codes_read_a_few_dimensions_at_a_time_decode_to_the_same_bits(tmp_path, order):
+    # 70 dimensions: blocks of 32, 32 and 6; a row-major file is decoded from its map as it is.
+    from spacy_biosyn.search.int16_vectors import from_int16, int16_codes, read_int16
+
+    vectors = np.random.default_rng(4).normal(size=(301, 70)).astype(np.float32)
+    codes, scales = int16_codes(vectors)
+    np.save(tmp_path / "codes.npy", np.asarray(codes, order=order))
+    mapped = np.load(tmp_path / "codes.npy", mmap_mode="r")
+    read = read_int16(tmp_path / "codes.npy", mapped, scales)
+    assert read.flags.f_contiguous
+    np.testing.assert_array_equal(read, from_int16(codes, scales))
 
 
 @pytest.mark.parametrize("saved, configured", [("int16", "float32"), ("float32", "int16")])
