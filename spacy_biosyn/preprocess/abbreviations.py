@@ -35,7 +35,9 @@ from ..ty import Abbreviation, AbbreviationDetector
 logger = logging.getLogger("spacy_biosyn")
 _LIBC = ctypes.CDLL(ctypes.util.find_library("c"))
 
-_WHITESPACE_RUN = re.compile(r"\s+")
+# The whitespace that collapsing to single spaces changes: a run of two or
+# more, or one that is not a space; an abstract has few, and a space many.
+_CHANGED_WHITESPACE = re.compile(r"\s{2,}|[^\S ]")
 # 10,000 characters (11,000 with the overlaps on both sides) are at most
 # 44 kB of UTF-8; measured here, Ab3P survives a 99,000-byte word and 12,000
 # nested parentheses in one call.
@@ -175,14 +177,17 @@ def _collapse_whitespace(text: str) -> Tuple[str, np.ndarray]:
     byte of it the index of the original character it came from."""
     kept = np.ones(len(text), dtype=bool)
     run_starts = []
-    for run in _WHITESPACE_RUN.finditer(text):
+    for run in _CHANGED_WHITESPACE.finditer(text):
         kept[run.start() + 1 : run.end()] = False
         run_starts.append(run.start())
+    positions = np.flatnonzero(kept)
+    collapsed = _CHANGED_WHITESPACE.sub(" ", text)
+    if text.isascii():  # a byte a character
+        return collapsed, positions
     codepoints = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
     n_bytes = 1 + (codepoints >= 0x80) + (codepoints >= 0x800) + (codepoints >= 0x10000)
     n_bytes[run_starts] = 1  # each run becomes one ASCII space
-    positions = np.flatnonzero(kept)
-    return _WHITESPACE_RUN.sub(" ", text), np.repeat(positions, n_bytes[positions])
+    return collapsed, np.repeat(positions, n_bytes[positions])
 
 
 def _original_span(origin: np.ndarray, byte_offset: int, form: str, piece_start: int) -> slice:

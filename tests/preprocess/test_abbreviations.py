@@ -1,5 +1,6 @@
 import logging
 import os
+import re
 import subprocess
 import sys
 
@@ -47,6 +48,20 @@ def test_ab3p_finds_definitions_in_sentences_with_whitespace_runs(capfd):
     assert found[1].long_form == "lecithin  cholesterol\nacyltransferase"
     assert all(text[a.long_start : a.long_end] == a.long_form for a in found)
     assert "Failed to find sentence" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["a b", "a\tb  c", "a\u00a0\u2003b é\n\nü", " lead and trail \r\n", "\U0001F600 x\t"])
+def test_each_byte_ab3p_reads_maps_back_to_the_character_it_came_from(text):
+    from spacy_biosyn.preprocess.abbreviations import _collapse_whitespace
+
+    collapsed, origin = _collapse_whitespace(text)
+    assert collapsed == re.sub(r"\s+", " ", text)
+    assert len(origin) == len(collapsed.encode("utf-8"))
+    byte = 0
+    for char in collapsed:
+        for _ in char.encode("utf-8"):
+            assert text[origin[byte]] == char or (char == " " and text[origin[byte]].isspace())
+            byte += 1
 
 
 def test_what_ab3ps_native_code_prints_reaches_neither_stdout_nor_stderr(capfd):
