@@ -18,7 +18,6 @@ vectors move together. `names_precision` says how a build encodes names:
 (bf16_names.py), with the graph in fp32 elsewhere. Training uses
 TransformerEncoder.
 """
-import ctypes
 import hashlib
 import os
 import shutil
@@ -32,6 +31,7 @@ import numpy as np
 
 from ..checks import is_whole_number
 from ..errors import SavedStateError
+from ..files.spill import give_back_freed_memory
 from ..files.storage import cache_folder
 from ..files.storage import replaced_atomically
 from ..parts import ONNX_ENCODER, ONNX_ENCODER_V1, ONNX_ENCODER_V2, registry
@@ -48,9 +48,9 @@ from .hub import import_torch
 # of split batches cost a bf16 MEDIC build 0.6 GiB more and 10% more time.
 PADDING_TOKENS = 32
 # A run's bound on tokens, padding included: ONNX Runtime's arena keeps
-# what the largest run needed, about 45 MiB a thousand tokens for
-# all-MiniLM-L6-v2 (128 mentions of 25 tokens: 112 MiB), and runs of 512
-# tokens encode as fast as longer ones on 2 cores (docs/record.md).
+# what the largest run needed (all-MiniLM-L6-v2: 28 MiB for 512 tokens, 50
+# for 1,000, 112 for 128 mentions of 25 tokens), and runs of 512 tokens
+# encode as fast as longer ones on 2 cores (docs/record.md).
 RUN_TOKENS = 512
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
@@ -102,9 +102,13 @@ class OnnxSession:
     def _run(self, threads: int) -> None:
         try:
             self._session = _new_session(self.model, threads, self._runs)
-            _release_freed_heap()
         except BaseException as error:  # noqa: BLE001: raised where the session is asked for
             self._error = error
+        else:
+            # Reading the graph and folding its fp16 casts freed memory on this
+            # thread's heap, which glibc kept: 37 MiB of a saved MEDIC
+            # pipeline's RSS (docs/record.md).
+            give_back_freed_memory()
         finally:
             _STARTING.discard(self)  # listed only while running: one never asked for is freed with its holder
 
@@ -129,18 +133,6 @@ def _new_session(model: Union[bytes, "GraphFile"], threads: int, runs: str):
     # From a path ONNX Runtime keeps no copy of the graph's bytes.
     graph = model.opening_path() if isinstance(model, GraphFile) else model
     return onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
-
-
-def _release_freed_heap() -> None:
-    """Hand back to the OS the memory that making a session freed: ONNX
-    Runtime reads and folds the graph on the session's thread, and glibc
-    keeps that thread's freed heap otherwise (37 MiB of a saved MEDIC
-    pipeline's RSS, docs/record.md). C libraries without malloc_trim skip it."""
-    try:
-        trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError, TypeError):  # not glibc; Windows has no CDLL(None)
-        return
-    trim(0)
 
 
 _HELD: "weakref.WeakSet[OnnxSession]" = weakref.WeakSet()

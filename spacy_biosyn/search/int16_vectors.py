@@ -43,12 +43,30 @@ def read_int16(file: Path, codes: np.ndarray, scales: np.ndarray) -> np.ndarray:
     n_names, dim = codes.shape
     vectors = np.empty((n_names, dim), dtype=np.float32, order="F")
     block = np.empty(n_names * min(_COLUMNS_AT_ONCE, dim), dtype=np.int16)
-    with open(file, "rb") as f:
-        f.seek(f.seek(0, 2) - codes.nbytes)  # column-major codes fill the file's end, after its header
-        for start in range(0, dim, _COLUMNS_AT_ONCE):
-            stop = min(start + _COLUMNS_AT_ONCE, dim)
-            part = block[: n_names * (stop - start)]
-            if f.readinto(part) != part.nbytes:
-                raise SavedStateError(f"{file} changed while it was read; load the pipeline again")
-            np.multiply(part.reshape(stop - start, n_names).T, scales[:, None], out=vectors[:, start:stop])
+    try:
+        with open(file, "rb") as f:
+            start = _data_start(f)
+            size = f.seek(0, 2)
+            if size - start != codes.nbytes:
+                raise SavedStateError(f"{file} holds {size - start:,} bytes after its header, which says "
+                                      f"{codes.nbytes:,}; save or build the pipeline again")
+            f.seek(start)
+            for first in range(0, dim, _COLUMNS_AT_ONCE):
+                last = min(first + _COLUMNS_AT_ONCE, dim)
+                part = block[: n_names * (last - first)]
+                if f.readinto(part) != part.nbytes:
+                    raise SavedStateError(f"{file} changed while it was read; load the pipeline again")
+                # Column-major: the file holds each dimension's codes for all names in turn.
+                np.multiply(part.reshape(last - first, n_names).T, scales[:, None], out=vectors[:, first:last])
+    except OSError as error:
+        raise SavedStateError(f"{file} cannot be read ({error}); load the pipeline again") from None
     return vectors
+
+
+def _data_start(f) -> int:
+    """Where the data of the .npy file open as `f` starts: after its magic
+    string and header (np.load checked both)."""
+    version = np.lib.format.read_magic(f)
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    read_header(f)
+    return f.tell()

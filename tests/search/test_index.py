@@ -7,7 +7,7 @@ import pytest
 from scipy import sparse
 from spacy.util import registry
 
-from spacy_biosyn.errors import MismatchError
+from spacy_biosyn.errors import MismatchError, SavedStateError
 from spacy_biosyn.search.faiss_index import FaissIndex
 from spacy_biosyn.search.index import ExactIndex
 from spacy_biosyn.search.scoring import pooled_sparse_scores, sparse_scores, top_k
@@ -75,6 +75,7 @@ def test_mentions_are_searched_in_chunks_of_even_sizes(monkeypatch, n_queries, s
     assert seen == sizes
     expected_scores, expected_ids = brute_force(index.vectors, names_sparse, q_dense[:n_queries], q_sparse[:n_queries],
                                                 0.125, 5)
+    np.testing.assert_allclose(scores, expected_scores, rtol=0, atol=1e-5)
     np.testing.assert_array_equal(ids, expected_ids)
 
 
@@ -235,6 +236,19 @@ def test_int16_codes_read_a_few_dimensions_at_a_time_decode_to_the_same_bits(tmp
     read = read_int16(tmp_path / "codes.npy", mapped, scales)
     assert read.flags.f_contiguous
     np.testing.assert_array_equal(read, from_int16(codes, scales))
+
+
+def test_int16_codes_with_bytes_beyond_what_the_header_says_are_refused_naming_the_file(tmp_path):
+    # np.load maps such a file; read from its end, the codes would be shifted without a word.
+    from spacy_biosyn.search.int16_vectors import int16_codes, read_int16
+
+    codes, scales = int16_codes(np.random.default_rng(5).normal(size=(40, 6)).astype(np.float32))
+    np.save(tmp_path / "codes.npy", np.asfortranarray(codes))
+    with open(tmp_path / "codes.npy", "ab") as f:
+        f.write(b"\0" * 6)
+    mapped = np.load(tmp_path / "codes.npy", mmap_mode="r")
+    with pytest.raises(SavedStateError, match=r"codes\.npy holds 486 bytes after its header, which says 480"):
+        read_int16(tmp_path / "codes.npy", mapped, scales)
 
 
 @pytest.mark.parametrize("saved, configured", [("int16", "float32"), ("float32", "int16")])
@@ -601,3 +615,17 @@ def test_a_build_that_fails_midway_leaves_the_index_as_it_was(make):
     assert len(index) == 600
     for a, b in zip(expected, index.search(q_dense, q_sparse, 0.5, 5)):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("library", ["without malloc_trim", "missing"])
+def test_freed_memory_is_given_back_only_where_the_c_library_can(monkeypatch, library):
+    # glibc's malloc_trim; macOS, musl and Windows have none, and nothing happens there.
+    from spacy_biosyn.files import spill
+
+    def c_library(name):
+        if library == "missing":
+            raise OSError("no C library")
+        return object()
+
+    monkeypatch.setattr(spill.ctypes, "CDLL", c_library)
+    spill.give_back_freed_memory()
