@@ -367,17 +367,20 @@ def mapped_npz(path: Union[str, Path, BinaryIO]) -> Dict[str, np.ndarray]:
             raw.seek(info.header_offset + 26)
             name_length, extra_length = struct.unpack("<HH", raw.read(4))
             raw.seek(info.header_offset + 30 + name_length + extra_length)
-            version = np.lib.format.read_magic(raw)
-            shape, fortran, dtype = (
-                np.lib.format.read_array_header_1_0(raw) if version == (1, 0)
-                else np.lib.format.read_array_header_2_0(raw)
-            )
+            shape, fortran, dtype = read_npy_header(raw)
             if dtype.hasobject:
                 raise SavedStateError(f"{path}: {info.filename} holds Python objects, which are never loaded")
             arrays[name] = np.memmap(
                 path, dtype=dtype, mode="r", offset=raw.tell(), shape=shape, order="F" if fortran else "C"
             )
     return arrays
+
+
+def read_npy_header(f: BinaryIO) -> tuple:
+    """(shape, fortran_order, dtype) of the .npy array whose magic string
+    starts at `f`'s position, which is left where its data starts."""
+    version = np.lib.format.read_magic(f)
+    return np.lib.format.read_array_header_1_0(f) if version == (1, 0) else np.lib.format.read_array_header_2_0(f)
 
 
 def _identity(path: Path):

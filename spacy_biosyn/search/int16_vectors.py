@@ -10,6 +10,7 @@ from typing import Tuple
 import numpy as np
 
 from ..errors import SavedStateError
+from ..files.storage import read_npy_header
 from .name_vectors import check_finite
 
 _LARGEST = 32767
@@ -45,7 +46,8 @@ def read_int16(file: Path, codes: np.ndarray, scales: np.ndarray) -> np.ndarray:
     block = np.empty(n_names * min(_COLUMNS_AT_ONCE, dim), dtype=np.int16)
     try:
         with open(file, "rb") as f:
-            start = _data_start(f)
+            read_npy_header(f)  # np.load checked it
+            start = f.tell()
             size = f.seek(0, 2)
             if size - start != codes.nbytes:
                 raise SavedStateError(f"{file} holds {size - start:,} bytes after its header, which says "
@@ -61,12 +63,3 @@ def read_int16(file: Path, codes: np.ndarray, scales: np.ndarray) -> np.ndarray:
     except OSError as error:
         raise SavedStateError(f"{file} cannot be read ({error}); load the pipeline again") from None
     return vectors
-
-
-def _data_start(f) -> int:
-    """Where the data of the .npy file open as `f` starts: after its magic
-    string and header (np.load checked both)."""
-    version = np.lib.format.read_magic(f)
-    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-    read_header(f)
-    return f.tell()
