@@ -319,3 +319,17 @@ def test_the_session_thread_gives_back_the_memory_that_making_the_session_freed(
     encoder = OnnxEncoder(tiny_encoder).load()
     assert encoder.encode(["ab"]).shape == (1, encoder.dim)
     assert calls == ["onnx-session"]  # once, on the thread that made the session
+
+
+@pytest.mark.parametrize("library", ["without malloc_trim", "missing"])
+def test_freed_memory_is_given_back_only_where_the_c_library_can(monkeypatch, library):
+    # glibc's malloc_trim; macOS, musl and Windows have none, and nothing happens there.
+    from spacy_biosyn.files import spill
+
+    def c_library(name):
+        if library == "missing":
+            raise OSError("no C library")
+        return object()
+
+    monkeypatch.setattr(spill.ctypes, "CDLL", c_library)
+    spill.give_back_freed_memory()

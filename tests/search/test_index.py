@@ -615,17 +615,3 @@ def test_a_build_that_fails_midway_leaves_the_index_as_it_was(make):
     assert len(index) == 600
     for a, b in zip(expected, index.search(q_dense, q_sparse, 0.5, 5)):
         np.testing.assert_array_equal(a, b)
-
-
-@pytest.mark.parametrize("library", ["without malloc_trim", "missing"])
-def test_freed_memory_is_given_back_only_where_the_c_library_can(monkeypatch, library):
-    # glibc's malloc_trim; macOS, musl and Windows have none, and nothing happens there.
-    from spacy_biosyn.files import spill
-
-    def c_library(name):
-        if library == "missing":
-            raise OSError("no C library")
-        return object()
-
-    monkeypatch.setattr(spill.ctypes, "CDLL", c_library)
-    spill.give_back_freed_memory()
