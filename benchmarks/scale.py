@@ -43,7 +43,7 @@ def _faiss(factory: str, **search) -> dict:
 
 
 BACKENDS = {
-    "exact": {"@misc": "spacy_biosyn.ExactIndex.v3"},
+    "exact": {"@misc": "spacy_biosyn.ExactIndex.v4"},
     "ivf-sq8": _faiss("IVF4096,SQ8", nprobe=64),
     "ivf-sq4": _faiss("IVF4096,SQ4", nprobe=64),
     "ivf-pq96": _faiss("IVF4096,PQ96", nprobe=64),

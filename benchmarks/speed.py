@@ -1,7 +1,7 @@
 """Speed and memory of the linker on this machine.
 
     python -m benchmarks.speed [--pipeline DIR | --dictionary FILE [--onnx [--weights W]]] [--index FACTORY [--sparse-dims N]]
-                               [--profile] [--save DIR]
+                               [--held-precision int16] [--profile] [--save DIR]
 
 0. the CPU's model and the flags that decide which number formats run
    natively (AVX-512 BF16, AMX, VNNI), read at run time;
@@ -18,6 +18,9 @@
 4. a fresh process: `spacy.load` of the saved pipeline, the wall time from
    starting Python to the first linked abstract, and the resident memory
    while linking.
+
+--held-precision int16 holds the exact index's name vectors as their int16
+codes, in this process and the fresh one (a saved pipeline is loaded so).
 """
 import cProfile
 import json
@@ -37,7 +40,7 @@ from benchmarks.common import (
 )
 from spacy_biosyn.corpora.docs import pubtator_to_doc
 from spacy_biosyn.corpora.readers import read_pubtator
-from spacy_biosyn.parts import FAISS_INDEX
+from spacy_biosyn.parts import FAISS_INDEX, SAME_SAVED_STATE, SIZED_INDEX
 from spacy_biosyn.preprocess.text import normalize
 
 PIPE_PASSES = 5
@@ -56,15 +59,22 @@ def main() -> None:
     p.add_argument("--onnx", action="store_true", help="build with spacy_biosyn.OnnxEncoder.v3")
     p.add_argument("--weights", default="compact", help="with --onnx: how its graph stores weights (compact, fp32, int8)")
     p.add_argument("--save", type=Path, default=None, help="keep the measured pipeline in this folder")
+    p.add_argument("--held-precision", choices=("float32", "int16"), default=None,
+                   help="how the exact index holds its name vectors (default: as the pipeline says)")
     args = p.parse_args()
     rows = [("CPU", cpu_description(), "")]
+    overrides = {}
     if args.pipeline:
-        nlp = spacy.load(args.pipeline)
+        if args.held_precision:
+            overrides = held_as(Path(args.pipeline), args.held_precision)
+        nlp = spacy.load(args.pipeline, config=overrides)
         component = nlp.get_pipe("biosyn_linker")
     else:
         dictionary = args.dictionary or args.data / "ncbi-disease" / "train_dictionary.txt"
         nlp = spacy.blank("en")
         config = {"dictionary": str(dictionary)}  # the factory's default encoder, unless one is named
+        if args.held_precision:
+            config["index"] = {"@misc": SIZED_INDEX, "held_precision": args.held_precision}
         if args.encoder or args.onnx:
             encoder = args.encoder or offline_minilm()
             if args.onnx:
@@ -138,11 +148,13 @@ def main() -> None:
         folder = str(args.save or scratch)
         if not args.pipeline or args.save or args.index:
             nlp.to_disk(folder)
+            overrides = {}  # the saved config holds them
         else:
             folder = args.pipeline
         launched = time.time()
         child = subprocess.run(
-            [sys.executable, "-c", COLD_START, folder, str(args.data / RAW_ABSTRACTS["ncbi-disease"]["dev"])],
+            [sys.executable, "-c", COLD_START, folder, str(args.data / RAW_ABSTRACTS["ncbi-disease"]["dev"]),
+             json.dumps(overrides)],
             capture_output=True, text=True, check=True,
         )
         cold = json.loads(child.stdout.strip().splitlines()[-1])
@@ -159,6 +171,14 @@ def main() -> None:
     print_table(("measure", "value", "detail"), rows)
 
 
+def held_as(pipeline: Path, held_precision: str) -> dict:
+    """spacy.load's overrides that hold the saved pipeline's name vectors
+    as `held_precision` says, in the index version that has the setting."""
+    saved = spacy.util.load_config(pipeline / "config.cfg")["components"]["biosyn_linker"]["index"]["@misc"]
+    index = {"@misc": SAME_SAVED_STATE.get(saved, saved), "held_precision": held_precision}
+    return {"components": {"biosyn_linker": {"index": index}}}
+
+
 # A user's first run: start Python, import spaCy, load, link one abstract;
 # then link the rest, for the memory a linking process holds.
 COLD_START = """
@@ -166,7 +186,7 @@ import json, sys, time
 import spacy
 imported = time.time()
 start = time.perf_counter()
-nlp = spacy.load(sys.argv[1])
+nlp = spacy.load(sys.argv[1], config=json.loads(sys.argv[3]))
 load_s = time.perf_counter() - start
 from spacy_biosyn.corpora.docs import pubtator_to_doc
 from spacy_biosyn.corpora.readers import read_pubtator

@@ -34,10 +34,15 @@ ONNX_ENCODER = "spacy_biosyn.OnnxEncoder.v3"
 # The name search
 EXACT_INDEX_V1 = "spacy_biosyn.ExactIndex.v1"
 EXACT_INDEX_V2 = "spacy_biosyn.ExactIndex.v2"
-EXACT_INDEX = "spacy_biosyn.ExactIndex.v3"
+EXACT_INDEX_V3 = "spacy_biosyn.ExactIndex.v3"
+EXACT_INDEX = "spacy_biosyn.ExactIndex.v4"
 FAISS_INDEX = "spacy_biosyn.FaissIndex.v1"
 SIZED_INDEX_V1 = "spacy_biosyn.SizedIndex.v1"
-SIZED_INDEX = "spacy_biosyn.SizedIndex.v2"
+SIZED_INDEX_V2 = "spacy_biosyn.SizedIndex.v2"
+SIZED_INDEX = "spacy_biosyn.SizedIndex.v3"
+# Versions that only added a setting a load may choose (held_precision):
+# each reads what the one before it saved, so a load may name it instead.
+SAME_SAVED_STATE = {EXACT_INDEX_V3: EXACT_INDEX, SIZED_INDEX_V2: SIZED_INDEX}
 # Abbreviations
 AB3P = "spacy_biosyn.Ab3P.v1"
 SCHWARTZ_HEARST = "spacy_biosyn.SchwartzHearst.v1"
@@ -81,14 +86,18 @@ PARTS = (
          '{"@misc": "spacy_biosyn.ExactIndex.v1"}'),
     Part(EXACT_INDEX_V2, "misc", "the exact index with float32 vectors on disk, kept for configs that name it",
          "ty.SearchIndex", '{"@misc": "spacy_biosyn.ExactIndex.v2"}'),
+    Part(EXACT_INDEX_V3, "misc", "the exact index with float32 vectors in memory, kept for configs that name it",
+         "ty.SearchIndex", '{"@misc": "spacy_biosyn.ExactIndex.v3"}'),
     Part(EXACT_INDEX, "misc", "every name scored: S = dense + lambda * tf-idf", "ty.SearchIndex",
-         '{"@misc": "spacy_biosyn.ExactIndex.v3", "vector_precision": "float32"}'),
+         '{"@misc": "spacy_biosyn.ExactIndex.v4", "held_precision": "int16"}'),
     Part(FAISS_INDEX, "misc", "approximate search for millions of names (extra faiss)", "ty.SearchIndex",
          '{"@misc": "spacy_biosyn.FaissIndex.v1", "factory": "HNSW32,SQfp16"}'),
     Part(SIZED_INDEX_V1, "misc", "the sized index with float32 vectors on disk, kept for configs that name it",
          "ty.SearchIndex", '{"@misc": "spacy_biosyn.SizedIndex.v1"}'),
+    Part(SIZED_INDEX_V2, "misc", "the sized index with float32 vectors in memory, kept for configs that name it",
+         "ty.SearchIndex", '{"@misc": "spacy_biosyn.SizedIndex.v2"}'),
     Part(SIZED_INDEX, "misc", "exact below a million names, faiss from there on: the default", "ty.SearchIndex",
-         '{"@misc": "spacy_biosyn.SizedIndex.v2"}'),
+         '{"@misc": "spacy_biosyn.SizedIndex.v3"}'),
     Part(AB3P, "misc", "Ab3P's abbreviation pairs, as BioSyn's preprocessing found them", "ty.AbbreviationDetector",
          '{"@misc": "spacy_biosyn.Ab3P.v1"}'),
     Part(SCHWARTZ_HEARST, "misc", "Schwartz and Hearst's pairs, in Python", "ty.AbbreviationDetector",

@@ -121,6 +121,7 @@ SIGNATURES = {
     "spacy_biosyn.ExactIndex.v1": (("pool_size", 64), ("chunk_size", 128)),
     "spacy_biosyn.ExactIndex.v2": (("chunk_scores", 2**23),),
     "spacy_biosyn.ExactIndex.v3": (("chunk_scores", 2**23), ("vector_precision", "int16")),
+    "spacy_biosyn.ExactIndex.v4": (("chunk_scores", 2**23), ("vector_precision", "int16"), ("held_precision", "float32")),
     "spacy_biosyn.SizedIndex.v1": (
         ("faiss_from", 1_000_000), ("factory", "IVF4096,SQ8"), ("nprobe", 64), ("sparse_dims", 64),
         ("sparse_factory", "IVF1024,SQ8"),
@@ -128,6 +129,10 @@ SIGNATURES = {
     "spacy_biosyn.SizedIndex.v2": (
         ("faiss_from", 1_000_000), ("factory", "IVF4096,SQ8"), ("nprobe", 64), ("sparse_dims", 64),
         ("sparse_factory", "IVF1024,SQ8"), ("vector_precision", "int16"),
+    ),
+    "spacy_biosyn.SizedIndex.v3": (
+        ("faiss_from", 1_000_000), ("factory", "IVF4096,SQ8"), ("nprobe", 64), ("sparse_dims", 64),
+        ("sparse_factory", "IVF1024,SQ8"), ("vector_precision", "int16"), ("held_precision", "float32"),
     ),
     "spacy_biosyn.FaissIndex.v1": (
         ("factory", "HNSW32,SQfp16"), ("pool_size", 64), ("ef_search", 128), ("nprobe", 32), ("sparse_dims", 0),
@@ -207,9 +212,11 @@ CONTRACTS = {
     "spacy_biosyn.ExactIndex.v1": "SearchIndex",
     "spacy_biosyn.ExactIndex.v2": "SearchIndex",
     "spacy_biosyn.ExactIndex.v3": "SearchIndex",
+    "spacy_biosyn.ExactIndex.v4": "SearchIndex",
     "spacy_biosyn.FaissIndex.v1": "SearchIndex",
     "spacy_biosyn.SizedIndex.v1": "SearchIndex",
     "spacy_biosyn.SizedIndex.v2": "SearchIndex",
+    "spacy_biosyn.SizedIndex.v3": "SearchIndex",
     "spacy_biosyn.Sieve.v1": "Sieve",
     "spacy_biosyn.AliasCountReranker.v1": "ConceptScorer",
     "spacy_biosyn.ConceptCentroids.v1": "ConceptScorer",
@@ -239,7 +246,7 @@ def test_the_linker_refuses_a_part_that_breaks_its_contract_naming_the_setting(t
         return object()
 
     nlp = spacy.blank("en")
-    with pytest.raises(ValueError, match=r"biosyn_linker: index must be spacy_biosyn.SizedIndex.v2, .*"
+    with pytest.raises(ValueError, match=r"biosyn_linker: index must be spacy_biosyn.SizedIndex.v3, .*"
                                          r"ty.SearchIndex asks for; got object, which lacks __len__, add, build"):
         nlp.add_pipe("biosyn_linker", config={"dictionary": disease_dictionary, "encoder": tiny_encoder,
                                               "index": {"@misc": "test.NotAnIndex.v1"}})

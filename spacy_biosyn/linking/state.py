@@ -33,6 +33,8 @@ from ..files.storage import (
     write_manifest,
 )
 from ..preprocess.readings import MentionPreprocessor
+from ..parts import SAME_SAVED_STATE
+from ..search.index import HOLDING_SETTINGS
 from ..search.scoring import UNIT_SCALE, old_scale_factor, unit_from_old_scale
 from ..ty import Reranker
 from .data_sources import DataSources
@@ -347,7 +349,8 @@ def _check_loaded_with(path: Path, engine: SavedEngine, saved_bound: Optional[di
             f"{engine.name}: {', '.join(f'{k} = {new!r}' for k, _, new in changed)} given on load, but {path} was built "
             f"with {', '.join(f'{k} = {old!r}' for k, old, _ in changed)}: the saved names, vectors, tf-idf and lambda "
             "were made with it. Load it as saved, or rebuild it (python -m spacy_biosyn build, or index); "
-            f"{', '.join(EDITABLE_SETTINGS)} and the encoder's {', '.join(_ENCODER_CHOSEN_ON_LOAD)} may change on load"
+            f"{', '.join(EDITABLE_SETTINGS)}, the encoder's {', '.join(_ENCODER_CHOSEN_ON_LOAD)} and the index's "
+            f"{', '.join(HOLDING_SETTINGS)} may change on load"
         )
 
 
@@ -366,14 +369,18 @@ _ENCODER_CHOSEN_ON_LOAD = (*RUNTIME_SETTINGS, "quantize", "names_precision")
 
 def _differences(key: str, saved: object, now: object) -> List[Tuple[str, object, object]]:
     """Each setting below `key` whose value differs, as (dotted name, saved,
-    now); an encoder's runtime settings may differ."""
+    now); an encoder's runtime settings and how an index holds its state
+    may differ, and so may an index's version that only added the latter."""
     if isinstance(saved, dict) and isinstance(now, dict):
         # What the save holds: a setting added since has its default, which the save could not name.
         return [
             difference for sub in sorted(saved)
             if not (key == "encoder" and sub in _ENCODER_CHOSEN_ON_LOAD)
+            and not (key == "index" and sub in HOLDING_SETTINGS)
             for difference in _differences(f"{key}.{sub}", saved[sub], now.get(sub))
         ]
+    if key == "index.@misc" and SAME_SAVED_STATE.get(saved) == now:
+        return []
     return [] if _same(saved, now) else [(key, saved, now)]
 
 

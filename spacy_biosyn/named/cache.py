@@ -38,6 +38,7 @@ from ..files.downloads import DownloadError, cache_written, cached_path, cached_
 from ..files.spill import give_back_freed_memory
 from ..files.storage import cache_folder, remove_stale_staging, replaced_atomically
 from ..kb.dictionary import Dictionary
+from ..search.index import HOLDING_SETTINGS
 from ..search.name_ranker import NameRanker
 from ..vocabularies.formats import read_vocabulary_file
 from ..vocabularies.mesh import with_mapped_tree_numbers
@@ -195,11 +196,11 @@ def _recorded_sha256(url: str) -> str:
 
 
 def _index_identity(linker: NameRanker) -> Dict[str, object]:
-    """The back-end and its settings; and whether faiss is installed, which
-    decides what a SizedIndex builds."""
+    """The back-end and the settings its saved state depends on; and whether
+    faiss is installed, which decides what a SizedIndex builds."""
     index = linker.index
     settings = {key: value for key, value in vars(index).items()
-                if not key.startswith("_") and isinstance(value, (str, int, float, bool))}
+                if not key.startswith("_") and key not in HOLDING_SETTINGS and isinstance(value, (str, int, float, bool))}
     return {"back_end": type(index).__name__, "faiss": importlib.util.find_spec("faiss") is not None, **settings}
 
 

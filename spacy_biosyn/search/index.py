@@ -17,6 +17,12 @@ so a pipeline links the same before and after a save. float32 files are
 memory-mapped at load instead: loading reads no vector until a search
 needs it.
 
+In memory the vectors are float32 by default (`held_precision`), decoded
+once at load. Held as int16, the saved codes stay memory-mapped and each
+search decodes them 2,048 names at a time into one buffer: the same
+float32 values, scores and ranking in half the memory, for a search that
+decodes every name again (docs/speed.md says what each costs).
+
 The tf-idf rows are saved as their n-gram counts, weighed again at load,
 or, for a large vocabulary, uncompressed and memory-mapped too: a search
 reads only the rows it scores (tfidf_rows.py).
@@ -33,9 +39,9 @@ from scipy import sparse
 from ..checks import is_whole_number
 from ..errors import MismatchError, SavedStateError
 from ..files.storage import replaced_file
-from ..parts import EXACT_INDEX, EXACT_INDEX_V1, EXACT_INDEX_V2, registry
+from ..parts import EXACT_INDEX, EXACT_INDEX_V1, EXACT_INDEX_V2, EXACT_INDEX_V3, registry
 from ..ty import NameVectors
-from .int16_vectors import from_int16, int16_codes, read_int16
+from .int16_vectors import checked_map, from_int16, int16_codes, read_int16
 from .name_vectors import name_vectors
 from .tfidf_rows import load_tfidf_rows, save_tfidf_rows
 from .scoring import biosyn_scores, max_sparse_gain, sorts_by_group_bound, top_k
@@ -50,6 +56,12 @@ FAISS_FILE = "dense.faiss"
 # How the name vectors are saved: `vector_precision`'s choices.
 VectorPrecision = Literal["int16", "float32"]
 VECTOR_PRECISIONS = ("int16", "float32")
+# Settings that say how a loaded index holds its saved state, not what it
+# saves: a load may choose them, and caches of built indexes ignore them.
+HOLDING_SETTINGS = ("held_precision",)
+# Names decoded at a time when the index holds int16 codes: a 3 MiB buffer
+# of MiniLM's float32 vectors, which stays in the CPU's cache for the product.
+DECODED_NAMES = 2048
 # How many names of highest dense score per rank give the k-th S that
 # prunes the search: with 4 (over 1), NCBI dev's mentions had 724 MEDIC
 # names each to score in full instead of 1,574 (docs/record.md).
@@ -182,15 +194,20 @@ class ExactIndex(IndexBase):
     holds, and PAIRS_PER_STEP how many pairs' tf-idf rows a step copies:
     together they bound the search's memory whatever the dictionary's size.
     `vector_precision` is how the name vectors are saved (and rounded when
-    built); searches are float32 either way."""
+    built), `held_precision` how they are held in memory; searches are
+    float32 either way."""
 
-    def __init__(self, chunk_scores: int = 2**23, vector_precision: VectorPrecision = "int16"):
+    def __init__(self, chunk_scores: int = 2**23, vector_precision: VectorPrecision = "int16",
+                 held_precision: VectorPrecision = "float32"):
         if not is_whole_number(chunk_scores, 1):
             raise ValueError(f"chunk_scores must be a whole number >= 1, got {chunk_scores!r}")
         check_vector_precision(vector_precision)
+        check_held_precision(held_precision, vector_precision)
         super().__init__()
         self.chunk_scores = chunk_scores
         self.vector_precision = vector_precision
+        self.held_precision = held_precision
+        # float32 vectors, or their int16 codes where held_precision says so.
         self._vectors: Optional[np.ndarray] = None
         # With int16, each name's scale, from which a save gets its codes back.
         self._scales: Optional[np.ndarray] = None
@@ -201,11 +218,15 @@ class ExactIndex(IndexBase):
 
     @property
     def vectors(self) -> np.ndarray:
-        """The name vectors (n_names x dim); read-only when memory-mapped."""
-        return self._vectors
+        """The name vectors (n_names x dim); read-only when memory-mapped,
+        decoded anew when held as int16 codes."""
+        return from_int16(self._vectors, self._scales) if self._holds_codes() else self._vectors
 
     def reconstruct(self, ids: np.ndarray) -> np.ndarray:
-        return self._vectors[np.asarray(ids, dtype=np.int64)]
+        ids = np.asarray(ids, dtype=np.int64)
+        if self._holds_codes():
+            return self._vectors[ids].astype(np.float32) * self._scales[ids, None]
+        return self._vectors[ids]
 
     @property
     def holds_exact_vectors(self) -> bool:
@@ -213,26 +234,46 @@ class ExactIndex(IndexBase):
 
     def _build_dense(self, vectors: NameVectors) -> None:
         # Held whole in the end: at the sizes this index is for, the float32 copy is a passing cost.
-        self._vectors, self._scales = self._as_saved(vectors.whole())
+        self._vectors, self._scales = self._as_held(vectors.whole())
 
     def _add_dense(self, vectors: np.ndarray) -> None:
-        added, scales = self._as_saved(vectors)
+        added, scales = self._as_held(vectors)
         self._vectors = np.asfortranarray(np.concatenate([self._vectors, added]))
         if scales is not None:
             self._scales = np.concatenate([self._scales, scales])
 
-    def _as_saved(self, vectors: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:
-        """float32 `vectors` as a save and a load will give them back, and their int16 scales."""
+    def _as_held(self, vectors: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+        """float32 `vectors` as a save and a load will give them back (or
+        their int16 codes, where held so), and their int16 scales."""
         if self.vector_precision == "float32":
             return np.asfortranarray(vectors), None
         codes, scales = int16_codes(vectors)
-        return from_int16(codes, scales), scales
+        return (np.asfortranarray(codes) if self.held_precision == "int16" else from_int16(codes, scales)), scales
+
+    def _holds_codes(self) -> bool:
+        return self._vectors is not None and self._vectors.dtype == np.int16
+
+    def _dense_scores(self, dense_q: np.ndarray) -> np.ndarray:
+        """Each mention's dense score with every name."""
+        if not self._holds_codes():
+            return dense_q @ self._vectors.T
+        codes, scales = self._vectors, self._scales
+        dense = np.empty((len(dense_q), len(codes)), dtype=np.float32)
+        # Column-major as the float32 vectors are, for the same product, bit for bit.
+        block = np.empty((min(DECODED_NAMES, len(codes)), codes.shape[1]), dtype=np.float32, order="F")
+        for start in range(0, len(codes), DECODED_NAMES):
+            stop = min(start + DECODED_NAMES, len(codes))
+            vectors = block[: stop - start]
+            vectors[...] = codes[start:stop]
+            vectors *= scales[start:stop, None]  # as from_int16 decodes
+            np.matmul(dense_q, vectors.T, out=dense[:, start:stop])
+        return dense
 
     def _chunk_size(self) -> int:
         return max(1, self.chunk_scores // max(1, len(self)))
 
     def _search_chunk(self, dense_q, sparse_q, weight, k):
-        dense = dense_q @ self._vectors.T
+        dense = self._dense_scores(dense_q)
         # No name's S exceeds its dense score + max_sparse_gain. The k-th best
         # S among the names of highest dense score is one that the true k-th
         # S reaches; only names whose dense score comes within that headroom
@@ -307,7 +348,7 @@ class ExactIndex(IndexBase):
             (path / SCALES_FILE).unlink(missing_ok=True)  # an int16 save's, in the same folder
         else:
             # The codes again, exactly: a code times its scale, over the scale, rounds back to the code.
-            codes = np.rint(self._vectors / self._scales[:, None]).astype(np.int16)
+            codes = self._vectors if self._holds_codes() else np.rint(self._vectors / self._scales[:, None]).astype(np.int16)
             save_array(path / VECTORS_FILE, np.asfortranarray(codes))
             save_array(path / SCALES_FILE, self._scales)
 
@@ -334,7 +375,10 @@ class ExactIndex(IndexBase):
         self._vectors, self._scales = vectors, None
         if vectors.dtype == np.int16:
             self._scales = _saved_scales(path / SCALES_FILE, len(vectors))
-            self._vectors = read_int16(path / VECTORS_FILE, vectors, self._scales)
+            if self.held_precision == "float32":
+                self._vectors = read_int16(path / VECTORS_FILE, vectors, self._scales)
+            else:
+                self._vectors = checked_map(path / VECTORS_FILE, vectors)
         return self
 
 
@@ -354,6 +398,20 @@ def _row_groups(pairs_per_row: np.ndarray, budget: int) -> Iterator[slice]:
 def check_vector_precision(vector_precision: str) -> None:
     if vector_precision not in VECTOR_PRECISIONS:
         raise ValueError(f"vector_precision must be one of {', '.join(VECTOR_PRECISIONS)}, got {vector_precision!r}")
+
+
+def check_held_precision(held_precision: str, vector_precision: str) -> None:
+    if held_precision not in VECTOR_PRECISIONS:
+        raise ValueError(f"held_precision must be one of {', '.join(VECTOR_PRECISIONS)}, got {held_precision!r}")
+    if held_precision == "int16" and vector_precision != "int16":
+        raise ValueError(f"held_precision = 'int16' holds the int16 codes that vector_precision = 'int16' saves; "
+                         f"vector_precision is {vector_precision!r}: set both to 'int16', or held_precision to 'float32'")
+
+
+@registry.misc(EXACT_INDEX_V3)
+def exact_index_v3(chunk_scores: int = 2**23, vector_precision: VectorPrecision = "int16") -> ExactIndex:
+    """What pipelines saved before v4 name: float32 vectors in memory."""
+    return ExactIndex(chunk_scores, vector_precision)
 
 
 @registry.misc(EXACT_INDEX_V2)

@@ -46,13 +46,7 @@ def read_int16(file: Path, codes: np.ndarray, scales: np.ndarray) -> np.ndarray:
     block = np.empty(n_names * min(_COLUMNS_AT_ONCE, dim), dtype=np.int16)
     try:
         with open(file, "rb") as f:
-            read_npy_header(f)  # np.load checked it
-            start = f.tell()
-            size = f.seek(0, 2)
-            if size - start != codes.nbytes:
-                raise SavedStateError(f"{file} holds {size - start:,} bytes after its header, which says "
-                                      f"{codes.nbytes:,}; save or build the pipeline again")
-            f.seek(start)
+            _check_length(f, file, codes)
             for first in range(0, dim, _COLUMNS_AT_ONCE):
                 last = min(first + _COLUMNS_AT_ONCE, dim)
                 part = block[: n_names * (last - first)]
@@ -63,3 +57,25 @@ def read_int16(file: Path, codes: np.ndarray, scales: np.ndarray) -> np.ndarray:
     except OSError as error:
         raise SavedStateError(f"{file} cannot be read ({error}); load the pipeline again") from None
     return vectors
+
+
+def checked_map(file: Path, codes: np.ndarray) -> np.ndarray:
+    """The memory map `codes` of the .npy `file`, held as it is, once the
+    file is found to hold no more bytes than its header says."""
+    try:
+        with open(file, "rb") as f:
+            _check_length(f, file, codes)
+    except OSError as error:
+        raise SavedStateError(f"{file} cannot be read ({error}); load the pipeline again") from None
+    return codes
+
+
+def _check_length(f, file: Path, codes: np.ndarray) -> None:
+    """Leaves `f` at the codes, after its header (np.load checked it)."""
+    read_npy_header(f)
+    start = f.tell()
+    size = f.seek(0, 2)
+    if size - start != codes.nbytes:
+        raise SavedStateError(f"{file} holds {size - start:,} bytes after its header, which says "
+                              f"{codes.nbytes:,}; save or build the pipeline again")
+    f.seek(start)

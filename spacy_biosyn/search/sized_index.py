@@ -21,9 +21,9 @@ from scipy import sparse
 
 from ..errors import SavedStateError
 from ..names import LARGE_VOCABULARY_NAMES
-from ..parts import SIZED_INDEX, SIZED_INDEX_V1, registry
+from ..parts import SIZED_INDEX, SIZED_INDEX_V1, SIZED_INDEX_V2, registry
 from ..ty import NameVectors
-from .index import ExactIndex, VectorPrecision, check_vector_precision, estimated_bytes
+from .index import ExactIndex, VectorPrecision, check_held_precision, check_vector_precision, estimated_bytes
 
 _KIND_FILE = "kind.json"
 
@@ -38,16 +38,19 @@ class SizedIndex:
         sparse_dims: int = 64,
         sparse_factory: str = "IVF1024,SQ8",
         vector_precision: VectorPrecision = "int16",
+        held_precision: VectorPrecision = "float32",
     ):
         if faiss_from < 1:
             raise ValueError(f"faiss_from must be positive, got {faiss_from}")
         check_vector_precision(vector_precision)
+        check_held_precision(held_precision, vector_precision)
         self.faiss_from = faiss_from
         self.factory = factory
         self.nprobe = nprobe
         self.sparse_dims = sparse_dims
         self.sparse_factory = sparse_factory
         self.vector_precision = vector_precision
+        self.held_precision = held_precision
         self.inner = self._exact()
 
     @property
@@ -55,7 +58,7 @@ class SizedIndex:
         return "exact" if isinstance(self.inner, ExactIndex) else "faiss"
 
     def _exact(self) -> ExactIndex:
-        return ExactIndex(vector_precision=self.vector_precision)
+        return ExactIndex(vector_precision=self.vector_precision, held_precision=self.held_precision)
 
     def _faiss(self):
         from .faiss_index import FaissIndex
@@ -131,6 +134,19 @@ class SizedIndex:
 
     def search(self, dense_queries, sparse_queries, sparse_weight: float, k: int):
         return self.inner.search(dense_queries, sparse_queries, sparse_weight, k)
+
+
+@registry.misc(SIZED_INDEX_V2)
+def sized_index_v2(
+    faiss_from: int = LARGE_VOCABULARY_NAMES,
+    factory: str = "IVF4096,SQ8",
+    nprobe: int = 64,
+    sparse_dims: int = 64,
+    sparse_factory: str = "IVF1024,SQ8",
+    vector_precision: VectorPrecision = "int16",
+) -> SizedIndex:
+    """What pipelines saved before v3 name: float32 vectors in memory."""
+    return SizedIndex(faiss_from, factory, nprobe, sparse_dims, sparse_factory, vector_precision)
 
 
 @registry.misc(SIZED_INDEX_V1)

@@ -279,6 +279,31 @@ def test_an_encoder_setting_edited_into_the_config_is_refused(tiny_encoder, dise
         spacy.load(saved, config={"components": {"biosyn_linker": {"encoder": {"similarity": "dot"}}}})
 
 
+def test_how_the_index_holds_its_vectors_is_chosen_on_load_even_for_a_save_of_the_version_before(nlp, saved):
+    # held_precision changes no saved file: the same links from int16 codes held as saved.
+    lean = {"index": {"held_precision": "int16"}}
+    assert links(spacy.load(saved, config={"components": {"biosyn_linker": lean}})) == links(nlp)
+    config = saved / "config.cfg"
+    original = config.read_text()
+    config.write_text(original.replace('held_precision = "float32"', 'held_precision = "int16"'))
+    edited = spacy.load(saved)
+    assert edited.get_pipe("biosyn_linker").engine.routes.default.index.inner._vectors.dtype == np.int16
+    assert links(edited) == links(nlp)
+    # A pipeline saved with SizedIndex.v2, before held_precision, loads with v3 and it.
+    config.write_text(original.replace("spacy_biosyn.SizedIndex.v3", "spacy_biosyn.SizedIndex.v2")
+                      .replace('held_precision = "float32"\n', ""))
+    cfg = srsly.read_json(saved / "biosyn_linker" / "cfg")
+    cfg["bound_settings"]["index"] = {**cfg["bound_settings"]["index"], "@misc": "spacy_biosyn.SizedIndex.v2"}
+    del cfg["bound_settings"]["index"]["held_precision"]
+    srsly.write_json(saved / "biosyn_linker" / "cfg", cfg)
+    resealed(saved / "biosyn_linker")
+    assert "held_precision" not in config.read_text() + (saved / "biosyn_linker" / "cfg").read_text()
+    lean = {"index": {"@misc": "spacy_biosyn.SizedIndex.v3", "held_precision": "int16"}}
+    assert links(spacy.load(saved, config={"components": {"biosyn_linker": lean}})) == links(nlp)
+    with pytest.raises(MismatchError, match="index.@misc = 'spacy_biosyn.ExactIndex.v4', .* given on load"):
+        spacy.load(saved, config={"components": {"biosyn_linker": {"index": {"@misc": "spacy_biosyn.ExactIndex.v4"}}}})
+
+
 def test_a_saved_config_takes_edits_of_runtime_settings_and_names_a_bound_one(nlp, saved):
     """A spaCy user's first move: edit top_k or nil_threshold in config.cfg.
     Settings the saved state was made with are refused, named."""

@@ -413,7 +413,7 @@ def test_the_sized_index_searches_exactly_until_faiss_from_names(tmp_path, tiny_
         nlp = spacy.blank("en")
         config = {"dictionary": disease_dictionary, "sparse_weight": 10.0,
                   "encoder": {"@misc": "spacy_biosyn.TransformerEncoder.v1", "name": tiny_encoder},
-                  "index": {"@misc": "spacy_biosyn.SizedIndex.v2", "faiss_from": faiss_from, "factory": "IVF1,SQ8",
+                  "index": {"@misc": "spacy_biosyn.SizedIndex.v3", "faiss_from": faiss_from, "factory": "IVF1,SQ8",
                             "sparse_dims": 0}}
         nlp.add_pipe("biosyn_linker", config=config)
         nlp.initialize()
@@ -427,7 +427,7 @@ def test_the_sized_index_searches_exactly_until_faiss_from_names(tmp_path, tiny_
 
 def test_a_built_faiss_index_is_searched_from_the_cache_it_was_saved_to_and_still_takes_synonyms(mirror, tiny_encoder):
     config = {**named_config("umls", tiny_encoder),
-              "index": {"@misc": "spacy_biosyn.SizedIndex.v2", "faiss_from": 2, "factory": "IVF1,SQ8", "sparse_dims": 0}}
+              "index": {"@misc": "spacy_biosyn.SizedIndex.v3", "faiss_from": 2, "factory": "IVF1,SQ8", "sparse_dims": 0}}
     nlp = spacy.blank("en")
     linker = nlp.add_pipe("biosyn_linker", config=config)
     assert linked(nlp, "Risk of breast carcinoma in carriers.", "breast carcinoma")._.cui == "C0006142"

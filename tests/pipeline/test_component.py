@@ -377,7 +377,7 @@ def test_a_bad_setting_is_refused_when_the_pipe_is_made_naming_it_and_its_value(
         make_nlp(tiny_encoder, disease_dictionary, **{setting: value})
 
 
-@pytest.mark.parametrize("registered", ["spacy_biosyn.Sieve.v1", "spacy_biosyn.ExactIndex.v3"])
+@pytest.mark.parametrize("registered", ["spacy_biosyn.Sieve.v1", "spacy_biosyn.ExactIndex.v4"])
 def test_an_abbreviations_setting_that_names_no_detector_is_refused_when_the_pipe_is_made(
     tiny_encoder, disease_dictionary, registered
 ):

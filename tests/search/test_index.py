@@ -262,6 +262,53 @@ def test_vectors_saved_in_another_precision_than_configured_are_refused_naming_f
         ExactIndex(vector_precision=configured).from_disk(tmp_path / "index")
 
 
+@pytest.mark.parametrize("n_queries", [1, 40])
+def test_int16_held_codes_rank_bit_for_bit_as_float32_held_vectors(n_queries):
+    # 5,000 names: three buffers of decoded names (2,048 each); one mention, or forty in chunks of 4.
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=31, n_names=5000, n_queries=n_queries)
+    fast = ExactIndex(chunk_scores=20_000).build(names_dense, names_sparse)
+    lean = ExactIndex(chunk_scores=20_000, held_precision="int16").build(names_dense, names_sparse)
+    for k in (1, 10):
+        for a, b in zip(fast.search(q_dense, q_sparse, 0.5, k), lean.search(q_dense, q_sparse, 0.5, k)):
+            np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(lean.vectors, fast.vectors)
+    ids = np.array([[3, 4999], [0, 2048]])
+    np.testing.assert_array_equal(lean.reconstruct(ids), fast.reconstruct(ids))
+
+
+def test_int16_held_codes_stay_memory_mapped_save_the_same_files_and_take_new_names(tmp_path):
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=32, n_names=3000)
+    ExactIndex().build(names_dense[:2500], names_sparse[:2500]).to_disk(tmp_path / "saved")
+    fast = ExactIndex().from_disk(tmp_path / "saved")
+    lean = ExactIndex(held_precision="int16").from_disk(tmp_path / "saved")
+    assert lean._vectors.dtype == np.int16 and memory_mapped(lean._vectors)  # paged in from the file, not decoded
+    lean.to_disk(tmp_path / "again")
+    for name in ("vectors.npy", "vector_scales.npy"):
+        assert (tmp_path / "again" / name).read_bytes() == (tmp_path / "saved" / name).read_bytes()
+    for index in (fast, lean):
+        index.add(names_dense[2500:], names_sparse[2500:])
+    for a, b in zip(fast.search(q_dense, q_sparse, 0.5, 10), lean.search(q_dense, q_sparse, 0.5, 10)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_int16_codes_held_with_bytes_beyond_what_the_header_says_are_refused_naming_the_file(tmp_path):
+    names_dense, names_sparse, _, _ = random_problem(seed=33)
+    ExactIndex().build(names_dense, names_sparse).to_disk(tmp_path / "index")
+    with open(tmp_path / "index" / "vectors.npy", "ab") as f:
+        f.write(b"\0" * 6)
+    with pytest.raises(SavedStateError, match=r"vectors\.npy holds 16,006 bytes after its header, which says 16,000"):
+        ExactIndex(held_precision="int16").from_disk(tmp_path / "index")
+
+
+@pytest.mark.parametrize("name", ["spacy_biosyn.ExactIndex.v4", "spacy_biosyn.SizedIndex.v3"])
+def test_int16_held_vectors_need_int16_saved_ones_and_a_held_precision_that_is_one(name):
+    with pytest.raises(ValueError, match="held_precision = 'int16' holds the int16 codes that vector_precision = "
+                                         "'int16' saves; vector_precision is 'float32'"):
+        registry.misc.get(name)(vector_precision="float32", held_precision="int16")
+    with pytest.raises(ValueError, match="held_precision must be one of int16, float32, got 'float16'"):
+        registry.misc.get(name)(held_precision="float16")
+
+
 @pytest.mark.parametrize("name", ["spacy_biosyn.ExactIndex.v3", "spacy_biosyn.SizedIndex.v2"])
 def test_a_vector_precision_that_is_not_one_is_refused_naming_the_choices(name):
     with pytest.raises(ValueError, match="vector_precision must be one of int16, float32, got 'bfloat16'"):
