@@ -60,8 +60,10 @@ def main() -> None:
     p.add_argument("--weights", default="compact", help="with --onnx: how its graph stores weights (compact, fp32, int8)")
     p.add_argument("--save", type=Path, default=None, help="keep the measured pipeline in this folder")
     p.add_argument("--held-precision", choices=("float32", "int16"), default=None,
-                   help="how the exact index holds its name vectors (default: as the pipeline says)")
+                   help="how the exact index holds its name vectors (default: as the pipeline says; not with --index)")
     args = p.parse_args()
+    if args.held_precision and args.index:
+        p.error("--held-precision sets the exact index, which --index replaces with faiss's")
     rows = [("CPU", cpu_description(), "")]
     overrides = {}
     if args.pipeline:

@@ -20,8 +20,11 @@ needs it.
 In memory the vectors are float32 by default (`held_precision`), decoded
 once at load. Held as int16, the saved codes stay memory-mapped and each
 search decodes them 2,048 names at a time into one buffer: the same
-float32 values, scores and ranking in half the memory, for a search that
-decodes every name again (docs/speed.md says what each costs).
+float32 values in half the memory, for a search that decodes every name
+again (docs/speed.md says what each costs). A product per block may sum
+in another order than one over all names (BLAS's choice, with few
+mentions): scores within float32 rounding, the same links on NCBI and
+BC5CDR dev (docs/record.md).
 
 The tf-idf rows are saved as their n-gram counts, weighed again at load,
 or, for a large vocabulary, uncompressed and memory-mapped too: a search
@@ -60,7 +63,8 @@ VECTOR_PRECISIONS = ("int16", "float32")
 # saves: a load may choose them, and caches of built indexes ignore them.
 HOLDING_SETTINGS = ("held_precision",)
 # Names decoded at a time when the index holds int16 codes: a 3 MiB buffer
-# of MiniLM's float32 vectors, which stays in the CPU's cache for the product.
+# of MiniLM's float32 vectors, which stays in the CPU's L2 or L3 cache for
+# the product.
 DECODED_NAMES = 2048
 # How many names of highest dense score per rank give the k-th S that
 # prunes the search: with 4 (over 1), NCBI dev's mentions had 724 MEDIC
@@ -248,7 +252,9 @@ class ExactIndex(IndexBase):
         if self.vector_precision == "float32":
             return np.asfortranarray(vectors), None
         codes, scales = int16_codes(vectors)
-        return (np.asfortranarray(codes) if self.held_precision == "int16" else from_int16(codes, scales)), scales
+        if self.held_precision == "int16":
+            return np.asfortranarray(codes), scales
+        return from_int16(codes, scales), scales
 
     def _holds_codes(self) -> bool:
         return self._vectors is not None and self._vectors.dtype == np.int16
@@ -259,7 +265,7 @@ class ExactIndex(IndexBase):
             return dense_q @ self._vectors.T
         codes, scales = self._vectors, self._scales
         dense = np.empty((len(dense_q), len(codes)), dtype=np.float32)
-        # Column-major as the float32 vectors are, for the same product, bit for bit.
+        # Column-major, as the float32 vectors are held.
         block = np.empty((min(DECODED_NAMES, len(codes)), codes.shape[1]), dtype=np.float32, order="F")
         for start in range(0, len(codes), DECODED_NAMES):
             stop = min(start + DECODED_NAMES, len(codes))
@@ -401,6 +407,7 @@ def check_vector_precision(vector_precision: str) -> None:
 
 
 def check_held_precision(held_precision: str, vector_precision: str) -> None:
+    """int16 codes can be held only where they are saved."""
     if held_precision not in VECTOR_PRECISIONS:
         raise ValueError(f"held_precision must be one of {', '.join(VECTOR_PRECISIONS)}, got {held_precision!r}")
     if held_precision == "int16" and vector_precision != "int16":

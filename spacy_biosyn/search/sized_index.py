@@ -89,6 +89,7 @@ class SizedIndex:
                 stacklevel=3,
             )
         self.inner = self._faiss() if faiss else self._exact()
+        self._warn_if_held_precision_unused()
         self.inner.build(vectors, sparse_vectors)
         return self
 
@@ -102,8 +103,18 @@ class SizedIndex:
         if kind not in ("exact", "faiss"):
             raise SavedStateError(f"{file}: kind must be exact or faiss, found {kind!r}")
         self.inner = self._exact() if kind == "exact" else self._faiss()
+        self._warn_if_held_precision_unused()
         self.inner.from_disk(path)
         return self
+
+    def _warn_if_held_precision_unused(self) -> None:
+        if self.held_precision != "float32" and self.kind == "faiss":
+            warnings.warn(
+                f"held_precision = {self.held_precision!r} is the exact index's setting; these names are searched "
+                f"by faiss's {self.factory}, which holds its own codes (faiss_from = {self.faiss_from:,} names)",
+                UserWarning,
+                stacklevel=3,
+            )
 
     # The rest is the chosen back-end's.
     def __len__(self) -> int:

@@ -262,15 +262,18 @@ def test_vectors_saved_in_another_precision_than_configured_are_refused_naming_f
         ExactIndex(vector_precision=configured).from_disk(tmp_path / "index")
 
 
-@pytest.mark.parametrize("n_queries", [1, 40])
-def test_int16_held_codes_rank_bit_for_bit_as_float32_held_vectors(n_queries):
-    # 5,000 names: three buffers of decoded names (2,048 each); one mention, or forty in chunks of 4.
-    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=31, n_names=5000, n_queries=n_queries)
+@pytest.mark.parametrize(("n_queries", "dim"), [(1, 16), (40, 16), (1, 384), (2, 384), (3, 384)])
+def test_int16_held_codes_rank_as_float32_held_vectors(n_queries, dim):
+    # 5,000 names: three buffers of decoded names (2,048 each); a few mentions, or forty in chunks of 4.
+    # A product per buffer may sum in another order than one over all names: scores to float32 rounding.
+    names_dense, names_sparse, q_dense, q_sparse = random_problem(seed=31, n_names=5000, n_queries=n_queries, dim=dim)
     fast = ExactIndex(chunk_scores=20_000).build(names_dense, names_sparse)
     lean = ExactIndex(chunk_scores=20_000, held_precision="int16").build(names_dense, names_sparse)
     for k in (1, 10):
-        for a, b in zip(fast.search(q_dense, q_sparse, 0.5, k), lean.search(q_dense, q_sparse, 0.5, k)):
-            np.testing.assert_array_equal(a, b)
+        (fast_scores, fast_ids), (lean_scores, lean_ids) = (
+            index.search(q_dense, q_sparse, 0.5, k) for index in (fast, lean))
+        np.testing.assert_array_equal(lean_ids, fast_ids)
+        np.testing.assert_allclose(lean_scores, fast_scores, rtol=0, atol=1e-6)
     np.testing.assert_array_equal(lean.vectors, fast.vectors)
     ids = np.array([[3, 4999], [0, 2048]])
     np.testing.assert_array_equal(lean.reconstruct(ids), fast.reconstruct(ids))
@@ -300,6 +303,18 @@ def test_int16_codes_held_with_bytes_beyond_what_the_header_says_are_refused_nam
         ExactIndex(held_precision="int16").from_disk(tmp_path / "index")
 
 
+def test_int16_held_vectors_asked_of_a_sized_index_that_chose_faiss_are_said_to_be_unused(tmp_path):
+    pytest.importorskip("faiss")
+    from spacy_biosyn.search.sized_index import SizedIndex
+
+    names_dense, names_sparse, _, _ = random_problem(seed=34, n_names=300)
+    lean = SizedIndex(faiss_from=200, factory="IVF4,SQ8", sparse_dims=0, held_precision="int16")
+    with pytest.warns(UserWarning, match=r"held_precision = 'int16' is the exact index's setting; these names are "
+                                         r"searched by faiss's IVF4,SQ8"):
+        lean.build(names_dense, names_sparse)
+    assert lean.kind == "faiss"
+
+
 @pytest.mark.parametrize("name", ["spacy_biosyn.ExactIndex.v4", "spacy_biosyn.SizedIndex.v3"])
 def test_int16_held_vectors_need_int16_saved_ones_and_a_held_precision_that_is_one(name):
     with pytest.raises(ValueError, match="held_precision = 'int16' holds the int16 codes that vector_precision = "
@@ -309,7 +324,8 @@ def test_int16_held_vectors_need_int16_saved_ones_and_a_held_precision_that_is_o
         registry.misc.get(name)(held_precision="float16")
 
 
-@pytest.mark.parametrize("name", ["spacy_biosyn.ExactIndex.v3", "spacy_biosyn.SizedIndex.v2"])
+@pytest.mark.parametrize("name", ["spacy_biosyn.ExactIndex.v3", "spacy_biosyn.SizedIndex.v2",
+                                  "spacy_biosyn.ExactIndex.v4", "spacy_biosyn.SizedIndex.v3"])
 def test_a_vector_precision_that_is_not_one_is_refused_naming_the_choices(name):
     with pytest.raises(ValueError, match="vector_precision must be one of int16, float32, got 'bfloat16'"):
         registry.misc.get(name)(vector_precision="bfloat16")
