@@ -132,6 +132,19 @@ def test_another_process_loads_from_the_cache_with_the_mirror_gone(mirror, tiny_
     assert result.stdout.strip() == "MESH:D001943"
 
 
+def test_a_linker_holding_its_vectors_as_int16_loads_the_cache_a_float32_one_built(mirror, tiny_encoder):
+    # held_precision changes no saved file: the cached build serves both, never encoded again.
+    nlp = spacy.blank("en")
+    nlp.add_pipe("biosyn_linker", config=named_config("medic", tiny_encoder))
+    assert linked(nlp, "Risk of breast carcinoma", "breast carcinoma")._.cui == "MESH:D001943"
+    env = {key: value for key, value in os.environ.items() if key != "SPACY_BIOSYN_MIRROR"}
+    lean = {**named_config("medic", tiny_encoder),
+            "index": {"@misc": "spacy_biosyn.SizedIndex.v3", "held_precision": "int16"}}
+    result = run_python(WARM_START.format(config=lean), env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "MESH:D001943"
+
+
 def test_a_server_without_torch_loads_the_build_made_with_bf16_names(mirror, tiny_encoder):
     """names_precision "auto" takes a cached build in either precision: a
     server without PyTorch (faiss kept: whether it is installed is in the
