@@ -44,7 +44,7 @@ from ..errors import MismatchError, SavedStateError
 from ..files.storage import replaced_file
 from ..parts import EXACT_INDEX, EXACT_INDEX_V1, EXACT_INDEX_V2, EXACT_INDEX_V3, registry
 from ..ty import NameVectors
-from .int16_vectors import checked_map, from_int16, int16_codes, read_int16
+from .int16_vectors import checked_map, decode_into, from_int16, int16_codes, read_int16
 from .name_vectors import name_vectors
 from .tfidf_rows import load_tfidf_rows, save_tfidf_rows
 from .scoring import biosyn_scores, max_sparse_gain, sorts_by_group_bound, top_k
@@ -269,9 +269,7 @@ class ExactIndex(IndexBase):
         block = np.empty((min(DECODED_NAMES, len(codes)), codes.shape[1]), dtype=np.float32, order="F")
         for start in range(0, len(codes), DECODED_NAMES):
             stop = min(start + DECODED_NAMES, len(codes))
-            vectors = block[: stop - start]
-            vectors[...] = codes[start:stop]
-            vectors *= scales[start:stop, None]  # as from_int16 decodes
+            vectors = decode_into(block[: stop - start], codes[start:stop], scales[start:stop])
             np.matmul(dense_q, vectors.T, out=dense[:, start:stop])
         return dense
 

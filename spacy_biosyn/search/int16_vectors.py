@@ -29,9 +29,15 @@ def int16_codes(vectors: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
 
 def from_int16(codes: np.ndarray, scales: np.ndarray) -> np.ndarray:
     """The float32 vectors, column-major as the search reads them."""
-    vectors = codes.astype(np.float32, order="F")
-    vectors *= scales[:, None]
-    return vectors
+    return decode_into(np.empty(codes.shape, dtype=np.float32, order="F"), codes, scales)
+
+
+def decode_into(out: np.ndarray, codes: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """`out`, float32, filled with the vectors of `codes`: the one decoding
+    of the load and of a search over codes held as they are saved."""
+    out[...] = codes
+    out *= scales[:, None]
+    return out
 
 
 def read_int16(file: Path, codes: np.ndarray, scales: np.ndarray) -> np.ndarray:
