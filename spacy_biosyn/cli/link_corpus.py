@@ -12,7 +12,7 @@ from .common import app
 def link_corpus(
     pipeline_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="A saved spaCy pipeline"),
     input: str = typer.Argument(
-        ..., help="A file, a folder or a glob of PubTator, BioC XML/JSON, JSONL, Parquet or plain-text files (one document each), or - for standard input"
+        ..., help="A file, a folder or a glob of PubTator, BioC XML/JSON, MEDLINE/PubMed XML (NLM's pubmed*.xml.gz), JSONL, Parquet or plain-text files (one document each), or - for standard input"
     ),
     output_dir: Path = typer.Argument(..., help="Folder for the shards and _manifest.json; a re-run resumes it"),
     engine: str = typer.Option("local", help="local (nlp.pipe), ray (Ray Data) or dask (distributed)"),
@@ -20,7 +20,7 @@ def link_corpus(
     batch_size: int = typer.Option(64, help="Documents per nlp.pipe batch"),
     shard_size: int = typer.Option(1000, help="Documents per output shard: the unit a re-run skips"),
     input_format: Optional[str] = typer.Option(
-        None, help="pubtator, bioc-xml, bioc-json, jsonl, parquet or text (default: by suffix; a .txt file by its first line)"
+        None, help="pubtator, bioc-xml, bioc-json, medline-xml, jsonl, parquet or text (default: by suffix; a .txt file by its first line, a .xml file by its root element)"
     ),
     output_format: str = typer.Option("parquet", help="parquet or jsonl (a row per entity), pubtator or bioc (BioC XML)"),
     gold_spans: bool = typer.Option(False, "--gold-spans", help="Link the input's annotations (PubTator, BioC) instead of running the NER"),
@@ -35,6 +35,7 @@ def link_corpus(
     and their IDs. Shards are written whole, so a killed run resumes where
     it stopped."""
     from ..corpus_linking import link_corpus as run
+    from ..corpus_linking.output import DELETED
 
     summary = run(
         pipeline_dir, input, output_dir, engine=engine, workers=workers, batch_size=batch_size,
@@ -46,5 +47,8 @@ def link_corpus(
         f"({summary['documents_per_s']} documents/s, {summary['mentions_per_s']} mentions/s; "
         f"{summary['skipped_shards']} shards already done): {output_dir}"
     )
+    if summary["deleted_citations"]:
+        msg.warn(f"{summary['deleted_citations']} PMID(s) deleted by the input's DeleteCitation entries: listed in "
+                 f"{output_dir / DELETED}; their rows from other input files are kept")
     if summary["too_long"]:
         msg.warn(f"{summary['too_long']} document(s) over the pipeline's max_length were not linked (named above)")

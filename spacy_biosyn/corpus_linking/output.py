@@ -13,7 +13,7 @@ import math
 import os
 import uuid
 from pathlib import Path
-from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence
+from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from spacy.language import Language
 from spacy.tokens import Doc, Span
@@ -28,10 +28,12 @@ from .writers import SUFFIXES, write_rows
 # Named as pyarrow and pandas skip it, so the folder reads as one dataset:
 # pd.read_parquet(folder), pyarrow.dataset.dataset(folder).
 MANIFEST = "_manifest.json"
+# The PMIDs that the input's MEDLINE files delete (DeleteCitation), with the file that says so.
+DELETED = "_deleted_pmids.tsv"
 _PARTIAL = ".shard-*.tmp-*"
 # What a run writes into its folder besides the manifest and the shards: the
-# copy of standard input and the temporary names of files being written.
-_OWN_EXTRA = ("_input", f".{MANIFEST}.tmp-*", _PARTIAL)
+# copy of standard input, the deleted PMIDs and the temporary names of files being written.
+_OWN_EXTRA = ("_input", DELETED, f".{DELETED}.tmp-*", f".{MANIFEST}.tmp-*", _PARTIAL)
 # What file browsers and network file systems leave in any folder.
 _SYSTEM_FILES = (".DS_Store", "Thumbs.db", "desktop.ini", ".nfs*")
 
@@ -207,7 +209,7 @@ def check_own_folder(folder: Path) -> None:
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
         raise CorpusError(
             f"{folder} holds files link-corpus did not write ({shown}); give an empty or new output folder "
-            f"(a run's folder holds only {MANIFEST}, shard-NNNNN files and _input/)"
+            f"(a run's folder holds only {MANIFEST}, shard-NNNNN files, _input/ and {DELETED})"
         )
 
 
@@ -235,6 +237,17 @@ def write_manifest(folder: Path, manifest: dict) -> None:
     path = Path(folder) / MANIFEST
     partial = path.with_name(f".{MANIFEST}.tmp-{uuid.uuid4().hex[:8]}")
     partial.write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
+    os.replace(partial, path)
+
+
+def write_deleted(folder: Path, deleted: Sequence[Tuple[str, str]]) -> None:
+    """DELETED: a `pmid<TAB>file` line for each (file, PMID) in `deleted`,
+    under a header. The rows stay as linked (a shard is written whole and
+    never again): this list is what to drop from them. It depends on the
+    input alone, so a resumed run writes it again the same."""
+    path = Path(folder) / DELETED
+    partial = path.with_name(f".{DELETED}.tmp-{uuid.uuid4().hex[:8]}")
+    partial.write_text("pmid\tfile\n" + "".join(f"{pmid}\t{file}\n" for file, pmid in deleted), encoding="utf-8")
     os.replace(partial, path)
 
 

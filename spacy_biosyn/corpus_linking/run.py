@@ -8,9 +8,10 @@ import sys
 import tempfile
 import time
 import warnings
+from collections import Counter
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Iterator, List, Optional, Union
+from typing import Iterator, List, Optional, Tuple, Union
 
 from tqdm import tqdm
 
@@ -18,12 +19,14 @@ from ..errors import CorpusError
 from ..files.storage import MANIFEST, file_sha256, folder_locked
 from .backends import run_engine
 from .output import (
+    DELETED,
     check_own_folder,
     check_settings,
     finished_shards,
     has_manifest,
     read_manifest,
     remove_partial_shards,
+    write_deleted,
     write_manifest,
 )
 from .text_sources import check_annotated, file_format, input_files, shards
@@ -91,11 +94,12 @@ def link_corpus(
         if from_stdin:  # kept only once the settings allow the run: a refused one changes nothing
             files = [_kept(files[0], output / STDIN_COPY)]
         remove_partial_shards(output)
-        plan, ids = {}, DocumentIds(output_format)
-        for shard in shards(files, input_format, shard_size):  # every document read once before any is linked
+        plan, ids, deleted = {}, DocumentIds(output_format), []
+        for shard in shards(files, input_format, shard_size, deleted):  # every document read once before any is linked
             plan[shard.index] = len(shard.documents)
             for document in shard.documents:
                 ids.check(document)
+        _report_deleted(output, deleted)
         manifest = read_manifest(output) if has_manifest(output) else {"settings": settings, "runs": []}
         manifest["shards"] = {
             str(index): manifest.get("shards", {}).get(str(index))
@@ -139,7 +143,8 @@ def link_corpus(
         try:
             if pending_documents:  # a finished output is answered without loading the pipeline
                 run_engine(engine, run_settings, pending, workers, address, done)
-            summary = _summary(engine, workers, this_run, time.perf_counter() - started, len(plan) - len(this_run))
+            summary = _summary(engine, workers, this_run, time.perf_counter() - started, len(plan) - len(this_run),
+                               len(deleted))
             manifest["runs"].append(summary)
         finally:
             bar.close()
@@ -147,8 +152,21 @@ def link_corpus(
             manifest["documents"] = sum(s["documents"] for s in manifest["shards"].values())
             manifest["mentions"] = sum(s["mentions"] for s in manifest["shards"].values())
             manifest["too_long"] = sum(s.get("too_long", 0) for s in manifest["shards"].values())
+            manifest["deleted_citations"] = len(deleted)
             write_manifest(output, manifest)
         return summary
+
+
+def _report_deleted(output: Path, deleted: List[Tuple[str, str]]) -> None:
+    """The PMIDs the input's MEDLINE files delete, listed in the output
+    folder and counted in a warning per file. Their rows, where another
+    input file holds them, are kept: the shards are the input as linked."""
+    if not deleted:
+        return
+    write_deleted(output, deleted)
+    for file, count in Counter(file for file, _ in deleted).items():
+        warnings.warn(f"{file}: deletes {count} PubMed citation(s) (DeleteCitation), listed in {output / DELETED}; "
+                      "rows linked for them from other input files are kept")
 
 
 @contextmanager
@@ -185,7 +203,7 @@ def _only_run_in(output: Path) -> Iterator[None]:
         yield
 
 
-def _summary(engine: str, workers: int, shards: List[dict], seconds: float, skipped: int) -> dict:
+def _summary(engine: str, workers: int, shards: List[dict], seconds: float, skipped: int, deleted: int) -> dict:
     documents = sum(s["documents"] for s in shards)
     mentions = sum(s["mentions"] for s in shards)
     busy = sum(s["seconds"] for s in shards)
@@ -197,6 +215,8 @@ def _summary(engine: str, workers: int, shards: List[dict], seconds: float, skip
         "documents": documents, "mentions": mentions, "seconds": round(seconds, 2),
         # Documents over the pipeline's max_length, left unlinked (each named in a warning).
         "too_long": sum(s.get("too_long", 0) for s in shards),
+        # PMIDs the input's MEDLINE files delete (DeleteCitation), listed in DELETED.
+        "deleted_citations": deleted,
         "documents_per_s": round(documents / seconds, 2) if seconds else None,
         "mentions_per_s": round(mentions / seconds, 2) if seconds else None,
         # Throughput of one worker once loaded: linking time only.

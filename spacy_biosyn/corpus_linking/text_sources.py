@@ -1,5 +1,6 @@
 """The documents of a corpus to link, read one at a time from PubTator,
-BioC XML or JSON, JSONL (`{"id", "text"}` a line), Parquet (`id` and
+BioC XML or JSON, MEDLINE/PubMed XML (NLM's PubMed files: a citation each,
+named by its PMID), JSONL (`{"id", "text"}` a line), Parquet (`id` and
 `text` columns) or plain-text files (one document each, named by the
 file's stem), and cut into shards of a fixed number of documents.
 
@@ -15,18 +16,21 @@ import re
 import zlib
 from itertools import count, islice
 from pathlib import Path
-from typing import Dict, Iterator, List, NamedTuple, Optional
+from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 
+from ..corpora.medline import Citation, is_medline_xml, iter_medline
 from ..corpora.readers import Annotation, iter_pubtator
 from ..errors import BiosynError, CorpusError
 from ..preprocess.text import numbered_lines, open_maybe_gzipped, without_lone_surrogates
 
-FORMATS = ("pubtator", "bioc-xml", "bioc-json", "jsonl", "parquet", "text")
+FORMATS = ("pubtator", "bioc-xml", "bioc-json", "medline-xml", "jsonl", "parquet", "text")
 _BY_SUFFIX = {".jsonl": "jsonl", ".parquet": "parquet", ".xml": "bioc-xml", ".json": "bioc-json", ".pubtator": "pubtator"}
 # A .txt file is PubTator when its first line is one ("PMID|t|title"), plain text otherwise.
 _SNIFFED_SUFFIXES = {".txt", ".text"}
 _PUBTATOR_FIRST_LINE = re.compile(rb"^[^|\s]+\|[ta]\|")
-_UNANNOTATED = {"jsonl", "parquet", "text"}
+_UNANNOTATED = {"medline-xml", "jsonl", "parquet", "text"}
+# What is read of a .xml file to tell MEDLINE from BioC by its root: NLM's prolog is two lines.
+_XML_HEAD_BYTES = 4096
 
 
 class Document(NamedTuple):
@@ -66,7 +70,8 @@ def input_files(input: str) -> List[Path]:
 def file_format(path: Path, given: Optional[str] = None) -> str:
     """`given`, or what the file's suffix says, in any case and under a .gz;
     a .txt or .text file is PubTator when its first line is a title line,
-    plain text otherwise."""
+    plain text otherwise; a .xml file is MEDLINE/PubMed XML when its root is
+    NLM's (PubmedArticleSet), BioC XML otherwise."""
     if given is not None:
         if given not in FORMATS:
             raise CorpusError(f"input format {given!r}: expected one of {', '.join(FORMATS)}")
@@ -75,6 +80,8 @@ def file_format(path: Path, given: Optional[str] = None) -> str:
         raise CorpusError(f"{path}: cannot tell the format from the suffix {_suffix(path)!r}: give --input-format")
     if _suffix(path) in _SNIFFED_SUFFIXES:
         return "pubtator" if _PUBTATOR_FIRST_LINE.match(_first_line(path)) else "text"
+    if _suffix(path) == ".xml" and is_medline_xml(_read_bytes(path, _XML_HEAD_BYTES)):
+        return "medline-xml"
     return _BY_SUFFIX[_suffix(path)]
 
 
@@ -113,13 +120,15 @@ def check_annotated(files: List[Path], format: Optional[str]) -> None:
             raise CorpusError(f"--gold-spans: {path} is {file_format(path, format)}, which holds no annotations")
 
 
-def read_documents(path: Path, format: str) -> Iterator[Document]:
+def read_documents(path: Path, format: str, deleted: Optional[List[Tuple[str, str]]] = None) -> Iterator[Document]:
     """A file's documents, each knowing its file; an id seen twice in the
     file is an error in every format, since the output's rows are known by
     it. Ids are checked within each file, so the memory of the check is one
-    file's ids; rows of several files carry their file."""
+    file's ids; rows of several files carry their file. `deleted` gets
+    (file, PMID) for each PMID a MEDLINE file deletes (DeleteCitation)."""
     seen: Dict[str, int] = {}
-    for number, document in enumerate(_READERS[format](path), start=1):
+    documents = _medline(path, deleted) if format == "medline-xml" else _READERS[format](path)
+    for number, document in enumerate(documents, start=1):
         first = seen.setdefault(document.id, number)
         if first != number:
             raise CorpusError(
@@ -129,11 +138,14 @@ def read_documents(path: Path, format: str) -> Iterator[Document]:
         yield document._replace(file=str(path))
 
 
-def shards(files: List[Path], format: Optional[str], size: int) -> Iterator[Shard]:
-    """The documents of all files, in order, `size` at a time."""
+def shards(
+    files: List[Path], format: Optional[str], size: int, deleted: Optional[List[Tuple[str, str]]] = None
+) -> Iterator[Shard]:
+    """The documents of all files, in order, `size` at a time; `deleted`
+    as read_documents fills it."""
     if size < 1:
         raise CorpusError(f"shard size {size}: must be at least 1")
-    documents = (document for path in files for document in read_documents(path, file_format(path, format)))
+    documents = (document for path in files for document in read_documents(path, file_format(path, format), deleted))
     for index in count():
         batch = list(islice(documents, size))
         if not batch:
@@ -144,6 +156,16 @@ def shards(files: List[Path], format: Optional[str], size: int) -> Iterator[Shar
 def _pubtator(path: Path) -> Iterator[Document]:
     for document in iter_pubtator(path):
         yield Document(document.doc_id, document.text, document.annotations, title_end=document.title_end)
+
+
+def _medline(path: Path, deleted: Optional[List[Tuple[str, str]]]) -> Iterator[Document]:
+    """Each citation, named by its PMID, its title and abstract one space
+    apart as PubTator's are (title_end: for a PubTator output's title line)."""
+    for entry in iter_medline(path):
+        if isinstance(entry, Citation):
+            yield Document(entry.pmid, entry.text, None, title_end=entry.title_end)
+        elif deleted is not None:
+            deleted.extend((str(path), pmid) for pmid in entry.pmids)
 
 
 def _text(path: Path) -> Iterator[Document]:
