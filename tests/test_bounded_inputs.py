@@ -76,6 +76,10 @@ FILES = {
     "note.txt.gz": ("text", lambda path: path.write_bytes(gzip.compress(b"Breast cancer in carriers.\n" * 60_000))),
     "abstracts.xml.gz": ("bioc-xml", lambda path: _write_bioc(path, "bioc-xml", 10_000)),
     "abstracts.json.gz": ("bioc-json", lambda path: _write_bioc(path, "bioc-json", 10_000)),
+    "pubmed26n0001.xml.gz": ("medline-xml", lambda path: path.write_bytes(gzip.compress((
+        "<PubmedArticleSet>" + "".join(f"<PubmedArticle><MedlineCitation><PMID>{i}</PMID><Article><ArticleTitle>Breast "
+                                       "cancer in carriers.</ArticleTitle></Article></MedlineCitation></PubmedArticle>\n"
+                                       for i in range(12_000)) + "</PubmedArticleSet>").encode()))),
     "dictionary.txt.gz": ("vocabulary", lambda path: path.write_bytes(gzip.compress(
         "".join(f"D{i:06d}||breast cancer {i}\n" for i in range(60_000)).encode()))),
 }
