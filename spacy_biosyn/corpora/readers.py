@@ -2,7 +2,6 @@
 and the mentions they hold as synonyms for the dictionary. No spaCy here:
 the linking engine reads synonyms and ID usage through this module."""
 import hashlib
-from collections import Counter
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
@@ -81,16 +80,13 @@ def read_synonyms(path: Union[str, Path]) -> Dictionary:
     return Dictionary.from_file(path, IdPreference())
 
 
-def read_id_usage(path: Union[str, Path]) -> "Counter[str]":
-    """How often each ID (without namespace) is a gold ID in an annotated
-    corpus: a folder (or file) of `.concept` queries, or a PubTator file.
-    CUI-less mentions count for nothing."""
+def read_annotated_mentions(path: Union[str, Path]) -> List[Tuple[str, str]]:
+    """Each mention of an annotated corpus as written, with its gold CUI
+    field: a folder (or file) of `.concept` queries, or a PubTator file."""
     path = Path(path)
     if _holds_queries(path):
-        fields = (q.cui for q in read_concept_queries(path))
-    else:
-        fields = (a.cui for document in read_pubtator(path) for a in document.annotations)
-    return Counter(bare_id(cui) for field in fields for cui in split_cuis(field) if cui != "-1")
+        return [(q.mention, q.cui) for q in read_concept_queries(path)]
+    return [(a.text, a.cui) for document in read_pubtator(path) for a in document.annotations]
 
 
 def _holds_queries(path: Path) -> bool:

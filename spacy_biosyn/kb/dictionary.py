@@ -248,7 +248,7 @@ class Dictionary:
 
     def with_preferred_ids(self, usage: Mapping[str, int]) -> "Dictionary":
         """A new dictionary ordered by how an annotated corpus uses the IDs.
-        `usage` counts IDs without namespace (corpus.read_id_usage).
+        `usage` counts IDs without namespace (LinkingEngine.learn_preferred_ids).
         - Each concept's most used ID comes first: NCBI Disease writes OMIM
           610102 for "C7 deficiency", whose MEDIC concept leads with MeSH
           C566443.

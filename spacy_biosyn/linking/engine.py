@@ -20,13 +20,14 @@ from typing import Any, Callable, Collection, Dict, Iterable, List, Optional, Se
 
 import numpy as np
 
-from ..corpora.readers import read_id_usage, read_synonyms
+from ..corpora.readers import read_annotated_mentions, read_synonyms
+from ..kb.ids import bare_id, split_cuis
 from ..kb.dictionary import Dictionary, NameRows
 from ..kb.knowledge_base import KnowledgeBase
 from ..kb.namespaces import KNOWN_NAMESPACES, IdNamespaces
 from ..named.cache import fill_named_linker
 from ..preprocess.readings import MentionPreprocessor, long_forms_by_short_form
-from ..preprocess.text import read_corrections
+from ..preprocess.text import normalize, read_corrections
 from ..search.name_ranker import NameRanker
 from ..search.tfidf import SparseEncoder
 from ..strategies.reranker import MentionInContext
@@ -35,8 +36,8 @@ from ..ty import AbbreviationDetector, Candidate, ConceptScorer, Encoder, Rerank
 from ..vocabularies.formats import read_vocabulary
 from .choice import chosen_in_document, tied_readings
 from .data_sources import DataSources, VocabularySource
-from .linker_settings import KEEP, LinkerSettings, check_parts
-from .links import SpanLinks, span_links
+from .linker_settings import AUTO, KEEP, LinkerSettings, check_parts
+from .links import NilRule, SpanLinks, span_links
 from .mentions import Mention, MentionBatch
 from .routes import DEFAULT, Routes, VocabularyView
 from .state import load_state, pack_state, save_state, unpack_state
@@ -83,7 +84,7 @@ class LinkingEngine:
         self.routes = Routes(default, self._current_settings, labels=sources.routes)
         self.preprocessor = MentionPreprocessor(stop_words)
         self._reranker: Optional[Reranker] = None
-        self._nil_thresholds: Optional[Dict[str, Optional[float]]] = None
+        self._nil_rules: Optional[Dict[str, NilRule]] = None
         self._configured = False
         self.configure({}, reranker=reranker)  # sets what the settings derive: namespaces, type filter
 
@@ -131,7 +132,7 @@ class LinkingEngine:
         self._namespaced = None if settings.id_namespaces is None else IdNamespaces(settings.id_namespaces)
         self._type_filter = type_filter
         self._configured = True
-        self._nil_thresholds = None
+        self._nil_rules = None
 
     def _check_type_filter(self, type_filter: Optional[TypeFilter] = None) -> None:
         """Refuse a type filter that every indexed vocabulary would let do
@@ -142,7 +143,7 @@ class LinkingEngine:
                            for route, linker in self.routes.linkers.items() if linker.is_ready])
 
     def _vocabularies_changed(self) -> None:
-        self._nil_thresholds = None
+        self._nil_rules = None
         self._check_type_filter()
 
     def _where(self, route: str) -> str:
@@ -168,25 +169,35 @@ class LinkingEngine:
         """The threshold the nil_threshold setting means for spans of
         `label` (None: the dictionary's): "auto" is their vocabulary's NIL
         default (search/nil_default.py), none before it has names."""
+        return self.nil_rule(label).threshold
+
+    def nil_rule(self, label: Optional[str] = None) -> NilRule:
+        """What decides NIL for spans of `label` (None: the dictionary's):
+        the resolved threshold and, under "auto", the vocabulary's
+        open-world model where an annotated corpus trained one (search/nil_model.py)."""
         route = DEFAULT if label is None else self.routes.route_of(label)
         if route is None:
             raise ValueError(f"{self.name}: no linker serves the label {label!r}")
-        return self._resolved_nil_thresholds()[route]
+        return self._resolved_nil_rules()[route]
 
-    def _resolved_nil_thresholds(self) -> Dict[str, Optional[float]]:
+    def _resolved_nil_rules(self) -> Dict[str, NilRule]:
         """What nil_threshold means for each route, "auto" resolved from its
         vocabulary: found once after settings, parts or vocabularies
         change (each change forgets it first, so that one failing midway
         leaves nothing stale), before the next batch is linked."""
-        if self._nil_thresholds is None:
+        if self._nil_rules is None:
             reranked = self._reranker is not None
-            self._nil_thresholds = {
-                route: self._settings.nil_threshold_meant(
-                    lambda linker=linker: linker.nil_default if linker.is_ready else None, reranked
+            learned = self._settings.nil_threshold == AUTO and not reranked
+            self._nil_rules = {
+                route: NilRule(
+                    self._settings.nil_threshold_meant(
+                        lambda linker=linker: linker.nil_default if linker.is_ready else None, reranked
+                    ),
+                    linker.nil_model if learned and linker.is_ready else None,
                 )
                 for route, linker in self.routes.linkers.items()
             }
-        return self._nil_thresholds
+        return self._nil_rules
 
     # -- parts and data --
 
@@ -198,7 +209,7 @@ class LinkingEngine:
     def set_encoder(self, encoder: Encoder, reencode: bool) -> None:
         """Every route ranks with `encoder`; `reencode` encodes their names
         with it, else the stored vectors stay (the same model in another runtime)."""
-        self._nil_thresholds = None
+        self._nil_rules = None
         self.routes.set_encoder(encoder, reencode)
 
     def initialize(self, *, refresh: bool = False, announce: Callable[[str], None] = _to_stderr, **sources) -> None:
@@ -207,7 +218,7 @@ class LinkingEngine:
         `sources` (DataSources' fields) replace the engine's own. `refresh`
         fetches a named vocabulary's files again; `announce` is told what
         fetching and indexing a named vocabulary does."""
-        self._nil_thresholds = None  # a change failing midway leaves no stale threshold
+        self._nil_rules = None  # a change failing midway leaves no stale threshold
         self._settings.check_threshold_scale(self.name, reranked=self._reranker is not None)
         given = self.sources.overridden(self.name, **sources)
         if given.is_empty:
@@ -267,7 +278,7 @@ class LinkingEngine:
         (`refit_sparse` fits a tf-idf on these names instead). A trainer
         gives its own fitted tf-idf (`sparse`) and the names' `vectors` it
         has just encoded with this encoder."""
-        self._nil_thresholds = None  # a change failing midway leaves no stale threshold
+        self._nil_rules = None  # a change failing midway leaves no stale threshold
         if not isinstance(dictionary, Dictionary):
             dictionary = read_vocabulary(dictionary)
         self.routes.build(None, dictionary, refit_sparse=refit_sparse, sparse=sparse, vectors=vectors)
@@ -279,7 +290,7 @@ class LinkingEngine:
         folder of `.concept` files whose mentions become the names (BC5CDR's
         training chemicals, where no chemical vocabulary is at hand). The
         encoder is shared; the route is saved with the engine."""
-        self._nil_thresholds = None  # a change failing midway leaves no stale threshold
+        self._nil_rules = None  # a change failing midway leaves no stale threshold
         if not isinstance(label, str) or not label.strip():
             raise ValueError(f"{self.name}: a route needs an entity label, got {label!r}")
         if callable(vocabulary):
@@ -296,7 +307,7 @@ class LinkingEngine:
         file or a folder of training `.concept` files, for the dictionary or
         the route of `label`. They are saved, and searched first when the
         sieve is on."""
-        self._nil_thresholds = None  # a change failing midway leaves no stale threshold
+        self._nil_rules = None  # a change failing midway leaves no stale threshold
         try:
             self.routes.key_for(label)  # before reading the file
         except ValueError as e:
@@ -307,14 +318,22 @@ class LinkingEngine:
         self._vocabularies_changed()
 
     def learn_preferred_ids(self, corpora: Iterable[Union[str, Path]]) -> None:
-        """Count the gold IDs of annotated corpora (folders of .concept
-        files, PubTator files): vocabularies indexed from now on report each
-        concept's most used ID first. No corpora: the vocabulary's order stands."""
+        """Learn from annotated corpora (folders of .concept files, PubTator
+        files): vocabularies indexed from now on report each concept's most
+        used gold ID first, and learn their open-world NIL model from the
+        corpora's mentions of one concept each (search/nil_model.py). No
+        corpora: the vocabulary's order stands, and no model is learned."""
         usage: Dict[str, int] = {}
+        mentions: List[Tuple[str, str]] = []
         for corpus in corpora:
-            for cui, count in read_id_usage(corpus).items():
-                usage[cui] = usage.get(cui, 0) + count
+            for text, field in read_annotated_mentions(corpus):
+                cuis = [bare_id(cui) for cui in split_cuis(field) if cui != "-1"]
+                for cui in cuis:
+                    usage[cui] = usage.get(cui, 0) + 1
+                if len(cuis) == 1:
+                    mentions.append((normalize(text), cuis[0]))
         self.routes.id_usage = usage
+        self.routes.annotated_mentions = mentions
 
     def vocabulary(self, label: Optional[str] = None) -> VocabularyView:
         """What spans of `label` (None: the dictionary's) are linked against, read-only."""
@@ -431,10 +450,10 @@ class LinkingEngine:
             for mention, parts in zip(mentions, chosen):
                 mention.parts = parts
         top_k = self._settings.top_k
-        thresholds = self._resolved_nil_thresholds()
+        rules = self._resolved_nil_rules()
         for mention in routed:
             if mention.parts is not None:
-                mention.links = span_links(mention.parts, top_k, thresholds[mention.route], self._namespaced)
+                mention.links = span_links(mention.parts, top_k, rules[mention.route], self._namespaced)
         return batch
 
     def _rerank_in_context(self, texts: List[str], routed: List[Mention]) -> None:
@@ -471,7 +490,7 @@ class LinkingEngine:
         writes into its config. `config_block`: the pipe's block of its
         pipeline's config; `config_file_block`: its block of the config.cfg
         beside the save; both checked against the settings the state was saved under."""
-        self._nil_thresholds = None  # a change failing midway leaves no stale threshold
+        self._nil_rules = None  # a change failing midway leaves no stale threshold
         changed = load_state(self, path, exclude, config_block, config_file_block)
         # After a threshold saved on the old scale was moved onto [0, 1].
         self._settings.check_threshold_scale(self.name, reranked=self._reranker is not None)
@@ -487,7 +506,7 @@ class LinkingEngine:
         self, data: bytes, exclude: Iterable[str] = (), config_block: Optional[dict] = None
     ) -> Dict[str, Any]:
         """Read what `to_bytes` packed; returns the settings it changed, as `load` does."""
-        self._nil_thresholds = None  # a change failing midway leaves no stale threshold
+        self._nil_rules = None  # a change failing midway leaves no stale threshold
         changed = unpack_state(self, data, exclude, config_block)
         # After a threshold saved on the old scale was moved onto [0, 1].
         self._settings.check_threshold_scale(self.name, reranked=self._reranker is not None)

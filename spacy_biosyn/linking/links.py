@@ -1,9 +1,17 @@
 """From a mention's chosen parts to what a span says, with no span: the
 parts' concepts as candidates, kb_ents, cui and concept_ids, under the
-NIL threshold (`SpanLinks`); the pipe copies them onto the span."""
+NIL rule (`SpanLinks`); the pipe copies them onto the span."""
 from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
+from ..search.nil_model import NilModel
 from ..ty import Candidate, Concept, LinkedPart
+
+# Why a span is NIL (span._.nil_reason), as NilRule.reason says it.
+EVERYDAY_ENGLISH = "everyday_english"  # everyday English, or no word at all: nothing to link
+NO_CANDIDATES = "no_candidates"  # a part kept no name (the type filter dropped them all)
+BELOW_THRESHOLD = "below_threshold"  # the link score is under the resolved nil_threshold
+ABSENT_CONCEPT = "absent_concept"  # the NIL model judged the vocabulary lacks the concept
+NIL_REASONS = (EVERYDAY_ENGLISH, NO_CANDIDATES, BELOW_THRESHOLD, ABSENT_CONCEPT)
 
 
 class SpanLinks(NamedTuple):
@@ -15,6 +23,30 @@ class SpanLinks(NamedTuple):
     kb_ents: List[Tuple[str, float]]
     cui: Optional[str]
     concept_ids: Optional[List[Concept]]
+    # Why cui is None (NIL_REASONS); None where it is not.
+    nil_reason: Optional[str] = None
+
+
+class NilRule(NamedTuple):
+    """What decides NIL for a route: the resolved nil_threshold on the link
+    score, and where nil_threshold is "auto" and the vocabulary has one,
+    the open-world model (search/nil_model.py)."""
+
+    threshold: Optional[float] = None
+    model: Optional[NilModel] = None
+
+    def reason(self, parts: List[LinkedPart]) -> Optional[str]:
+        """Why linked `parts` earn their span no ID (NIL_REASONS), or None
+        where they earn one; a composite is NIL where any part's concept is absent."""
+        if not parts:
+            return EVERYDAY_ENGLISH
+        if not is_linked(parts, None):
+            return NO_CANDIDATES
+        if not is_linked(parts, self.threshold):
+            return BELOW_THRESHOLD
+        if self.model is not None and any(self.model.lacks_concept(p.text, p.candidates) for p in parts):
+            return ABSENT_CONCEPT
+        return None
 
 
 def link_score(parts: List[LinkedPart]) -> Optional[float]:
@@ -34,29 +66,29 @@ def is_linked(parts: List[LinkedPart], nil_threshold: Optional[float]) -> bool:
 
 
 def span_links(
-    parts: List[LinkedPart], limit: int, nil_threshold: Optional[float],
-    namespaced: Optional[Callable[[str], str]] = None,
+    parts: List[LinkedPart], limit: int, rule: NilRule, namespaced: Optional[Callable[[str], str]] = None,
 ) -> SpanLinks:
     """A span's linking attributes from its linked parts, ranked as
     deep as the linker searched: up to `limit` concepts per part in
     kb_ents, and in candidates the names down to the best name of the
-    last of them (at least `limit`); cui None (NIL) when the link score
-    is below `nil_threshold`. `namespaced` rewrites the IDs of cui,
+    last of them (at least `limit`); cui None (NIL) where `rule` gives a
+    reason. `namespaced` rewrites the IDs of cui,
     kb_ents and concept_ids (kb.namespaces.IdNamespaces); candidates keep
-    the dictionary's. Under `nil_threshold` a concept leaves kb_ents."""
+    the dictionary's. Under the rule's threshold a concept leaves kb_ents."""
     ranked = [_concepts(part.candidates, limit) for part in parts]
     per_part = [concepts for concepts, _ in ranked]
     if namespaced is not None:
         per_part = [[(tuple(map(namespaced, ids)), score) for ids, score in concepts] for concepts in per_part]
     shown = [part._replace(candidates=part.candidates[:depth]) for part, (_, depth) in zip(parts, ranked)]
-    linked = is_linked(parts, nil_threshold)
+    nil_reason = rule.reason(parts)
+    linked = nil_reason is None
     # As scispaCy's threshold: a concept scored under nil_threshold leaves
     # kb_ents (its names stay in candidates), so kb_ents is [] exactly when
     # cui is None; the concepts cui joins always stay.
     if not linked:
         per_part = [[] for _ in per_part]
-    elif nil_threshold is not None:
-        per_part = [concepts[:1] + [c for c in concepts[1:] if c[1] >= nil_threshold] for concepts in per_part]
+    elif rule.threshold is not None:
+        per_part = [concepts[:1] + [c for c in concepts[1:] if c[1] >= rule.threshold] for concepts in per_part]
     return SpanLinks(
         parts=shown,
         candidates=[c for part in shown for c in part.candidates],
@@ -65,6 +97,7 @@ def span_links(
         # convention); parts naming one concept give it once.
         cui="|".join(dict.fromkeys(concepts[0][0][0] for concepts in per_part)) if linked else None,
         concept_ids=[concepts[0][0] for concepts in per_part] if linked else None,
+        nil_reason=nil_reason,
     )
 
 

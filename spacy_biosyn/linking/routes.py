@@ -11,7 +11,7 @@ there too. Every vocabulary indexed here reports each concept by the ID
 its annotators used most (`id_usage`).
 """
 import copy
-from typing import Callable, Dict, Iterable, List, Optional, Protocol
+from typing import Callable, Dict, Iterable, List, Optional, Protocol, Tuple
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from ..kb.dictionary import Dictionary
 from ..kb.knowledge_base import KnowledgeBase
 from ..search.name_ranker import NameRanker, RankCache
 from ..search.nil_default import NilDefault
+from ..search.nil_model import NilModel
 from ..search.tfidf import SparseEncoder
 from ..ty import Encoder, SearchIndex
 
@@ -42,19 +43,24 @@ class Routes:
         self._settings = settings
         # Gold ID -> how often annotated corpora use it; empty: each vocabulary's order stands.
         self.id_usage: Dict[str, int] = {}
+        # Those corpora's mentions (normalized text, gold ID), which each
+        # vocabulary built from now on learns its NIL model from.
+        self.annotated_mentions: List[Tuple[str, str]] = []
         self.linkers: Dict[str, NameRanker] = {DEFAULT: default}
         self.use_labels(labels)
 
     def new_linker(self) -> NameRanker:
         """An empty linker with the default's encoder, lambda, back-end and scorers."""
         default = self.default
-        return NameRanker(
+        linker = NameRanker(
             default.encoder,
             copy.deepcopy(self._unbuilt_index),
             self._settings,
             concept_scorer=default.concept_scorer,
             sieve=default.sieve,
         )
+        linker.annotated_mentions = self.annotated_mentions
+        return linker
 
     @property
     def encoder(self) -> Encoder:
@@ -88,6 +94,7 @@ class Routes:
         `vectors` and `sparse` as NameRanker.build takes them)."""
         vocabulary = self.with_preferred_ids(vocabulary)
         if label is None:
+            self.default.annotated_mentions = self.annotated_mentions
             self.default.build(vocabulary, refit_sparse=refit_sparse, vectors=vectors, sparse=sparse)
             return
         linker = self.new_linker()
@@ -184,6 +191,11 @@ class VocabularyView:
     def nil_default(self) -> NilDefault:
         """What nil_threshold "auto" is for it (search/nil_default.py)."""
         return self._linker.nil_default
+
+    @property
+    def nil_model(self) -> Optional[NilModel]:
+        """Its open-world NIL model, which "auto" uses too (search/nil_model.py); None without one."""
+        return self._linker.nil_model
 
     @property
     def cache(self) -> RankCache:

@@ -30,11 +30,14 @@ from ..ty import Candidate, Encoder, RankSettings, SearchIndex
 from .index import SPARSE_FILE as _SPARSE_FILE
 from .index import ExactIndex, estimated_bytes
 from .nil_default import NilDefault, nil_default
+from .nil_model import NilModel, fit_nil_model, training_cases
 from .scoring import perfect_score, unit_score
 from .tfidf import SparseEncoder
 
 # What the vocabulary says of each concept (names as written, types, definitions).
 DETAILS_FILE = "concepts.jsonl"
+# The open-world NIL model, where an annotated corpus trained one (nil_model.py).
+NIL_MODEL_FILE = "nil_model.json"
 # Names re-encoded at load time to prove the saved vectors came from this encoder.
 _N_PROBES = 8
 _PROBE_MIN_COSINE = 0.99
@@ -139,6 +142,11 @@ class NameRanker:
         # encoder or dictionary forgets it.
         self._nil_default: Optional[NilDefault] = None
         self._nil_default_weight: Optional[float] = None
+        # An annotated corpus's mentions (normalized text, gold ID), which the
+        # NIL model learns from; none: no model.
+        self.annotated_mentions: Sequence[Tuple[str, str]] = ()
+        # The NIL model, once trained or loaded (None: none), for the lambda it was trained with.
+        self._nil_model: Optional[Tuple[Optional[NilModel], float]] = None
 
     @property
     def is_ready(self) -> bool:
@@ -174,6 +182,22 @@ class NameRanker:
             self._nil_default = nil_default(self)
             self._nil_default_weight = self.sparse_weight
         return self._nil_default
+
+    @property
+    def nil_model(self) -> Optional[NilModel]:
+        """The open-world NIL model of this vocabulary (search/nil_model.py):
+        trained once per lambda from `annotated_mentions`, where they teach
+        one, and saved with the linker; None without."""
+        if self._nil_model is None or self._nil_model[1] != self.sparse_weight:
+            self._require_dictionary()
+            model = fit_nil_model(training_cases(self, self.annotated_mentions)) if self.annotated_mentions else None
+            self._nil_model = (model, self.sparse_weight)
+        return self._nil_model[0]
+
+    def _forget_nil_decisions(self) -> None:
+        # What the vocabulary, encoder or tf-idf decided: found again on first use.
+        self._nil_default = None
+        self._nil_model = None
 
     def build(
         self,
@@ -211,7 +235,7 @@ class NameRanker:
         self.index.build(self._name_vectors(dictionary.names) if vectors is None else vectors, sparse_rows)
         self.dictionary = dictionary
         self.synonyms = None
-        self._nil_default = None
+        self._forget_nil_decisions()
 
     def _plan(self, n_names: int, sparse_nnz: int) -> str:
         planned = getattr(self.index, "planned_bytes", None)
@@ -225,7 +249,7 @@ class NameRanker:
         name with it; else the stored vectors stay, which is right only for
         the same model in another runtime (the load-time probe checks it)."""
         self.encoder = encoder
-        self._nil_default = None
+        self._forget_nil_decisions()
         if reencode and self.is_ready:
             self.index.build(self._name_vectors(self.dictionary.names), self.index.sparse_vectors)
             if self.synonyms is not None:
@@ -250,7 +274,7 @@ class NameRanker:
         if new:
             self.index.add(encode_names(self.encoder, new), self.sparse.transform(new))
         self.dictionary = merged
-        self._nil_default = None
+        self._forget_nil_decisions()
         if self.synonyms is not None:
             synonyms = self.synonyms.with_synonyms(synonyms.pairs())
         self.synonyms = synonyms
@@ -379,6 +403,10 @@ class NameRanker:
             self.synonyms.to_file(path / "synonyms.txt")
         else:
             (path / "synonyms.txt").unlink(missing_ok=True)
+        if self.nil_model is not None:
+            srsly.write_json(path / NIL_MODEL_FILE, self.nil_model.to_json())
+        else:
+            (path / NIL_MODEL_FILE).unlink(missing_ok=True)
         write_details(path / DETAILS_FILE, self.dictionary.details)
         # Last: every file above, the index's whole (a probe re-encodes a few
         # names only, so one replaced vector would pass it), the concepts'
@@ -408,6 +436,10 @@ class NameRanker:
         # Saves from before it was saved find it on first use.
         self._nil_default = NilDefault.from_json(meta["nil_default"], str(path / "index.json")) if "nil_default" in meta else None
         self._nil_default_weight = self.sparse_weight
+        # Saves from before it, or without a corpus, have none; one of another version is dropped.
+        model_file = path / NIL_MODEL_FILE
+        model = NilModel.from_json(read_saved_json(model_file, expect=dict), str(model_file)) if model_file.exists() else None
+        self._nil_model = (model, self.sparse_weight)
         self.synonyms = None
         if (path / "synonyms.txt").exists():
             self.synonyms = Dictionary.from_file(path / "synonyms.txt")

@@ -2,6 +2,7 @@ import pytest
 import spacy
 
 import spacy_biosyn.evaluation  # noqa: F401 (registers the Span extensions)
+from helpers import make_nlp
 from spacy_biosyn import MEDIC_NAMESPACES, BiosynError
 from spacy_biosyn.corpora.docs import pubtator_to_doc, pubtator_to_examples
 from spacy_biosyn.corpora.readers import (
@@ -170,8 +171,10 @@ def test_ids_compare_with_their_namespaces(gold, predicted, namespaces, right):
             assert score() in (right, (right, right)), name
 
 
-def test_id_usage_counts_gold_ids_without_namespace(tmp_path):
-    from spacy_biosyn.corpora.readers import read_id_usage
+def test_annotated_mentions_are_read_with_their_gold_fields_and_ids_counted_without_namespace(
+    tmp_path, tiny_encoder, disease_dictionary
+):
+    from spacy_biosyn.corpora.readers import read_annotated_mentions
 
     pubtator = tmp_path / "train.txt"
     pubtator.write_text(
@@ -179,7 +182,12 @@ def test_id_usage_counts_gold_ids_without_namespace(tmp_path):
         "1\t0\t13\tC7 deficiency\tSpecificDisease\tOMIM:610102\n"
         "1\t18\t22\tgout\tDisease\tD006073|-1\n\n"
     )
-    assert read_id_usage(pubtator) == {"610102": 1, "D006073": 1}
+    assert read_annotated_mentions(pubtator) == [("C7 deficiency", "OMIM:610102"), ("gout", "D006073|-1")]
+    engine = make_nlp(tiny_encoder, disease_dictionary).get_pipe("biosyn_linker").engine
+    engine.learn_preferred_ids([pubtator])
+    assert engine.routes.id_usage == {"610102": 1, "D006073": 1}
+    # "gout" has one ID besides its CUI-less part: both mentions teach the NIL model
+    assert engine.routes.annotated_mentions == [("c7 deficiency", "610102"), ("gout", "D006073")]
 
 
 @pytest.mark.parametrize(
