@@ -29,7 +29,7 @@ def link(
     best name, as link-corpus writes its rows. With --mentions, link mention
     strings ("breast cancer", "BRCA1-associated tumours"), each as a whole
     entity, as BioSyn's inference.py --mention does."""
-    from ..corpus_linking.output import document_rows, mention_rows
+    from ..corpus_linking.output import ROW_FIELDS, document_rows, mention_rows
     from ..corpus_linking.text_sources import Document
     from ..corpus_linking.worker import check_pipeline
     from ..corpus_linking.writers import json_line
@@ -54,10 +54,10 @@ def link(
         rows = document_rows(Document("text", text, None), nlp(text), None)
     if json_output:
         for row in rows:
-            sys.stdout.write(json_line({k: row[k] for k in ("start", "end", "text", "label", "id", "score", "candidates")}))
+            sys.stdout.write(json_line({k: row[k] for k in ROW_FIELDS}))
         return
     table = [
-        (row["start"], row["end"], _cell(row["text"]), row["label"], row["id"] or "-",
+        (row["start"], row["end"], _cell(row["text"]), row["label"], row["id"] or f"NIL: {row['nil_reason'] or '-'}",
          "-" if row["score"] is None else f"{row['score']:.3f}", _cell(row["candidates"][0]["name"]) if row["candidates"] else "-")
         for row in rows
     ]

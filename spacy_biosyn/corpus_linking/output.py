@@ -36,6 +36,8 @@ _PARTIAL = ".shard-*.tmp-*"
 _OWN_EXTRA = ("_input", DELETED, f".{DELETED}.tmp-*", f".{MANIFEST}.tmp-*", _PARTIAL)
 # What file browsers and network file systems leave in any folder.
 _SYSTEM_FILES = (".DS_Store", "Thumbs.db", "desktop.ini", ".nfs*")
+# A row's fields that `link --json` and the service answer with, in their order.
+ROW_FIELDS = ("start", "end", "text", "label", "id", "score", "nil_reason", "candidates")
 
 
 class GoldSpan(NamedTuple):
@@ -48,8 +50,8 @@ class GoldSpan(NamedTuple):
 
 def document_rows(document: Document, doc: Doc, gold: Optional[Sequence[GoldSpan]]) -> List[dict]:
     """A row per entity: its file, character offsets, text, label,
-    `span._.cui`, its link score (what nil_threshold compares), and the
-    ranked concepts of `span._.kb_ents` with their best names. With gold
+    `span._.cui`, its link score (what nil_threshold compares), why it is
+    NIL (`span._.nil_reason`), and the ranked concepts of `span._.kb_ents` with their best names. With gold
     spans, each row holds the gold ID of the span at the same offsets, and
     a gold span the pipeline dropped (drop_nil) is still a row, with no ID."""
     gold_ids = {(g.start, g.end): g.id for g in gold or ()}
@@ -57,9 +59,10 @@ def document_rows(document: Document, doc: Doc, gold: Optional[Sequence[GoldSpan
     for span in doc.ents:
         score = link_score(span._.parts) if span._.cui else None
         rows.append(_row(document, span.start_char, span.end_char, span.text, span.label_, span._.cui, score,
-                         gold_ids.pop((span.start_char, span.end_char), None), _ranked_concepts(span)))
+                         span._.nil_reason, gold_ids.pop((span.start_char, span.end_char), None),
+                         _ranked_concepts(span)))
     dropped = [g for g in gold or () if (g.start, g.end) in gold_ids]
-    rows.extend(_row(document, g.start, g.end, g.text, g.label, None, None, g.id, []) for g in dropped)
+    rows.extend(_row(document, g.start, g.end, g.text, g.label, None, None, None, g.id, []) for g in dropped)
     return sorted(rows, key=lambda row: (row["start"], row["end"]))
 
 
@@ -91,10 +94,10 @@ def rows_per_mention(nlp: Language, mentions: Sequence[str]) -> List[List[dict]]
         configure_linker(nlp, drop_nil=drop_nil)
 
 
-def _row(document: Document, start, end, text, label, cui, score, gold_id, candidates) -> dict:
+def _row(document: Document, start, end, text, label, cui, score, nil_reason, gold_id, candidates) -> dict:
     return {
         "file": document.file, "doc_id": document.id, "start": start, "end": end, "text": text, "label": label,
-        "id": cui, "score": score, "gold_id": gold_id, "candidates": candidates,
+        "id": cui, "score": score, "nil_reason": nil_reason, "gold_id": gold_id, "candidates": candidates,
     }
 
 

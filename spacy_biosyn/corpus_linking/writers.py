@@ -34,7 +34,8 @@ def _schema():
     candidate = pa.struct([("id", pa.string()), ("name", pa.string()), ("score", pa.float64())])
     return pa.schema([
         ("file", pa.string()), ("doc_id", pa.string()), ("start", pa.int64()), ("end", pa.int64()), ("text", pa.string()),
-        ("label", pa.string()), ("id", pa.string()), ("score", pa.float64()), ("gold_id", pa.string()),
+        ("label", pa.string()), ("id", pa.string()), ("score", pa.float64()), ("nil_reason", pa.string()),
+        ("gold_id", pa.string()),
         ("candidates", pa.list_(candidate)),
     ])
 

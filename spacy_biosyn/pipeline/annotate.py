@@ -1,5 +1,5 @@
 """What predict decided of each mention, written onto its span:
-span._.parts, candidates, kb_ents, cui and concept_ids, and `span.kb_id_`;
+span._.parts, candidates, kb_ents, cui, concept_ids and nil_reason, and `span.kb_id_`;
 entities left without an ID are dropped from doc.ents where drop_nil says
 so. Nothing is decided here."""
 from typing import Sequence
@@ -17,6 +17,7 @@ def annotate_span(span: Span, links: SpanLinks) -> None:
     span._.kb_ents = links.kb_ents
     span._.cui = links.cui
     span._.concept_ids = links.concept_ids
+    span._.nil_reason = links.nil_reason
 
 
 def annotate_docs(docs: Sequence[Doc], links: Sequence, *, drop_nil: bool, set_kb_id: bool) -> None:

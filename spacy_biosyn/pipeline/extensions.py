@@ -6,7 +6,7 @@ back as `["breast cancer", [["D001943"]], 1.125]`. Each extension here keeps
 its value in a storage extension (`biosyn_stored_<name>`) and rebuilds the
 types whenever it is read, so a round trip changes nothing a user sees.
 The list-valued ones read [] on a span nothing linked, as scispaCy's
-`kb_ents` does; `cui` and `concept_ids` read None.
+`kb_ents` does; `cui`, `concept_ids` and `nil_reason` read None.
 """
 from typing import Any, Callable, List, Optional
 
@@ -65,8 +65,9 @@ def _register(cls, name: str, convert: Callable[[Any], Any], unset: Callable[[],
 def register_extensions() -> None:
     """Register every extension once; importing the component or the
     evaluation module does it."""
-    if not Span.has_extension("cui"):
-        Span.set_extension("cui", default=None)
+    for name in ("cui", "nil_reason"):
+        if not Span.has_extension(name):
+            Span.set_extension(name, default=None)
     for name, (convert, unset) in SPAN_EXTENSIONS.items():
         _register(Span, name, convert, unset)
     for name, (convert, unset) in DOC_EXTENSIONS.items():

@@ -25,6 +25,7 @@ from starlette.exceptions import HTTPException
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
+from ..corpus_linking.output import ROW_FIELDS
 from ..corpus_linking.text_sources import Document
 from ..corpus_linking.worker import check_pipeline
 from ..errors import BiosynError
@@ -35,7 +36,7 @@ from ..preprocess.text import without_lone_surrogates
 from . import formats
 from .batching import LinkingStopped, LinkingThread, warm_up
 from .limits import ServiceLimits
-from .schema import (ROW_FIELDS, ErrorBody, Health, Info, LinkedMentions, LinkedText, LinkedTexts, LinkRequest,
+from .schema import (ErrorBody, Health, Info, LinkedMentions, LinkedText, LinkedTexts, LinkRequest,
                      MentionsRequest)
 
 log = logging.getLogger("spacy_biosyn.service")

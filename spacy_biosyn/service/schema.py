@@ -4,8 +4,6 @@ from typing import Dict, List, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-# The row fields the service answers with, in `link --json`'s order.
-ROW_FIELDS = ("start", "end", "text", "label", "id", "score", "candidates")
 
 
 class Candidate(BaseModel):
@@ -19,8 +17,10 @@ class Entity(BaseModel):
     end: int = Field(description="Character offset just after the entity's last character")
     text: str = Field(description="The entity as written")
     label: str = Field(description="The entity's label (Disease, Chemical)")
-    id: Optional[str] = Field(description="span._.cui: the concept's ID, or null where the entity is NIL (no concept scored over nil_threshold)")
+    id: Optional[str] = Field(description="span._.cui: the concept's ID, or null where the entity is NIL (nil_reason says why)")
     score: Optional[float] = Field(description="The link's score, which nil_threshold is compared with; null for NIL")
+    nil_reason: Optional[str] = Field(description="span._.nil_reason: why the entity is NIL (everyday_english, "
+                                      "no_candidates, below_threshold, absent_concept); null where it is linked")
     candidates: List[Candidate] = Field(description="span._.kb_ents: the ranked concepts, best first (empty for NIL)")
 
 
