@@ -70,6 +70,22 @@ def make_nlp(encoder, dictionary, **config):
     return nlp
 
 
+def ruled_linker(folder, encoder, names):
+    """A saved pipeline whose entity_ruler, standing in for an NER, finds
+    `names` as Disease entities, then the linker over DISEASES; its folder."""
+    (folder / "diseases.txt").write_text(DISEASES)
+    nlp = spacy.blank("en")
+    ruler = nlp.add_pipe("entity_ruler")
+    nlp.add_pipe("biosyn_linker", config={
+        "dictionary": str(folder / "diseases.txt"), "encoder": encoder, "sparse_weight": 10.0,
+    })
+    nlp.initialize()
+    # after initialize, which empties the ruler
+    ruler.add_patterns([{"label": "Disease", "pattern": [{"LOWER": word} for word in name.split()]} for name in names])
+    nlp.to_disk(folder / "pipeline")
+    return folder / "pipeline"
+
+
 def doc_with_ents(nlp, text, *mentions, label="Disease"):
     doc = nlp.make_doc(text)
     spans = []

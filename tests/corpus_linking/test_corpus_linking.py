@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 import spacy
 from bioc import biocjson, biocxml
-from helpers import DISEASES, make_nlp
+from helpers import make_nlp, ruled_linker
 from typer.testing import CliRunner
 
 from spacy_biosyn.cli import app
@@ -18,11 +18,6 @@ from spacy_biosyn.corpus_linking.output import MANIFEST, read_manifest, write_sh
 from spacy_biosyn.corpus_linking.text_sources import input_files, read_documents
 from spacy_biosyn.errors import CorpusError
 
-PATTERNS = [
-    {"label": "Disease", "pattern": [{"LOWER": "breast"}, {"LOWER": "cancer"}]},
-    {"label": "Disease", "pattern": [{"LOWER": "type"}, {"LOWER": "2"}, {"LOWER": "diabetes"}]},
-    {"label": "Disease", "pattern": [{"LOWER": "huntington"}, {"LOWER": "chorea"}]},
-]
 TEXTS = [
     "Breast cancer and type 2 diabetes in {i} carriers.",
     "No disease was found in patient {i}.",
@@ -44,15 +39,7 @@ PUBTATOR = """\
 def corpus(tmp_path_factory, tiny_encoder):
     """A pipeline whose entity_ruler stands in for the NER, and 30 abstracts."""
     folder = tmp_path_factory.mktemp("corpus")
-    (folder / "diseases.txt").write_text(DISEASES)
-    nlp = spacy.blank("en")
-    ruler = nlp.add_pipe("entity_ruler")
-    nlp.add_pipe("biosyn_linker", config={
-        "dictionary": str(folder / "diseases.txt"), "encoder": tiny_encoder, "sparse_weight": 10.0,
-    })
-    nlp.initialize()
-    ruler.add_patterns(PATTERNS)  # after initialize, which empties the ruler
-    nlp.to_disk(folder / "pipeline")
+    ruled_linker(folder, tiny_encoder, ("breast cancer", "type 2 diabetes", "huntington chorea"))
     documents = [{"id": f"pmid{i}", "text": TEXTS[i % 3].format(i=i)} for i in range(30)]
     (folder / "abstracts.jsonl").write_text("".join(json.dumps(d) + "\n" for d in documents))
     return folder

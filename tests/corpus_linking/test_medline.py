@@ -10,9 +10,8 @@ import warnings
 import bioc
 import pyarrow.parquet as pq
 import pytest
-import spacy
 from bioc import biocxml
-from helpers import DISEASES
+from helpers import ruled_linker
 
 from spacy_biosyn.corpora.medline import Citation, DeleteCitation, iter_medline
 from spacy_biosyn.corpus_linking import link_corpus, read_rows
@@ -246,18 +245,8 @@ def test_citations_come_as_they_are_read_not_once_the_file_is(tmp_path):
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory, tiny_encoder):
     """An entity_ruler standing in for the NER, then the linker over DISEASES."""
-    folder = tmp_path_factory.mktemp("medline")
-    (folder / "diseases.txt").write_text(DISEASES)
-    nlp = spacy.blank("en")
-    ruler = nlp.add_pipe("entity_ruler")
-    nlp.add_pipe("biosyn_linker", config={
-        "dictionary": str(folder / "diseases.txt"), "encoder": tiny_encoder, "sparse_weight": 10.0,
-    })
-    nlp.initialize()
-    ruler.add_patterns([{"label": "Disease", "pattern": [{"LOWER": word} for word in name.split()]}
-                        for name in ("breast cancer", "ovarian cancer", "type 2 diabetes", "huntington chorea")])
-    nlp.to_disk(folder / "pipeline")
-    return folder / "pipeline"
+    return ruled_linker(tmp_path_factory.mktemp("medline"), tiny_encoder,
+                        ("breast cancer", "ovarian cancer", "type 2 diabetes", "huntington chorea"))
 
 
 def test_link_corpus_links_pubmed_files_by_pmid_into_pubtator_and_parquet(pipeline, tmp_path):

@@ -1,0 +1,158 @@
+"""The open-world NIL model: what it reads of a ranked list, how it is
+learned from an annotated corpus, saved, checked on load and applied."""
+import numpy as np
+import pytest
+import spacy
+import srsly
+from helpers import make_nlp, resealed
+
+from spacy_biosyn.errors import SavedStateError
+from spacy_biosyn.linking.links import (ABSENT_CONCEPT, BELOW_THRESHOLD, EVERYDAY_ENGLISH, NilRule, span_links)
+from spacy_biosyn.search import nil_model
+from spacy_biosyn.search.nil_model import FEATURES, NilModel, TrainingCases, features, fit_nil_model
+from spacy_biosyn.ty import Candidate, LinkedPart
+
+ORGANS = ("breast", "ovarian", "lung", "liver", "kidney", "bladder", "colon", "gastric", "thyroid", "prostate",
+          "skin", "bone", "brain", "heart", "spleen", "eye")
+
+
+def feature(name: str, text: str, candidates) -> float:
+    return features(text, candidates)[FEATURES.index(name)]
+
+
+def test_a_word_no_name_holds_and_a_name_that_adds_words_are_what_the_ranked_list_shows():
+    xyy = [Candidate("xyy syndrome", (("C535317",),), 0.825), Candidate("xxy syndrome", (("D007713",),), 0.81)]
+    assert feature("unmatched_words", "xyzzy syndrome", xyy) == 0.5
+    assert feature("head_word_matched", "xyzzy syndrome", xyy) == 1.0
+    assert feature("margin", "xyzzy syndrome", xyy) == pytest.approx(0.015)
+    hypoxia = [Candidate("hypoxia brain", (("D002534",),), 0.935), Candidate("anoxia", (("D000860",),), 0.9)]
+    assert feature("name_adds_words", "hypoxia", hypoxia) == 1.0 and feature("exact", "hypoxia", hypoxia) == 0.0
+    assert feature("exact", "hypoxia brain", hypoxia) == 1.0 and feature("extra_name_words", "hypoxia brain", hypoxia) == 0
+    assert features("hypoxia", []) is None
+
+
+def separable_cases() -> TrainingCases:
+    """Right links score high and share the mention's words; wrong ones neither."""
+    cases = TrainingCases([], [])
+    for i, organ in enumerate(ORGANS * 3):
+        mention = f"{organ} cancer"
+        right = [Candidate(mention, ((f"D{i}",),), 1.0), Candidate(f"{organ} cyst", ((f"E{i}",),), 0.8)]
+        cases.add(mention, right, {f"D{i}"})
+    return cases
+
+
+def test_a_model_is_learned_from_mentions_ranked_with_and_without_their_concept_and_cut_to_keep_their_right_links():
+    cases = separable_cases()
+    # each mention is a right link as ranked, and a wrong one with its concept's names taken away
+    assert cases.right == [True, False] * (len(ORGANS) * 3)
+    model = fit_nil_model(cases)
+    p = model.probability(cases.rows)
+    right = np.array(cases.right)
+    assert np.mean(p[right] >= model.cut) >= nil_model.KEPT_RIGHT_LINKS
+    assert (p[~right] < model.cut).all()
+    assert "48 annotated mentions" in model.source
+
+
+def test_too_few_cases_of_either_kind_teach_no_model():
+    cases = separable_cases()
+    few = TrainingCases(cases.rows[: 2 * (nil_model.MIN_CASES - 1)], cases.right[: 2 * (nil_model.MIN_CASES - 1)])
+    assert fit_nil_model(few) is None
+
+
+def test_the_model_saved_as_json_gives_the_same_probabilities_and_another_version_is_not_used():
+    model = fit_nil_model(separable_cases())
+    saved = srsly.json_loads(srsly.json_dumps(model.to_json()))
+    again = NilModel.from_json(saved, "nil_model.json")
+    rows = np.random.default_rng(0).random((20, len(FEATURES)))
+    assert np.array_equal(again.probability(rows), model.probability(rows)) and again.cut == model.cut
+    assert NilModel.from_json({**saved, "version": nil_model.VERSION + 1}, "nil_model.json") is None
+    assert NilModel.from_json({**saved, "features": list(FEATURES[:-1])}, "nil_model.json") is None
+
+
+def _corrupted(saved: dict, change: str) -> dict:
+    bad = dict(saved, **{key: list(value) if isinstance(value, list) else value for key, value in saved.items()})
+    split = bad["feature"].index(next(f for f in bad["feature"] if f >= 0))
+    if change == "child out of range":
+        bad["left"][split] = len(bad["feature"]) + 5
+    elif change == "child before its parent":
+        bad["right"][split] = split
+    elif change == "NaN threshold":
+        bad["threshold"][split] = float("nan").hex()
+    elif change == "unknown feature":
+        bad["feature"][split] = len(FEATURES)
+    elif change == "too shallow":
+        bad["depth"] = 1
+    elif change == "arrays of two lengths":
+        bad["value"] = bad["value"][:-1]
+    elif change == "cut outside [0, 1]":
+        bad["cut"] = (1.5).hex()
+    return bad
+
+
+@pytest.mark.parametrize("change", ["child out of range", "child before its parent", "NaN threshold",
+                                    "unknown feature", "too shallow", "arrays of two lengths", "cut outside [0, 1]"])
+def test_a_malformed_model_is_refused_naming_the_file_before_any_node_is_read(change):
+    saved = fit_nil_model(separable_cases()).to_json()
+    with pytest.raises(SavedStateError, match="nil_model.json: not a NIL model"):
+        NilModel.from_json(_corrupted(saved, change), "nil_model.json")
+
+
+def always(p: float) -> NilModel:
+    """A one-leaf model that gives every mention P(right) = p, cut at 0.5."""
+    raw = float(np.log(p / (1 - p)))
+    return NilModel(np.array([0]), np.array([-1]), np.array([0.0]), np.array([0]), np.array([0]), np.array([raw]),
+                    0.0, 1, 0.5, "test")
+
+
+def test_a_span_says_why_it_is_nil_everyday_english_then_threshold_then_the_model():
+    part = LinkedPart("xyzzy syndrome", [Candidate("xyy syndrome", (("C535317",),), 0.825)])
+    assert NilRule(0.8, always(0.9)).reason([part]) is None
+    assert NilRule(0.9, always(0.9)).reason([part]) == BELOW_THRESHOLD
+    assert NilRule(0.8, always(0.1)).reason([part]) == ABSENT_CONCEPT
+    assert NilRule(None, always(0.1)).reason([]) == EVERYDAY_ENGLISH
+    links = span_links([part], 5, NilRule(0.8, always(0.1)))
+    assert links.cui is None and links.kb_ents == [] and links.nil_reason == ABSENT_CONCEPT
+
+
+@pytest.fixture
+def annotated(tmp_path):
+    """An annotated corpus of the test vocabulary's concepts, as BioSyn's
+    processed .concept files: names and their plurals."""
+    from helpers import DISEASES
+
+    folder = tmp_path / "train"
+    folder.mkdir()
+    pairs = [line.split("||") for line in DISEASES.splitlines()]
+    lines = [f"1||0|1||Disease||{name}{suffix}||{cui.split('|')[0]}"
+             for cui, name in pairs for suffix in ("", "s", " disorder")]
+    (folder / "1.concept").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def test_auto_learns_the_model_from_the_corpus_it_is_given_saves_it_and_a_load_uses_the_same(
+    tiny_encoder, disease_dictionary, annotated, tmp_path
+):
+    nlp = make_nlp(tiny_encoder, disease_dictionary, preferred_ids_from=[str(annotated)])
+    linker = nlp.get_pipe("biosyn_linker")
+    model = linker.engine.nil_rule().model
+    assert model is not None and "annotated mentions" in model.source
+    nlp.to_disk(tmp_path / "pipeline")
+    saved = tmp_path / "pipeline" / "biosyn_linker" / "nil_model.json"
+    loaded = spacy.load(tmp_path / "pipeline").get_pipe("biosyn_linker").engine.nil_rule().model
+    rows = np.random.default_rng(0).random((10, len(FEATURES)))
+    assert np.array_equal(loaded.probability(rows), model.probability(rows))
+    # a number for nil_threshold, as tune-nil sets, is the rule alone
+    linker.nil_threshold = 0.5
+    assert linker.engine.nil_rule() == NilRule(0.5, None)
+    # a resealed file whose trees point outside their arrays is refused, naming it
+    srsly.write_json(saved, _corrupted(srsly.read_json(saved), "child out of range"))
+    resealed(saved.parent)
+    with pytest.raises(SavedStateError, match=f"{saved}: not a NIL model"):
+        spacy.load(tmp_path / "pipeline")
+
+
+def test_without_a_corpus_auto_is_the_score_threshold_alone(tiny_encoder, disease_dictionary, tmp_path):
+    nlp = make_nlp(tiny_encoder, disease_dictionary)
+    assert nlp.get_pipe("biosyn_linker").engine.nil_rule().model is None
+    nlp.to_disk(tmp_path / "pipeline")
+    assert not (tmp_path / "pipeline" / "biosyn_linker" / "nil_model.json").exists()
