@@ -141,11 +141,14 @@ class NilModel(NamedTuple):
         return row is not None and float(self.probability([row])[0]) < self.cut
 
     def to_json(self) -> dict:
+        """The model as JSON, each real number written exactly (`float.hex`):
+        JSON libraries round some doubles, and a decision at the cut must
+        be the same after a load."""
         return {
             "version": VERSION, "features": list(FEATURES), "roots": self.roots.tolist(),
-            "feature": self.feature.tolist(), "threshold": self.threshold.tolist(), "left": self.left.tolist(),
-            "right": self.right.tolist(), "value": self.value.tolist(), "baseline": self.baseline,
-            "depth": self.depth, "cut": self.cut, "source": self.source,
+            "feature": self.feature.tolist(), "threshold": [x.hex() for x in self.threshold.tolist()],
+            "left": self.left.tolist(), "right": self.right.tolist(), "value": [x.hex() for x in self.value.tolist()],
+            "baseline": self.baseline.hex(), "depth": self.depth, "cut": self.cut.hex(), "source": self.source,
         }
 
     @classmethod
@@ -171,11 +174,17 @@ class NilModel(NamedTuple):
                 raise ValueError(f"{key} must be a list of integers")
             return np.array(values, dtype=np.int64)
 
+        def real(value, key: str) -> float:
+            number = float.fromhex(value) if isinstance(value, str) else None
+            if not is_number(number):
+                raise ValueError(f"{key} must hold finite numbers written by float.hex")
+            return number
+
         def floats(key: str) -> np.ndarray:
             values = data[key]
-            if not (isinstance(values, list) and all(is_number(v) for v in values)):
-                raise ValueError(f"{key} must be a list of finite numbers")
-            return np.array(values, dtype=np.float64)
+            if not isinstance(values, list):
+                raise ValueError(f"{key} must be a list")
+            return np.array([real(v, key) for v in values], dtype=np.float64)
 
         roots, feature, left, right = ints("roots"), ints("feature"), ints("left"), ints("right")
         threshold, value = floats("threshold"), floats("value")
@@ -188,10 +197,10 @@ class NilModel(NamedTuple):
         for children in (left, right):
             if ((children[inner] <= np.flatnonzero(inner)) | (children[inner] >= n)).any():
                 raise ValueError("a split's child is out of range or not after it")
-        depth, baseline, cut = data["depth"], data["baseline"], data["cut"]
-        if not (isinstance(depth, int) and 1 <= depth <= 32 and is_number(baseline) and is_number(cut)
-                and 0 <= cut <= 1 and isinstance(data["source"], str)):
-            raise ValueError("depth must be 1-32, baseline finite, cut in [0, 1] and source text")
+        depth, baseline, cut = data["depth"], real(data["baseline"], "baseline"), real(data["cut"], "cut")
+        if not (isinstance(depth, int) and not isinstance(depth, bool) and 1 <= depth <= 32 and 0 <= cut <= 1
+                and isinstance(data["source"], str)):
+            raise ValueError("depth must be 1-32, cut in [0, 1] and source text")
         # Every path from a root, a level at a time (nodes reached twice
         # counted once), must rest on a leaf within `depth` steps.
         level = np.unique(roots)
