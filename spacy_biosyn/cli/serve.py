@@ -1,29 +1,49 @@
 """`serve`: a saved pipeline as a JSON API and a page (service/app.py)."""
+import ipaddress
 import os
+import socket
 from pathlib import Path
+from typing import List
 
 import typer
 from wasabi import msg
 
-from ..service.limits import ServiceLimits
+from ..service.limits import LOOPBACK_HOSTS, RANGES, ServiceLimits
 from .common import app
 
 _PIPELINE, _LIMITS = "SPACY_BIOSYN_SERVE_PIPELINE", "SPACY_BIOSYN_SERVE_LIMITS"
 _DEFAULT = ServiceLimits()
 
 
+def _range(name: str) -> dict:
+    least, most = RANGES[name]
+    return {"min": least, "max": most}
+
+
+def _host(value: str) -> str:
+    if not value.strip():
+        raise typer.BadParameter("an empty address would listen on every network the machine is on: give 127.0.0.1, "
+                                 "or 0.0.0.0 to open it on purpose")
+    return value
+
+
 @app.command()
 def serve(
     pipeline_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="A saved pipeline (NER + linker, or a linker for /link/mentions)"),
-    host: str = typer.Option("127.0.0.1", help="The address to listen on; 0.0.0.0 opens it to every network the machine is on"),
+    host: str = typer.Option("127.0.0.1", callback=_host, help="The address to listen on; 0.0.0.0 opens it to every network the machine is on"),
     port: int = typer.Option(8080, min=1, max=65535),
-    workers: int = typer.Option(1, min=1, help="Processes, each with the pipeline loaded once; on a CPU, about one per 2 cores"),
-    max_body_bytes: int = typer.Option(_DEFAULT.max_body_bytes, min=1_000, help="The largest request body"),
-    max_text_chars: int = typer.Option(_DEFAULT.max_text_chars, min=1, help="The longest text (nlp.max_length caps it too)"),
-    max_texts: int = typer.Option(_DEFAULT.max_texts, min=1, help="Texts or documents in one request"),
-    max_mentions: int = typer.Option(_DEFAULT.max_mentions, min=1, help="Mention strings in one request"),
-    request_timeout: float = typer.Option(_DEFAULT.request_timeout_s, min=0.001, help="Seconds from a request's first byte to its answer"),
-    batch_texts: int = typer.Option(_DEFAULT.batch_texts, min=1, help="Texts of concurrent requests linked in one nlp.pipe call"),
+    workers: int = typer.Option(1, min=1, max=256, help="Processes, each with the pipeline loaded once; on a CPU, about one per 2 cores"),
+    allowed_hosts: List[str] = typer.Option([], "--allowed-hosts", help="A name the Host header may give (repeat it; "
+                                            "'*' any): by default localhost, 127.0.0.1 and [::1] on a loopback address, "
+                                            "any elsewhere"),
+    cors_origins: List[str] = typer.Option([], "--cors-origin", help="A web origin whose pages may read the answers "
+                                           "(repeat it); none by default"),
+    max_body_bytes: int = typer.Option(_DEFAULT.max_body_bytes, **_range("max_body_bytes"), help="The largest request body"),
+    max_text_chars: int = typer.Option(_DEFAULT.max_text_chars, **_range("max_text_chars"), help="The longest text (nlp.max_length caps it too)"),
+    max_texts: int = typer.Option(_DEFAULT.max_texts, **_range("max_texts"), help="Texts or documents in one request"),
+    max_mentions: int = typer.Option(_DEFAULT.max_mentions, **_range("max_mentions"), help="Mention strings in one request"),
+    request_timeout: float = typer.Option(_DEFAULT.request_timeout_s, **_range("request_timeout_s"), help="Seconds from a request's first byte to its answer"),
+    batch_texts: int = typer.Option(_DEFAULT.batch_texts, **_range("batch_texts"), help="Texts of concurrent requests linked in one nlp.pipe call"),
 ) -> None:
     """Serve a pipeline: POST /link (text, PubTator or BioC XML in and out),
     POST /link/mentions, GET /health, GET /info, GET /openapi.json, and a
@@ -34,13 +54,36 @@ def serve(
         import uvicorn
     except ImportError as error:
         msg.fail(f'serving needs the serve extra ({error.name} is missing): pip install "spacy-biosyn[serve]"', exits=1)
+    _check_free(host, port)  # before any worker spends its start loading the pipeline
     limits = ServiceLimits(max_body_bytes=max_body_bytes, max_text_chars=max_text_chars, max_texts=max_texts,
-                           max_mentions=max_mentions, request_timeout_s=request_timeout, batch_texts=batch_texts)
+                           max_mentions=max_mentions, request_timeout_s=request_timeout, batch_texts=batch_texts,
+                           allowed_hosts=tuple(allowed_hosts) or (LOOPBACK_HOSTS if _is_loopback(host) else ("*",)),
+                           cors_origins=tuple(cors_origins))
     # Each worker process builds its app from these (uvicorn starts workers by spawning, not forking).
     os.environ[_PIPELINE] = str(pipeline_dir.resolve())
     os.environ[_LIMITS] = limits.model_dump_json()
     uvicorn.run("spacy_biosyn.cli.serve:app_from_environment", factory=True, host=host, port=port, workers=workers,
                 log_level="info", timeout_graceful_shutdown=int(request_timeout) + 1)
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return host == "localhost" or ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a name: whatever it resolves to, the user named it
+        return False
+
+
+def _check_free(host: str, port: int) -> None:
+    """Fail in one line where the address cannot be listened on, as uvicorn would bind it."""
+    try:
+        for family, kind, proto, _, address in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM):
+            with socket.socket(family, kind, proto) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                probe.bind(address)
+            return
+    except OSError as error:
+        msg.fail(f"cannot listen on {host}:{port} ({error.strerror or error}): is another server there? "
+                 "Give another --port", exits=1)
 
 
 def app_from_environment():

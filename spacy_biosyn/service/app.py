@@ -8,7 +8,10 @@
 - GET /health, GET /info, GET /openapi.json, and the page at /.
 
 Every error is a JSON `{"error": {"code", "message"}}` with its status,
-never a traceback; no request names a file or a pipeline."""
+never a traceback; no request names a file or a pipeline, and no answer
+the server's folders. A request whose Host header names none of the
+allowed hosts is refused (DNS rebinding), and no other site's page may
+read an answer unless CORS origins are given."""
 import asyncio
 import json
 import logging
@@ -19,6 +22,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from fastapi import FastAPI, Request
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException
@@ -69,7 +73,9 @@ def create_app(pipeline: Path, limits: Optional[ServiceLimits] = None) -> FastAP
         check_pipeline(pipeline, gold_spans=False)
         no_ner = None
     except BiosynError as error:
-        no_ner = f"{error}; this service links mention strings at POST /link/mentions"
+        # the error names the folder, which no answer tells
+        no_ner = (f"{str(error).replace(str(pipeline), 'the pipeline')}; this service links mention strings at "
+                  "POST /link/mentions")
     nlp = spacy.load(pipeline)
     # A named vocabulary not yet cached is built now, not inside the first request's time limit.
     nlp.get_pipe(PIPE_NAME).engine.ensure_ready()
@@ -86,6 +92,18 @@ def create_app(pipeline: Path, limits: Optional[ServiceLimits] = None) -> FastAP
         docs_url=None, redoc_url=None,  # their pages load scripts from a CDN; /openapi.json is the schema
         lifespan=lambda app: _stopping(linking),
     )
+
+    @app.middleware("http")
+    async def _checked_host(request: Request, call_next):
+        host = request.headers.get("host", "")
+        if not limits.allows_host(host):
+            return error_response(400, "host_not_allowed", f"Host {host!r:.80}: this service answers for "
+                                  f"{', '.join(limits.allowed_hosts)} (serve --allowed-hosts)")
+        return await call_next(request)
+
+    if limits.cors_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=list(limits.cors_origins), allow_methods=["GET", "POST"],
+                           allow_headers=["content-type", "accept"])
 
     @app.exception_handler(ServiceError)
     async def _service_error(request: Request, error: ServiceError):

@@ -5,6 +5,8 @@ import tempfile
 from pathlib import Path
 from typing import List, Optional, Sequence
 
+import mimeparse
+
 from ..corpora.pubtator_form import field_problem
 from ..corpus_linking.text_sources import Document, read_documents
 from ..corpus_linking.writers import bioc_xml, pubtator_block
@@ -15,7 +17,9 @@ BIOC_XML = "application/xml"
 PLAIN = "text/plain"
 # Content-Type -> link-corpus's reader; JSON and plain text are read by the app.
 _READ = {PUBTATOR: "pubtator", BIOC_XML: "bioc-xml", "text/xml": "bioc-xml"}
-_WRITE = {PUBTATOR: PUBTATOR, BIOC_XML: BIOC_XML, "text/xml": BIOC_XML, JSON: JSON, "*/*": JSON, "application/*": JSON}
+# What an answer can be written as; of types an Accept header weighs alike,
+# the later wins (mimeparse's rule), so "*/*" is answered in JSON.
+_OFFERED = ("text/xml", BIOC_XML, PUBTATOR, JSON)
 BODY_TYPES = (JSON, PLAIN, *_READ)
 ANSWER_TYPES = (JSON, PUBTATOR, BIOC_XML)
 _WHERE = "the request body"
@@ -28,16 +32,16 @@ def media_type(header: Optional[str]) -> str:
 
 
 def answer_type(accept: Optional[str]) -> Optional[str]:
-    """The first type of an Accept header the service writes (JSON where
-    none is asked), or None where it asks only for others."""
+    """The type an Accept header weighs highest (q-values, then the more
+    specific range) of those the service writes; JSON where none is asked;
+    None where it asks only for others, or cannot be read."""
     if not accept or not accept.strip():
         return JSON
-    for part in accept.split(","):
-        found = _WRITE.get(media_type(part))
-        refused = any(p.strip().replace(" ", "") in ("q=0", "q=0.0", "q=0.00", "q=0.000") for p in part.split(";")[1:])
-        if found and not refused:
-            return found
-    return None
+    try:
+        found = mimeparse.best_match(_OFFERED, accept)
+    except (mimeparse.MimeTypeParseException, ValueError):
+        return None
+    return {"text/xml": BIOC_XML}.get(found, found) or None
 
 
 def read_body(body: bytes, content_type: str, most: int) -> List[Document]:

@@ -602,3 +602,25 @@ def test_serve_without_the_serve_extra_says_how_to_install_it(tmp_path, monkeypa
     monkeypatch.setitem(sys.modules, "fastapi", None)  # as where the extra is not installed
     result = CliRunner().invoke(app, ["serve", str(tmp_path)])
     assert result.exit_code == 1 and "fastapi is missing" in result.output and "spacy-biosyn[serve]" in result.output
+
+
+@pytest.mark.parametrize("option, value, says", [
+    ("--host", "", "every network"), ("--host", " ", "every network"), ("--request-timeout", "inf", "request-timeout"),
+    ("--request-timeout", "nan", "request-timeout"), ("--batch-texts", "1000000000", "batch-texts"),
+    ("--port", "0", "port"),
+])
+def test_serve_refuses_an_address_or_a_number_out_of_range_in_one_line_before_loading(tmp_path, option, value, says):
+    result = CliRunner().invoke(app, ["serve", str(tmp_path), option, value])
+    assert result.exit_code == 2 and says in result.output and "Traceback" not in result.output
+
+
+def test_serve_on_a_taken_port_says_so_before_loading_the_pipeline(tmp_path):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        # tmp_path holds no pipeline: the port is told first, before any load
+        result = CliRunner().invoke(app, ["serve", str(tmp_path), "--port", str(port)])
+    assert result.exit_code == 1 and f"cannot listen on 127.0.0.1:{port}" in result.output

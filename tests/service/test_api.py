@@ -191,6 +191,7 @@ def test_a_linker_without_an_ner_links_mentions_and_says_so_for_texts(tmp_path, 
     with TestClient(create_app(tmp_path / "linker")) as client:
         texts = client.post("/link", json={"text": "breast cancer"})
         assert texts.status_code == 409 and "/link/mentions" in texts.json()["error"]["message"]
+        assert str(tmp_path) not in texts.text  # the server's folder is no client's business
         assert client.post("/link/mentions", json={"mentions": ["breast cancer"]}).json()["mentions"][0]["id"] == "D001943"
 
 
@@ -261,3 +262,55 @@ def test_the_page_and_its_assets_are_served_and_nothing_else(client):
     for path in ("/static/..%2Fapp.py", "/static/index.html.bak", "/static/", "/etc/passwd", "/static/..%2F..%2Fnames.py"):
         assert client.get(path).status_code == 404, path
     assert client.get("/link").status_code == 405 and client.get("/link").json()["error"]["code"] == "method_not_allowed"
+
+
+def test_a_host_header_of_another_name_is_refused_as_a_rebinding_page_would_send_it(served_pipeline):
+    from fastapi.testclient import TestClient
+
+    from spacy_biosyn.service.limits import LOOPBACK_HOSTS
+
+    limits = ServiceLimits(allowed_hosts=LOOPBACK_HOSTS)
+    with TestClient(create_app(served_pipeline, limits), base_url="http://127.0.0.1:8080") as client:
+        assert client.get("/info").status_code == 200
+        for host in ("localhost:8080", "[::1]:8080", "LOCALHOST"):
+            assert client.get("/health", headers={"host": host}).status_code == 200, host
+        for host in ("attacker.example", "127.0.0.1.attacker.example:8080", ""):
+            refused = client.post("/link", json={"text": "breast cancer"}, headers={"host": host})
+            assert refused.status_code == 400 and refused.json()["error"]["code"] == "host_not_allowed", host
+            assert "--allowed-hosts" in refused.json()["error"]["message"]
+
+
+def test_no_other_site_reads_an_answer_unless_its_origin_is_given(served_pipeline, client):
+    from fastapi.testclient import TestClient
+
+    asked = {"origin": "https://lab.example"}
+    assert "access-control-allow-origin" not in client.get("/info", headers=asked).headers
+    with TestClient(create_app(served_pipeline, ServiceLimits(cors_origins=("https://lab.example",)))) as allowed:
+        assert allowed.get("/info", headers=asked).headers["access-control-allow-origin"] == "https://lab.example"
+        other = allowed.get("/info", headers={"origin": "https://elsewhere.example"})
+        assert "access-control-allow-origin" not in other.headers
+
+
+@pytest.mark.parametrize("accept, answer", [
+    ("application/json;q=0.1, text/x-pubtator;q=0.9", "text/x-pubtator"),
+    ("text/x-pubtator;q=0.5, application/xml", "application/xml"),
+    ("*/*", "application/json"),
+    ("text/*, application/json;q=0.2", "text/x-pubtator"),
+    ("application/json;q=0.", None),
+    ("application/json;q=0, text/html", None),
+])
+def test_the_answer_is_the_type_accept_weighs_highest(client, accept, answer):
+    linked = client.post("/link", json={"text": "breast cancer"}, headers={"accept": accept})
+    if answer is None:
+        assert linked.status_code == 406 and linked.json()["error"]["code"] == "not_acceptable"
+    else:
+        assert linked.status_code == 200 and linked.headers["content-type"].startswith(answer)
+
+
+@pytest.mark.parametrize("setting, value", [("request_timeout_s", float("inf")), ("request_timeout_s", float("nan")),
+                                            ("request_timeout_s", 1e9), ("batch_texts", 10**9), ("max_texts", 0)])
+def test_a_limit_outside_what_a_machine_can_hold_is_refused_by_name(setting, value):
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match=setting):
+        ServiceLimits(**{setting: value})

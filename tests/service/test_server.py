@@ -77,7 +77,7 @@ def read_answer(connection: socket.socket) -> str:
 
 
 def test_slow_clients_and_clients_that_leave_cost_the_others_nothing(live_server):
-    head = (b"POST /link HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
+    head = (b"POST /link HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
     leaving = raw_request(live_server, head, b'{"text": "breast')
     leaving.close()  # gone mid-body
     slow = raw_request(live_server, head, b'{"text": "ovar')  # sends no more: the server gives up at its time limit
