@@ -14,7 +14,9 @@ import warnings
 from collections import deque
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator, List, NamedTuple, Optional
+from typing import Iterable, Iterator, List, NamedTuple, Optional, Tuple
+
+from spacy.tokens import Doc
 
 from ..corpora.docs import pubtator_to_doc, unlinked_copy
 from ..corpora.readers import PubTatorDocument
@@ -91,7 +93,7 @@ class ShardLinker:
                 if hasattr(runs_onnx, "set_threads"):
                     runs_onnx.set_threads(settings.threads)
         # Gold spans replace whatever finds entities: only the linker runs.
-        self.disabled = [name for name in self.nlp.pipe_names if name != PIPE_NAME] if settings.gold_spans else []
+        self.disabled = only_the_linker(self.nlp) if settings.gold_spans else []
 
     def pipe(self, documents: Iterable[Document], n_process: int = 1) -> Iterator[List[dict]]:
         """Each document's rows, in input order."""
@@ -131,11 +133,22 @@ class ShardLinker:
     def _prepared(self, document: Document):
         if not self.settings.gold_spans:
             return document.text, None
-        reference = pubtator_to_doc(
-            self.nlp, PubTatorDocument(document.id, document.text, document.annotations), self.settings.labels
-        )
-        gold = [GoldSpan(e.start_char, e.end_char, e.text, e.label_, e.kb_id_) for e in reference.ents]
-        return unlinked_copy(reference), gold
+        return with_given_spans(self.nlp, document, self.settings.labels)
+
+
+def with_given_spans(nlp, document: Document, labels: Optional[List[str]] = None) -> Tuple[Doc, List[GoldSpan]]:
+    """The document as a Doc whose entities are its annotations (of
+    `labels`, if given) without IDs, for the linker alone to link in their
+    document's context, and those spans with their gold IDs: tokens are
+    split where a span starts or ends inside one (corpora/docs.py)."""
+    reference = pubtator_to_doc(nlp, PubTatorDocument(document.id, document.text, document.annotations), labels)
+    gold = [GoldSpan(e.start_char, e.end_char, e.text, e.label_, e.kb_id_) for e in reference.ents]
+    return unlinked_copy(reference), gold
+
+
+def only_the_linker(nlp) -> List[str]:
+    """The components to disable where spans are given: whatever finds entities."""
+    return [name for name in nlp.pipe_names if name != PIPE_NAME]
 
 
 def check_pipeline(pipeline: Path, gold_spans: bool,

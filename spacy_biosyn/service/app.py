@@ -29,6 +29,7 @@ from starlette.exceptions import HTTPException
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
+from ..corpora.readers import Annotation
 from ..corpus_linking.output import ROW_FIELDS
 from ..corpus_linking.text_sources import Document
 from ..corpus_linking.worker import check_pipeline
@@ -74,8 +75,9 @@ def create_app(pipeline: Path, limits: Optional[ServiceLimits] = None) -> FastAP
         no_ner = None
     except BiosynError as error:
         # the error names the folder, which no answer tells
-        no_ner = (f"{str(error).replace(str(pipeline), 'the pipeline')}; this service links mention strings at "
-                  "POST /link/mentions")
+        no_ner = (f"{str(error).replace(str(pipeline), 'the pipeline')}; this service links the entities a "
+                  "request gives ({\"text\", \"entities\": [...]}, or a PubTator or BioC body with ?spans=given), "
+                  "and mention strings at POST /link/mentions")
     nlp = spacy.load(pipeline)
     # A named vocabulary not yet cached is built now, not inside the first request's time limit.
     nlp.get_pipe(PIPE_NAME).engine.ensure_ready()
@@ -158,12 +160,19 @@ def create_app(pipeline: Path, limits: Optional[ServiceLimits] = None) -> FastAP
                                    f"{max_chars:,} (max_text_chars, nlp.max_length): split it")
         return [without_lone_surrogates(text) for text in texts]
 
-    async def documents_of(body: bytes, content_type: str) -> "tuple[List[Document], bool]":
-        """The request's documents, and whether it gave one text (answered as one)."""
+    async def documents_of(body: bytes, content_type: str, given: bool) -> "tuple[List[Document], bool]":
+        """The request's documents, and whether it gave one text (answered as
+        one); `given`: a PubTator or BioC body's annotations are its entities."""
         if content_type in (formats.JSON, ""):
             request = parsed(body, LinkRequest)
             texts = [request.text] if request.text is not None else request.texts
             one = request.text is not None
+            if request.entities is not None:
+                count(1, limits.max_texts, "texts", "max_texts")
+                text = checked_texts(texts, "text")[0]
+                spans = [Annotation(e.start, e.end, text[e.start:e.end] if 0 <= e.start < e.end <= len(text) else "",
+                                    e.label, "") for e in request.entities]
+                return [checked_spans(Document("1", text, spans), "entities")], True
         elif content_type == formats.PLAIN:
             try:
                 texts, one = [body.decode("utf-8-sig")], True
@@ -175,13 +184,31 @@ def create_app(pipeline: Path, limits: Optional[ServiceLimits] = None) -> FastAP
             except ValueError as error:
                 raise ServiceError(400, "invalid_body", str(error)) from None
             count(len(documents), limits.max_texts, "documents", "max_texts")
-            return [d._replace(text=t) for d, t in zip(documents, checked_texts([d.text for d in documents], "document"))], False
+            documents = [d._replace(text=t) for d, t in zip(documents, checked_texts([d.text for d in documents], "document"))]
+            if given:
+                return [checked_spans(d, f"document {d.id!r:.40}") for d in documents], False
+            return documents, False
         else:
             raise ServiceError(415, "unsupported_media_type", f"Content-Type {content_type!r}: send one of "
                                f"{', '.join(formats.BODY_TYPES)}")
         count(len(texts), limits.max_texts, "texts", "max_texts")
         texts = checked_texts(texts, "text" if one else "texts")
         return [Document(str(number), text, None) for number, text in enumerate(texts, start=1)], one
+
+    def checked_spans(document: Document, where: str) -> Document:
+        """The document, its given spans refused where one lies outside its
+        text, is empty or overlaps another: each is linked whole, alone."""
+        spans = sorted(enumerate(document.annotations or []), key=lambda item: (item[1].start, item[1].end))
+        for number, (i, span) in enumerate(spans):
+            named = f"{where}: entity {i} ({span.start}-{span.end})"
+            if not 0 <= span.start < span.end <= len(document.text):
+                raise ServiceError(422, "invalid_span", f"{named} does not lie inside the text of "
+                                   f"{len(document.text):,} characters with start < end")
+            if number and span.start < spans[number - 1][1].end:
+                j, other = spans[number - 1]
+                raise ServiceError(422, "invalid_span", f"{named} overlaps entity {j} ({other.start}-{other.end}): "
+                                   "give each span once, not nested")
+        return document
 
     def count(found: int, most: int, what: str, limit: str) -> None:
         if found > most:
@@ -191,7 +218,12 @@ def create_app(pipeline: Path, limits: Optional[ServiceLimits] = None) -> FastAP
     @app.post("/link", summary="Find and link the entities of texts", responses={
         200: {"model": LinkedTexts, "description": "`LinkedText` for a request with 'text', `LinkedTexts` otherwise; "
               "PubTator or BioC XML where Accept asks for text/x-pubtator or application/xml"},
-        **_errors(400, 406, 408, 409, 413, 415, 422, 504)}, openapi_extra={"requestBody": {"required": True, "content": {
+        **_errors(400, 406, 408, 409, 413, 415, 422, 504)}, openapi_extra={"parameters": [{
+            "name": "spans", "in": "query", "required": False,
+            "schema": {"type": "string", "enum": ["found", "given"], "default": "found"},
+            "description": "given: a PubTator or BioC body's annotations are the entities, linked in their document "
+                           "by the linker alone (as link-corpus --gold-spans); a JSON body gives its own 'entities'"}],
+            "requestBody": {"required": True, "content": {
             formats.JSON: {"schema": LinkRequest.model_json_schema()},
             formats.PLAIN: {"schema": {"type": "string", "description": "One text"}},
             formats.PUBTATOR: {"schema": {"type": "string", "description": "PubTator documents (title and abstract lines)"}},
@@ -202,11 +234,17 @@ def create_app(pipeline: Path, limits: Optional[ServiceLimits] = None) -> FastAP
         if answer is None:
             raise ServiceError(406, "not_acceptable", f"Accept {request.headers.get('accept')!r}: this service answers "
                                f"{', '.join(formats.ANSWER_TYPES)}")
-        if no_ner:
-            raise ServiceError(409, "no_ner", no_ner)
+        spans = request.query_params.get("spans", "found")
+        if spans not in ("found", "given"):
+            raise ServiceError(422, "invalid_request", f"spans={spans!r:.40}: 'found' (the pipeline finds the "
+                               "entities) or 'given' (a PubTator or BioC body's annotations are the entities)")
         body = await read_body(request, deadline)
-        documents, one = await documents_of(body, formats.media_type(request.headers.get("content-type")))
-        rows = await within(linking.link_documents(documents), deadline, 504, "timeout",
+        content_type = formats.media_type(request.headers.get("content-type"))
+        documents, one = await documents_of(body, content_type, spans == "given")
+        given = spans == "given" or (one and documents[0].annotations is not None)
+        if no_ner and not given:
+            raise ServiceError(409, "no_ner", no_ner)
+        rows = await within(linking.link_documents(documents, given), deadline, 504, "timeout",
                             f"linking took longer than {limits.request_timeout_s:g} s (request_timeout_s): send fewer texts")
         if answer != formats.JSON:
             try:

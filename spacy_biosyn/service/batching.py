@@ -1,6 +1,7 @@
 """One thread per worker process runs the pipeline: the texts of every
 client's request waiting at a time go through one `nlp.pipe` call (up to
-`batch_texts`), the mention strings of every /link/mentions request
+`batch_texts`; texts whose entities the client gave, in another call, in
+which only the linker runs), the mention strings of every /link/mentions request
 through one linker call (up to MENTION_BATCH), and each request gets back
 exactly the rows of its own texts or mentions, in order. The event loop
 never runs the pipeline, so it keeps reading requests and answering
@@ -16,6 +17,7 @@ from spacy.language import Language
 
 from ..corpus_linking.output import document_rows, rows_per_mention
 from ..corpus_linking.text_sources import Document
+from ..corpus_linking.worker import only_the_linker, with_given_spans
 from ..names import PIPE_NAME
 
 # Mentions of several requests linked at once: each is a short doc, and the
@@ -25,7 +27,7 @@ _NOTHING = object()
 
 
 class _Job(NamedTuple):
-    kind: str  # "texts" or "mentions"
+    kind: str  # "texts", "spans" (texts with their entities given) or "mentions"
     items: Sequence  # Documents, or mention strings
     future: asyncio.Future
     loop: asyncio.AbstractEventLoop
@@ -48,9 +50,11 @@ class LinkingThread:
         self._jobs.put(None)
         self._thread.join()
 
-    async def link_documents(self, documents: Sequence[Document]) -> List[List[dict]]:
-        """Each document's rows, as `link --json` writes them."""
-        return await self._submit("texts", documents)
+    async def link_documents(self, documents: Sequence[Document], given: bool = False) -> List[List[dict]]:
+        """Each document's rows, as `link --json` writes them; `given`: its
+        annotations are the entities, linked in its context by the linker
+        alone, as `link-corpus --gold-spans` links them."""
+        return await self._submit("spans" if given else "texts", documents)
 
     async def link_mentions(self, mentions: Sequence[str]) -> List[dict]:
         """A row per mention, as `link --mentions --json` writes them."""
@@ -87,7 +91,7 @@ class LinkingThread:
 
     def _fill(self, first: _Job) -> List[_Job]:
         """`first` and the jobs of its kind waiting behind it, up to a batch's size."""
-        most = self.batch_texts if first.kind == "texts" else MENTION_BATCH
+        most = MENTION_BATCH if first.kind == "mentions" else self.batch_texts
         batch, size = [first], len(first.items)
         while size < most:
             try:
@@ -106,6 +110,10 @@ class LinkingThread:
         items = [item for job in live for item in job.items]
         if batch[0].kind == "mentions":
             rows = iter(rows_per_mention(self.nlp, items))
+        elif batch[0].kind == "spans":
+            given = [with_given_spans(self.nlp, document) for document in items]
+            docs = self.nlp.pipe((doc for doc, _ in given), disable=only_the_linker(self.nlp))
+            rows = (document_rows(document, doc, spans) for document, (_, spans), doc in zip(items, given, docs))
         else:
             rows = (document_rows(document, doc, None)
                     for document, doc in zip(items, self.nlp.pipe(document.text for document in items)))

@@ -24,16 +24,28 @@ class Entity(BaseModel):
     candidates: List[Candidate] = Field(description="span._.kb_ents: the ranked concepts, best first (empty for NIL)")
 
 
+class GivenEntity(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    start: int = Field(description="Character offset of the entity's first character in the text")
+    end: int = Field(description="Character offset just after its last character")
+    label: str = Field(description="Its label, which picks the vocabulary that links it (Disease, Chemical)")
+
+
 class LinkRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     text: Optional[str] = Field(None, description="One text to find and link entities in")
     texts: Optional[List[str]] = Field(None, description="Several texts, each answered in order")
+    entities: Optional[List[GivenEntity]] = Field(None, description="The entities of 'text', which the linker links "
+                                                  "in its context instead of finding its own (no NER is run)")
 
     @model_validator(mode="after")
     def _one_of(self) -> "LinkRequest":
         if (self.text is None) == (self.texts is None):
             raise ValueError("give either 'text' (a string) or 'texts' (a list of strings)")
+        if self.entities is not None and self.text is None:
+            raise ValueError("'entities' are those of 'text': give them with 'text', not 'texts'")
         return self
 
 

@@ -314,3 +314,62 @@ def test_a_limit_outside_what_a_machine_can_hold_is_refused_by_name(setting, val
 
     with pytest.raises(ValidationError, match=setting):
         ServiceLimits(**{setting: value})
+
+
+GIVEN = ("1|t|Hereditary breast cancer and ovarian cancer.\n1|a|Ovarian cancer.\n"
+         "1\t11\t24\tbreast cancer\tDisease\tD001943\n1\t29\t43\tovarian cancer\tDisease\tD010051\n"
+         "1\t45\t59\tOvarian cancer\tDisease\tD010051\n\n")
+
+
+def test_the_entities_a_client_gives_are_linked_as_link_corpus_gold_spans_links_them(client, served_pipeline, tmp_path):
+    from spacy_biosyn.corpus_linking.run import link_corpus
+
+    (tmp_path / "given.txt").write_text(GIVEN)
+    link_corpus(served_pipeline, tmp_path / "given.txt", tmp_path / "out", gold_spans=True, output_format="jsonl",
+                progress=False)
+    by_cli = [(r["start"], r["end"], r["id"]) for r in map(json.loads, (tmp_path / "out" / "shard-00000.jsonl").open())]
+    pubtator = client.post("/link?spans=given", content=GIVEN.encode(), headers={"content-type": "text/x-pubtator"})
+    assert [(e["start"], e["end"], e["id"]) for e in pubtator.json()["documents"][0]["entities"]] == by_cli
+    text = GIVEN.splitlines()[0][4:] + " " + GIVEN.splitlines()[1][4:]
+    entities = [{"start": 11, "end": 24, "label": "Disease"}, {"start": 29, "end": 43, "label": "Disease"},
+                {"start": 45, "end": 59, "label": "Disease"}]
+    as_json = client.post("/link", json={"text": text, "entities": entities}).json()["entities"]
+    assert [(e["start"], e["end"], e["id"]) for e in as_json] == by_cli == [
+        (11, 24, "MESH:D001943"), (29, 43, "MESH:D010051"), (45, 59, "MESH:D010051")]
+    # without ?spans=given the entity_ruler finds its own: the three names again
+    found = client.post("/link", content=GIVEN.encode(), headers={"content-type": "text/x-pubtator"}).json()
+    assert len(found["documents"][0]["entities"]) == 3
+
+
+def test_given_entities_need_no_ner(tmp_path, tiny_encoder, disease_dictionary):
+    from fastapi.testclient import TestClient
+    from helpers import make_nlp
+
+    make_nlp(tiny_encoder, disease_dictionary).to_disk(tmp_path / "linker")
+    with TestClient(create_app(tmp_path / "linker")) as client:
+        text = "Hereditary breast cancer."
+        linked = client.post("/link", json={"text": text, "entities": [{"start": 11, "end": 24, "label": "Disease"}]})
+        assert linked.status_code == 200 and linked.json()["entities"][0]["id"] == "D001943"
+        given = client.post("/link?spans=given", content=b"1|t|Breast cancer\n1\t0\t13\tBreast cancer\tDisease\t-1\n\n",
+                            headers={"content-type": "text/x-pubtator"})
+        assert given.json()["documents"][0]["entities"][0]["id"] == "D001943"
+
+
+@pytest.mark.parametrize("entities, says", [
+    ([{"start": 5, "end": 40, "label": "Disease"}], "entity 0 (5-40) does not lie inside the text"),
+    ([{"start": 4, "end": 4, "label": "Disease"}], "entity 0 (4-4) does not lie inside"),
+    ([{"start": -1, "end": 3, "label": "Disease"}], "entity 0 (-1-3) does not lie inside"),
+    ([{"start": 0, "end": 13, "label": "Disease"}, {"start": 7, "end": 13, "label": "Disease"}],
+     "entity 1 (7-13) overlaps entity 0 (0-13)"),
+])
+def test_a_given_span_outside_the_text_empty_or_overlapping_is_refused_naming_it(client, entities, says):
+    refused = client.post("/link", json={"text": "Breast cancer.", "entities": entities})
+    assert refused.status_code == 422 and refused.json()["error"]["code"] == "invalid_span"
+    assert says in refused.json()["error"]["message"]
+
+
+def test_entities_go_with_one_text_and_spans_is_found_or_given(client):
+    several = client.post("/link", json={"texts": ["a"], "entities": []})
+    assert several.status_code == 422 and "give them with 'text'" in several.json()["error"]["message"]
+    other = client.post("/link?spans=gold", json={"text": "a"})
+    assert other.status_code == 422 and "spans='gold'" in other.json()["error"]["message"]
