@@ -15,10 +15,11 @@ ArticleTitle (a chapter's) or else its Book's BookTitle, and its Abstract.
 
 The parser is the standard library's expat, used directly: no namespaces
 (an `mml:` prefix needs no declaration), no tree to clear, and no DTD read:
-the URL the DOCTYPE names is never fetched, and a file that declares an
-entity (an XML bomb, an external entity such as file:///etc/passwd) is
-refused at the declaration, before anything is expanded. NLM's files
-declare none. ElementTree's C parser has no hook to refuse a declaration.
+the URL the DOCTYPE names is never fetched, and a DOCTYPE with markup of
+its own (an internal subset: entities that make an XML bomb or read
+file:///etc/passwd, attribute defaults) is refused where it starts, before
+anything in it is read. NLM's files have none. ElementTree's C parser has
+no hook to refuse it.
 """
 import gzip
 import re
@@ -29,7 +30,7 @@ from typing import Iterator, List, NamedTuple, Optional, Tuple, Union
 from xml.parsers import expat
 
 from ..errors import CorpusError
-from ..preprocess.text import open_maybe_gzipped
+from ..preprocess.text import input_limits, open_maybe_gzipped
 
 # pubmed_*.dtd's roots (PubmedArticleSet holds PubmedArticle, PubmedBookArticle
 # and DeleteCitation), and the MedlineCitationSet of the baselines before 2017.
@@ -106,10 +107,14 @@ class _Reader:
         self.parser = parser = expat.ParserCreate()
         parser.buffer_text = True  # a text node in one call, not one per line or entity
         parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
-        parser.EntityDeclHandler = self._declared
         parser.SkippedEntityHandler = self._undeclared
         parser.StartElementHandler, parser.EndElementHandler = self._start, self._end
         parser.CharacterDataHandler = self._text
+        parser.StartDoctypeDeclHandler = self._doctype
+        # A citation's text, as a line of the other formats: expat reads the
+        # file in chunks, so the line cap of open_maybe_gzipped never meets it.
+        self.most = input_limits().line_bytes
+        self.collected = 0
         self.open: List[str] = []  # the names of the open elements, the root first
         self.ready: List[Union[Citation, DeleteCitation]] = []
         self.into: Optional[List[str]] = None  # the text being collected, and how deep its element is
@@ -123,6 +128,7 @@ class _Reader:
         return ready
 
     def _new_citation(self) -> None:
+        self.collected = 0
         self.pmid: List[str] = []
         self.title: List[str] = []
         self.book_title: List[str] = []
@@ -172,7 +178,17 @@ class _Reader:
 
     def _text(self, data: str) -> None:
         if self.into is not None and not self.math:
+            self.collected += len(data)
+            if self.collected > self.most:
+                raise CorpusError(f"{self.path}, line {self.parser.CurrentLineNumber}: a citation's text passes "
+                                  f"{self.most:,} characters (SPACY_BIOSYN_MAX_LINE_BYTES), where an abstract "
+                                  "holds a few thousand: not a PubMed citation")
             self.into.append(data)
+
+    def _doctype(self, name: str, system_id, public_id, has_internal_subset: bool) -> None:
+        if has_internal_subset:  # NLM's files have none; one could give attributes defaults (a Label)
+            raise CorpusError(f"{self.path}, line {self.parser.CurrentLineNumber}: the DOCTYPE declares "
+                              "its own markup (an internal subset), which MEDLINE XML never does; none is read")
 
     def _citation(self) -> Citation:
         pmid = _one_line("".join(self.pmid))
@@ -184,10 +200,6 @@ class _Reader:
         if title and abstract:
             return Citation(pmid, f"{title} {abstract}", len(title))
         return Citation(pmid, title or abstract, None)
-
-    def _declared(self, name: str, *_) -> None:
-        raise CorpusError(f"{self.path}, line {self.parser.CurrentLineNumber}: declares the entity {name!r}; "
-                          "MEDLINE XML declares none, and none is read (an XML bomb or an external file)")
 
     def _undeclared(self, name: str, _parameter: bool) -> None:
         raise CorpusError(f"{self.path}, line {self.parser.CurrentLineNumber}: the entity &{name}; is declared "

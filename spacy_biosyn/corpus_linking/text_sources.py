@@ -29,8 +29,9 @@ _BY_SUFFIX = {".jsonl": "jsonl", ".parquet": "parquet", ".xml": "bioc-xml", ".js
 _SNIFFED_SUFFIXES = {".txt", ".text"}
 _PUBTATOR_FIRST_LINE = re.compile(rb"^[^|\s]+\|[ta]\|")
 _UNANNOTATED = {"medline-xml", "jsonl", "parquet", "text"}
-# What is read of a .xml file to tell MEDLINE from BioC by its root: NLM's prolog is two lines.
-_XML_HEAD_BYTES = 4096
+# What is read of a .xml file to tell MEDLINE from BioC by its root: NLM's
+# prolog is two lines, and comments before the root may be long.
+_XML_HEAD_BYTES = 2**16
 
 
 class Document(NamedTuple):

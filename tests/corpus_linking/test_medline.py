@@ -174,17 +174,17 @@ HOSTILE = {
     "external entity": (
         '<!DOCTYPE PubmedArticleSet [\n<!ENTITY passwd SYSTEM "file:///etc/passwd">\n]>\n<PubmedArticleSet>'
         + article(1, "&passwd;") + "</PubmedArticleSet>",
-        r"hostile.xml, line 2: declares the entity 'passwd'",
+        r"hostile.xml, line 1: the DOCTYPE declares its own markup",
     ),
     "parameter entity fetching a DTD": (
         '<!DOCTYPE PubmedArticleSet [\n<!ENTITY % dtd SYSTEM "https://example.org/evil.dtd"> %dtd;\n]>\n'
         "<PubmedArticleSet></PubmedArticleSet>",
-        r"hostile.xml, line 2: declares the entity 'dtd'",
+        r"hostile.xml, line 1: the DOCTYPE declares its own markup",
     ),
     "billion laughs": (
         f'<!DOCTYPE PubmedArticleSet [\n<!ENTITY lol0 "lol">{LAUGHS}\n]>\n<PubmedArticleSet>'
         + article(1, "&lol9;") + "</PubmedArticleSet>",
-        r"hostile.xml, line 2: declares the entity 'lol0'",
+        r"hostile.xml, line 1: the DOCTYPE declares its own markup",
     ),
     # The DTD would declare it, but is never read: its text is not silently left out
     "entity of the unread DTD": (
@@ -286,3 +286,30 @@ def test_link_corpus_links_pubmed_files_by_pmid_into_pubtator_and_parquet(pipeli
     assert [(r["doc_id"], r["start"], r["end"], r["text"], r["id"]) for r in rows] == [
         (d.pmid, a.start, a.end, a.text, a.id) for d in written for a in d.annotations]
     assert pq.read_table(tmp_path / "parquet").num_rows == len(rows)  # the list of deletions is no shard
+
+
+def test_a_small_gzip_of_one_endless_abstract_is_refused_before_it_fills_memory(tmp_path, monkeypatch):
+    import gzip
+
+    from spacy_biosyn.preprocess import text
+
+    monkeypatch.setenv("SPACY_BIOSYN_MAX_LINE_BYTES", "100000")
+    text.input_limits.cache_clear()
+    try:
+        bomb = tmp_path / "bomb.xml.gz"
+        with gzip.open(bomb, "wb") as f:
+            f.write(b"<PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>1</PMID><Article><Abstract><AbstractText>")
+            f.write(b"a " * 200_000)
+            f.write(b"</AbstractText></Abstract></Article></MedlineCitation></PubmedArticle></PubmedArticleSet>")
+        with pytest.raises(CorpusError, match=r"bomb.xml.gz, line 1: a citation's text passes 100,000 characters"):
+            list(iter_medline(bomb))
+    finally:
+        text.input_limits.cache_clear()
+
+
+def test_a_doctype_with_its_own_markup_is_refused(tmp_path):
+    crafted = tmp_path / "subset.xml"
+    crafted.write_text('<?xml version="1.0"?>\n<!DOCTYPE PubmedArticleSet [<!ATTLIST AbstractText Label CDATA '
+                       '"INJECTED">]>\n<PubmedArticleSet></PubmedArticleSet>\n')
+    with pytest.raises(CorpusError, match="internal subset"):
+        list(iter_medline(crafted))
