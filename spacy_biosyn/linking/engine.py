@@ -15,6 +15,7 @@ out); training, evaluation, the CLI and notebooks use it through the pipe's
 Its state is saved and loaded by state.py.
 """
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Collection, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -28,7 +29,7 @@ from ..kb.namespaces import KNOWN_NAMESPACES, IdNamespaces
 from ..named.cache import fill_named_linker
 from ..preprocess.readings import MentionPreprocessor, long_forms_by_short_form
 from ..preprocess.text import normalize, read_corrections
-from ..search.name_ranker import NameRanker
+from ..search.name_ranker import MAX_ANNOTATED_MENTIONS, NameRanker
 from ..search.tfidf import SparseEncoder
 from ..strategies.reranker import MentionInContext
 from ..strategies.type_filter import TypeFilter
@@ -180,24 +181,34 @@ class LinkingEngine:
             raise ValueError(f"{self.name}: no linker serves the label {label!r}")
         return self._resolved_nil_rules()[route]
 
+    def nil_rules(self) -> Dict[str, NilRule]:
+        """Each route's NilRule, by the label it serves ("dictionary" for the dictionary's)."""
+        return {("dictionary" if route == DEFAULT else route): rule for route, rule in self._resolved_nil_rules().items()}
+
     def _resolved_nil_rules(self) -> Dict[str, NilRule]:
         """What nil_threshold means for each route, "auto" resolved from its
         vocabulary: found once after settings, parts or vocabularies
         change (each change forgets it first, so that one failing midway
         leaves nothing stale), before the next batch is linked."""
         if self._nil_rules is None:
-            reranked = self._reranker is not None
-            learned = self._settings.nil_threshold == AUTO and not reranked
-            self._nil_rules = {
-                route: NilRule(
-                    self._settings.nil_threshold_meant(
-                        lambda linker=linker: linker.nil_default if linker.is_ready else None, reranked
-                    ),
-                    linker.nil_model if learned and linker.is_ready else None,
-                )
-                for route, linker in self.routes.linkers.items()
-            }
+            self._nil_rules = {route: self._nil_rule_of(linker) for route, linker in self.routes.linkers.items()}
         return self._nil_rules
+
+    def _nil_rule_of(self, linker: NameRanker) -> NilRule:
+        """The setting resolved for one vocabulary: a number as given; "auto"
+        its NIL default and model (asked only then), none before it has
+        names or where a re-ranker scores on its own scale (20 S + a logit)."""
+        setting = self._settings.nil_threshold
+        if setting != AUTO:
+            return NilRule(setting, None, "nil_threshold as set" if setting is not None else "nil_threshold null")
+        if self._reranker is not None:
+            return NilRule(None, None, "auto: none, since a re-ranker scores on its own scale")
+        if not linker.is_ready:
+            return NilRule(None, None, "auto: the vocabulary is not read yet")
+        default = linker.nil_default
+        # The model reads the names a search ranks; a concept scorer or sieve ranks others than it learned from.
+        searched_as_learned = linker.concept_scorer is None and linker.sieve is None
+        return NilRule(default.threshold, linker.nil_model if searched_as_learned else None, f"auto: {default.source}")
 
     # -- parts and data --
 
@@ -235,6 +246,7 @@ class LinkingEngine:
         if given.dictionary is not None:
             self.routes.build(None, read_vocabulary(given.dictionary))
         elif given.linker_name is not None:
+            self.routes.default.annotated_mentions = self.routes.annotated_mentions
             fill_named_linker(
                 self.routes.default, given.linker_name, id_usage=self.routes.id_usage, refresh=refresh, announce=announce
             )
@@ -248,6 +260,18 @@ class LinkingEngine:
         if given.corrections is not None:
             self.preprocessor.corrections = read_corrections(given.corrections)
         self._vocabularies_changed()
+        self._warn_where_every_span_links()
+
+    def _warn_where_every_span_links(self) -> None:
+        """Say so once where "auto" finds no threshold for a vocabulary (too
+        few concepts with two names to derive one): it would link every span."""
+        for route, rule in self._resolved_nil_rules().items():
+            if rule.threshold is None and rule.model is None and self._settings.nil_threshold == AUTO \
+                    and self._reranker is None and self.routes.linkers[route].is_ready:
+                warnings.warn(
+                    f"{self._where(route)}: nil_threshold \"auto\" found no threshold ({rule.source}), so every span "
+                    "it serves gets an ID, however poorly its best name scores; set nil_threshold to a number "
+                    "(python -m spacy_biosyn tune-nil chooses one on annotated text)", stacklevel=2)
 
     @property
     def is_ready(self) -> bool:
@@ -332,6 +356,10 @@ class LinkingEngine:
                     usage[cui] = usage.get(cui, 0) + 1
                 if len(cuis) == 1:
                     mentions.append((normalize(text), cuis[0]))
+        mentions = list(dict.fromkeys(mentions))
+        if len(mentions) > MAX_ANNOTATED_MENTIONS:  # a seeded sample: the pipeline saves them
+            kept = np.random.default_rng(0).choice(len(mentions), size=MAX_ANNOTATED_MENTIONS, replace=False)
+            mentions = [mentions[i] for i in sorted(kept)]
         self.routes.id_usage = usage
         self.routes.annotated_mentions = mentions
 

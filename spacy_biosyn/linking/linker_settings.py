@@ -9,7 +9,7 @@ change on a built engine; the others made its saved names, vectors, tf-idf
 and lambda. The pipe's parts (encoder, index, scorers) are checked against
 the Protocols of ty.py.
 """
-from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Union
+from typing import Any, Dict, List, Literal, Mapping, Optional, Union
 
 from confection import Config
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -17,7 +17,6 @@ from typing_extensions import Annotated
 
 from .. import parts
 from ..kb.namespaces import IdNamespaces
-from ..search.nil_default import NilDefault
 from ..search.scoring import is_on_unit_scale
 from ..ty import ConceptScorer, Encoder, Reranker, SearchIndex, Sieve, check_part
 
@@ -156,16 +155,6 @@ class LinkerSettings(BaseModel):
             "scores 1.0), so it would make every span NIL or none; choose one with python -m spacy_biosyn tune-nil, "
             "or leave it \"auto\""
         )
-
-    def nil_threshold_meant(self, nil_default: Callable[[], Optional[NilDefault]], reranked: bool) -> Optional[float]:
-        """The threshold nil_threshold means: a number as given; "auto" the
-        searched vocabulary's NIL default (`nil_default()`, asked only then:
-        None before the vocabulary has names), or none where a re-ranker
-        scores on its own scale (20 S + a logit)."""
-        if self.nil_threshold != AUTO:
-            return self.nil_threshold
-        found = None if reranked else nil_default()
-        return None if found is None else found.threshold
 
     @classmethod
     def checked(cls, name: str, values: Mapping[str, Any]) -> "LinkerSettings":

@@ -34,6 +34,8 @@ class NilRule(NamedTuple):
 
     threshold: Optional[float] = None
     model: Optional[NilModel] = None
+    # Where the threshold came from, as /info and a warning say it.
+    source: str = ""
 
     def reason(self, parts: List[LinkedPart]) -> Optional[str]:
         """Why linked `parts` earn their span no ID (NIL_REASONS), or None

@@ -21,7 +21,7 @@ import srsly
 from scipy.sparse import csr_matrix, vstack
 
 from ..encoders.vector_cache import EncodedNames, encode_names
-from ..errors import DictionaryError, MismatchError
+from ..errors import DictionaryError, MismatchError, SavedStateError
 from ..files.storage import MANIFEST, check_manifest, file_sha256, read_saved_json, write_manifest
 from ..kb.details import read_details, write_details
 from ..kb.dictionary import Dictionary, NameRows
@@ -36,8 +36,12 @@ from .tfidf import SparseEncoder
 
 # What the vocabulary says of each concept (names as written, types, definitions).
 DETAILS_FILE = "concepts.jsonl"
-# The open-world NIL model, where an annotated corpus trained one (nil_model.py).
+# The open-world NIL model, where an annotated corpus trained one (nil_model.py),
+# and the corpus's mentions it learns from, so that a loaded linker can learn it again.
 NIL_MODEL_FILE = "nil_model.json"
+ANNOTATED_MENTIONS_FILE = "annotated_mentions.json"
+# Mentions kept (a seeded sample) of larger corpora: enough for SAMPLED_MENTIONS of any vocabulary's.
+MAX_ANNOTATED_MENTIONS = 20_000
 # Names re-encoded at load time to prove the saved vectors came from this encoder.
 _N_PROBES = 8
 _PROBE_MIN_COSINE = 0.99
@@ -407,6 +411,10 @@ class NameRanker:
             srsly.write_json(path / NIL_MODEL_FILE, self.nil_model.to_json())
         else:
             (path / NIL_MODEL_FILE).unlink(missing_ok=True)
+        if self.annotated_mentions:
+            srsly.write_json(path / ANNOTATED_MENTIONS_FILE, [list(pair) for pair in self.annotated_mentions])
+        else:
+            (path / ANNOTATED_MENTIONS_FILE).unlink(missing_ok=True)
         write_details(path / DETAILS_FILE, self.dictionary.details)
         # Last: every file above, the index's whole (a probe re-encodes a few
         # names only, so one replaced vector would pass it), the concepts'
@@ -436,10 +444,12 @@ class NameRanker:
         # Saves from before it was saved find it on first use.
         self._nil_default = NilDefault.from_json(meta["nil_default"], str(path / "index.json")) if "nil_default" in meta else None
         self._nil_default_weight = self.sparse_weight
-        # Saves from before it, or without a corpus, have none; one of another version is dropped.
+        # Saves from before it, or without a corpus, have none; one of another
+        # version is learned again from the saved mentions on first use.
+        self.annotated_mentions = _read_mentions(path / ANNOTATED_MENTIONS_FILE)
         model_file = path / NIL_MODEL_FILE
         model = NilModel.from_json(read_saved_json(model_file, expect=dict), str(model_file)) if model_file.exists() else None
-        self._nil_model = (model, self.sparse_weight)
+        self._nil_model = None if model is None and self.annotated_mentions else (model, self.sparse_weight)
         self.synonyms = None
         if (path / "synonyms.txt").exists():
             self.synonyms = Dictionary.from_file(path / "synonyms.txt")
@@ -484,6 +494,19 @@ class NameRanker:
                 f"{path / 'encoder'} (cosine {cosine.min():.3f} on a re-encoded name); "
                 "rebuild the index with this encoder"
             )
+
+
+def _read_mentions(path: Path) -> List[Tuple[str, str]]:
+    """The saved annotated mentions, [] where there is no file; a file of
+    another shape, or more than MAX_ANNOTATED_MENTIONS, is refused naming it."""
+    if not path.exists():
+        return []
+    saved = read_saved_json(path, expect=list)
+    if len(saved) > MAX_ANNOTATED_MENTIONS or not all(
+            isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair) for pair in saved):
+        raise SavedStateError(f"{path}: expected at most {MAX_ANNOTATED_MENTIONS:,} [mention, ID] pairs of strings; "
+                              "save or build the pipeline again")
+    return [(text, cui) for text, cui in saved]
 
 
 def _check_listed_files(path: Path, meta: dict) -> None:

@@ -34,9 +34,11 @@ import re
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
+from scipy.special import expit
 
 from ..checks import is_number
 from ..errors import SavedStateError
+from ..kb.ids import bare_id
 from ..ty import Candidate
 
 # Bumped whenever FEATURES, their meaning or the model's layout change: a
@@ -65,6 +67,8 @@ KEPT_RIGHT_LINKS = 0.99
 MIN_CASES = 40  # of right and of wrong links each, to fit a model on
 MAX_SEARCH_DEPTH = 64
 TREES, TREE_DEPTH = 100, 3
+# What a saved model may hold: ten times what training writes.
+MAX_TREES, MAX_NODES, MAX_DEPTH = 10 * TREES, 10 * TREES * 2 ** (TREE_DEPTH + 1), 3 * TREE_DEPTH
 _SEED = 0
 _WORD = re.compile(r"\w+")
 
@@ -132,8 +136,8 @@ class NilModel(NamedTuple):
             inner = split >= 0
             goes_left = rows[picked, np.where(inner, split, 0)] <= self.threshold[at]
             at = np.where(inner, np.where(goes_left, self.left[at], self.right[at]), at)
-        raw = self.baseline + self.value[at].sum(axis=1)
-        return 1.0 / (1.0 + np.exp(-raw))
+        raw = np.nan_to_num(self.baseline + self.value[at].sum(axis=1))  # leaves of +-1e308 sum to inf - inf
+        return expit(raw)
 
     def lacks_concept(self, text: str, candidates: Sequence[Candidate]) -> bool:
         """Whether the vocabulary lacks the concept of a mention ranked so."""
@@ -157,7 +161,8 @@ class NilModel(NamedTuple):
         range, every number finite, every walk ending at a leaf within
         `depth`); None where another version saved it (one is trained
         again). Anything else malformed is refused naming `where`."""
-        if isinstance(data, dict) and (data.get("version") != VERSION or data.get("features") != list(FEATURES)):
+        version = data.get("version") if isinstance(data, dict) else None
+        if isinstance(version, int) and not isinstance(version, bool) and version != VERSION:
             return None
         try:
             model = cls._checked(data)
@@ -168,6 +173,8 @@ class NilModel(NamedTuple):
 
     @classmethod
     def _checked(cls, data: dict) -> "NilModel":
+        if type(data["version"]) is not int or data["version"] != VERSION or data["features"] != list(FEATURES):
+            raise ValueError(f"version {VERSION} reads the features {', '.join(FEATURES)}")
         def ints(key: str) -> np.ndarray:
             values = data[key]
             if not (isinstance(values, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in values)):
@@ -191,6 +198,9 @@ class NilModel(NamedTuple):
         n = len(feature)
         if not (len(roots) and n and len(threshold) == len(left) == len(right) == len(value) == n):
             raise ValueError("the node arrays must be non-empty and of one length")
+        # Training writes TREES trees of TREE_DEPTH; far more would slow every mention.
+        if len(roots) > MAX_TREES or n > MAX_NODES:
+            raise ValueError(f"at most {MAX_TREES} trees of {MAX_NODES} nodes in all")
         inner = feature >= 0
         if ((roots < 0) | (roots >= n)).any() or (feature >= len(FEATURES)).any() or (feature < -1).any():
             raise ValueError("a root or a split's feature is out of range")
@@ -198,9 +208,9 @@ class NilModel(NamedTuple):
             if ((children[inner] <= np.flatnonzero(inner)) | (children[inner] >= n)).any():
                 raise ValueError("a split's child is out of range or not after it")
         depth, baseline, cut = data["depth"], real(data["baseline"], "baseline"), real(data["cut"], "cut")
-        if not (isinstance(depth, int) and not isinstance(depth, bool) and 1 <= depth <= 32 and 0 <= cut <= 1
+        if not (isinstance(depth, int) and not isinstance(depth, bool) and 1 <= depth <= MAX_DEPTH and 0 <= cut <= 1
                 and isinstance(data["source"], str)):
-            raise ValueError("depth must be 1-32, cut in [0, 1] and source text")
+            raise ValueError(f"depth must be 1-{MAX_DEPTH}, cut in [0, 1] and source text")
         # Every path from a root, a level at a time (nodes reached twice
         # counted once), must rest on a leaf within `depth` steps.
         level = np.unique(roots)
@@ -219,29 +229,38 @@ class TrainingCases(NamedTuple):
     right: List[bool]
 
     def add(self, text: str, candidates: Sequence[Candidate], gold: set) -> None:
-        """The mention ranked as it is, and with its gold concept's names taken away."""
-        for ranked, kept in ((candidates, True), ([c for c in candidates if not gold.intersection(c.cuis)], False)):
+        """The mention ranked as it is, and with its gold concept's names
+        taken away; `gold` holds IDs without namespace."""
+        def of_gold(candidate: Candidate) -> bool:
+            return any(bare_id(cui) in gold for cui in candidate.cuis)
+
+        for ranked, kept in ((candidates, True), ([c for c in candidates if not of_gold(c)], False)):
             row = features(text, ranked)
             if row is not None:
                 self.rows.append(row)
-                self.right.append(kept and bool(gold.intersection(ranked[0].cuis)))
+                self.right.append(kept and of_gold(ranked[0]))
 
 
 def training_cases(linker, mentions: Sequence[Tuple[str, str]]) -> TrainingCases:
     """Cases from up to SAMPLED_MENTIONS of `mentions` (normalized text, one
-    gold ID) whose ID the vocabulary of `linker` (a built NameRanker) has,
-    drawn with a fixed seed, each ranked by S alone as held-out names are
-    for the NIL default (NameRanker.score_names)."""
+    gold ID without namespace) whose ID the vocabulary of `linker` (a built
+    NameRanker) has, drawn with a fixed seed, each ranked by S alone as
+    held-out names are for the NIL default (NameRanker.score_names). A
+    mention the linker was taught as a synonym (the same corpus, given as
+    `synonyms` too) is ranked without that name, as it ranked before:
+    otherwise every right link would be a name written as the mention, and
+    the cut would leave any other spelling NIL."""
     cases = TrainingCases([], [])
-    known_ids = {cui for cuis in linker.dictionary.cuis for cui in cuis}
+    known_ids = {bare_id(cui) for cuis in linker.dictionary.cuis for cui in cuis}
     known = [(text, cui) for text, cui in dict.fromkeys(mentions) if text and cui in known_ids]
+    taught = set(linker.synonyms.names) if linker.synonyms is not None else set()
     if len(known) > SAMPLED_MENTIONS:
         chosen = np.random.default_rng(_SEED).choice(len(known), size=SAMPLED_MENTIONS, replace=False)
         known = [known[i] for i in sorted(chosen)]
     texts = list(dict.fromkeys(text for text, _ in known))
     ranked = dict(zip(texts, linker.score_names(texts, MAX_SEARCH_DEPTH))) if texts else {}
     for text, cui in known:
-        cases.add(text, ranked[text], {cui})
+        cases.add(text, [c for c in ranked[text] if c.name != text] if text in taught else ranked[text], {cui})
     return cases
 
 

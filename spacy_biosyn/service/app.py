@@ -346,6 +346,10 @@ def _info(nlp, limits: ServiceLimits) -> Dict[str, object]:
             "names": names,
             "encoder": encoder_info,
             "settings": linker.settings.model_dump(mode="json"),
+            # nil_threshold as each route resolved it ("auto" a number, or none), and why
+            "nil": {route: {"threshold": rule.threshold, "source": rule.source,
+                            "model": None if rule.model is None else rule.model.source}
+                    for route, rule in linker.engine.nil_rules().items()},
         },
         "limits": limits.model_dump(),
         "versions": versions,

@@ -449,3 +449,19 @@ def test_a_built_faiss_index_is_searched_from_the_cache_it_was_saved_to_and_stil
             assert any(line.rstrip().endswith("/linker/index/dense.faiss") for line in maps)
     linker.add_synonyms(Dictionary.from_pairs([("C0006142", "mammary carcinoma of the left side")]))
     assert linked(nlp, "A mammary carcinoma of the left side.", "mammary carcinoma of the left side")._.cui == "C0006142"
+
+
+def test_a_named_vocabulary_learns_its_nil_model_from_the_corpus_and_caches_it(mirror, tiny_encoder, tmp_path):
+    corpus = tmp_path / "train"
+    corpus.mkdir()
+    lines = [f"1||0|1||Disease||{organ} {kind} {i}||D{cui}" for i in range(25)
+             for organ, kind, cui in (("breast", "cancer", "001943"), ("ovarian", "neoplasms", "010051"))]
+    (corpus / "1.concept").write_text("\n".join(lines) + "\n")
+    config = {**named_config("medic", tiny_encoder), "preferred_ids_from": [str(corpus)]}
+    nlp = spacy.blank("en")
+    nlp.add_pipe("biosyn_linker", config=config).initialize()
+    model = nlp.get_pipe("biosyn_linker").engine.nil_rule().model
+    assert model is not None and "50 annotated mentions" in model.source
+    again = spacy.blank("en")
+    again.add_pipe("biosyn_linker", config=config).initialize()  # from the cache
+    assert again.get_pipe("biosyn_linker").engine.nil_rule().model.to_json() == model.to_json()

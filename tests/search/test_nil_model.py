@@ -66,7 +66,10 @@ def test_the_model_saved_as_json_gives_the_same_probabilities_and_another_versio
     rows = np.random.default_rng(0).random((20, len(FEATURES)))
     assert np.array_equal(again.probability(rows), model.probability(rows)) and again.cut == model.cut
     assert NilModel.from_json({**saved, "version": nil_model.VERSION + 1}, "nil_model.json") is None
-    assert NilModel.from_json({**saved, "features": list(FEATURES[:-1])}, "nil_model.json") is None
+    # this version's model reads these features, and nothing else passes for a version
+    for edited in ({"features": list(FEATURES[:-1])}, {"version": True}, {"version": float(nil_model.VERSION)}):
+        with pytest.raises(SavedStateError, match="nil_model.json: not a NIL model"):
+            NilModel.from_json({**saved, **edited}, "nil_model.json")
 
 
 def _corrupted(saved: dict, change: str) -> dict:
@@ -86,11 +89,14 @@ def _corrupted(saved: dict, change: str) -> dict:
         bad["value"] = bad["value"][:-1]
     elif change == "cut outside [0, 1]":
         bad["cut"] = (1.5).hex()
+    elif change == "a million trees":  # each a leaf, so every walk is short: the count alone would slow each mention
+        bad["roots"] = [0] * 10**6
     return bad
 
 
 @pytest.mark.parametrize("change", ["child out of range", "child before its parent", "NaN threshold",
-                                    "unknown feature", "too shallow", "arrays of two lengths", "cut outside [0, 1]"])
+                                    "unknown feature", "too shallow", "arrays of two lengths", "cut outside [0, 1]",
+                                    "a million trees"])
 def test_a_malformed_model_is_refused_naming_the_file_before_any_node_is_read(change):
     saved = fit_nil_model(separable_cases()).to_json()
     with pytest.raises(SavedStateError, match="nil_model.json: not a NIL model"):
@@ -143,7 +149,7 @@ def test_auto_learns_the_model_from_the_corpus_it_is_given_saves_it_and_a_load_u
     assert np.array_equal(loaded.probability(rows), model.probability(rows))
     # a number for nil_threshold, as tune-nil sets, is the rule alone
     linker.nil_threshold = 0.5
-    assert linker.engine.nil_rule() == NilRule(0.5, None)
+    assert linker.engine.nil_rule() == NilRule(0.5, None, "nil_threshold as set")
     # a resealed file whose trees point outside their arrays is refused, naming it
     srsly.write_json(saved, _corrupted(srsly.read_json(saved), "child out of range"))
     resealed(saved.parent)
@@ -151,8 +157,51 @@ def test_auto_learns_the_model_from_the_corpus_it_is_given_saves_it_and_a_load_u
         spacy.load(tmp_path / "pipeline")
 
 
+def test_leaves_too_large_to_add_give_a_probability_not_nan():
+    model = always(0.9)._replace(roots=np.zeros(8, dtype=np.int64), value=np.array([1e308]))
+    assert model.probability(np.zeros((1, len(FEATURES))))[0] == 1.0
+
+
+def test_a_namespaced_vocabulary_and_a_corpus_taught_as_synonyms_too_still_teach_a_model_of_other_spellings(
+    tiny_encoder, annotated, tmp_path
+):
+    from helpers import DISEASES
+
+    namespaced = tmp_path / "namespaced.txt"
+    namespaced.write_text("".join(f"MESH:{line}\n" for line in DISEASES.splitlines()))
+    nlp = make_nlp(tiny_encoder, str(namespaced), preferred_ids_from=[str(annotated)], synonyms=[str(annotated)])
+    model = nlp.get_pipe("biosyn_linker").engine.nil_rule().model
+    assert model is not None
+    # its own name held out, a taught mention is no exact match: the right links are not all exact ones
+    cases = nil_model.training_cases(nlp.get_pipe("biosyn_linker").engine.routes.default,
+                                     nlp.get_pipe("biosyn_linker").engine.routes.annotated_mentions)
+    exact = [row[FEATURES.index("exact")] for row, right in zip(cases.rows, cases.right) if right]
+    assert exact and sum(exact) < len(exact)
+
+
+def test_a_loaded_linker_learns_its_model_again_from_the_saved_mentions_after_new_synonyms(
+    tiny_encoder, disease_dictionary, annotated, tmp_path
+):
+    nlp = make_nlp(tiny_encoder, disease_dictionary, preferred_ids_from=[str(annotated)])
+    nlp.to_disk(tmp_path / "pipeline")
+    linker = spacy.load(tmp_path / "pipeline").get_pipe("biosyn_linker")
+    synonyms = tmp_path / "more.txt"
+    synonyms.write_text("D001943||mammary cancer\n")
+    linker.engine.add_synonyms(synonyms)
+    assert linker.engine.nil_rule().model is not None
+
+
 def test_without_a_corpus_auto_is_the_score_threshold_alone(tiny_encoder, disease_dictionary, tmp_path):
     nlp = make_nlp(tiny_encoder, disease_dictionary)
     assert nlp.get_pipe("biosyn_linker").engine.nil_rule().model is None
     nlp.to_disk(tmp_path / "pipeline")
     assert not (tmp_path / "pipeline" / "biosyn_linker" / "nil_model.json").exists()
+
+
+def test_a_vocabulary_too_small_for_a_threshold_says_at_initialize_that_every_span_will_link(tiny_encoder, tmp_path):
+    tiny = tmp_path / "two.txt"
+    tiny.write_text("D1||breast cancer\nD2||ovarian cancer\n")
+    with pytest.warns(UserWarning, match="found no threshold .* every span it serves gets an ID.*tune-nil"):
+        nlp = make_nlp(tiny_encoder, str(tiny))
+    rule = nlp.get_pipe("biosyn_linker").engine.nil_rules()["dictionary"]
+    assert rule.threshold is None and rule.source.startswith("auto: none: the vocabulary has 0 concepts")

@@ -247,6 +247,7 @@ def test_health_info_and_a_schema_that_describes_every_field(client, served_pipe
     assert info["pipeline"]["components"] == ["entity_ruler", "biosyn_linker"]
     assert info["linker"]["vocabulary"] == "diseases.txt" and info["linker"]["names"] == 17
     assert info["linker"]["settings"]["nil_threshold"] == 0.9 and info["limits"]["max_texts"] == 64
+    assert info["linker"]["nil"] == {"dictionary": {"threshold": 0.9, "source": "nil_threshold as set", "model": None}}
     assert str(served_pipeline.parent) not in json.dumps(info)  # no server folder is told
     schema = client.get("/openapi.json").json()
     assert {"/link", "/link/mentions", "/health", "/info"} <= set(schema["paths"])
