@@ -29,7 +29,7 @@ def link(
     best name, as link-corpus writes its rows. With --mentions, link mention
     strings ("breast cancer", "BRCA1-associated tumours"), each as a whole
     entity, as BioSyn's inference.py --mention does."""
-    from ..corpus_linking.output import ROW_FIELDS, document_rows, mention_rows
+    from ..corpus_linking.output import ROW_FIELDS, ConceptNames, document_rows, mention_rows
     from ..corpus_linking.text_sources import Document
     from ..corpus_linking.worker import check_pipeline
     from ..corpus_linking.writers import json_line
@@ -51,17 +51,24 @@ def link(
         text = without_lone_surrogates(texts[0] if texts else _standard_input())
         nlp = _load_pipeline(pipeline_dir)
         _check_length(nlp, text)
-        rows = document_rows(Document("text", text, None), nlp(text), None)
+        rows = document_rows(Document("text", text, None), nlp(text), None, ConceptNames(nlp))
     if json_output:
         for row in rows:
             sys.stdout.write(json_line({k: row[k] for k in ROW_FIELDS}))
         return
     table = [
         (row["start"], row["end"], _cell(row["text"]), row["label"], row["id"] or f"NIL: {row['nil_reason'] or '-'}",
-         "-" if row["score"] is None else f"{row['score']:.3f}", _cell(row["candidates"][0]["name"]) if row["candidates"] else "-")
+         "-" if row["score"] is None else f"{row['score']:.3f}", _cell(_named(row["candidates"][0])) if row["candidates"] else "-")
         for row in rows
     ]
-    msg.table(table, header=("start", "end", "mention", "label", "ID", "score", "best name"), divider=True)
+    msg.table(table, header=("start", "end", "mention", "label", "ID", "score", "concept (name matched)"), divider=True)
+
+
+def _named(candidate: dict) -> str:
+    """A concept as the table shows it: its canonical name, and the name the
+    mention matched where that is another."""
+    name, matched = candidate["concept_name"], candidate["name"]
+    return matched if not name else name if name.lower() == matched else f"{name} ({matched})"
 
 
 def _standard_input() -> str:

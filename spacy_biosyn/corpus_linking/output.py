@@ -48,10 +48,34 @@ class GoldSpan(NamedTuple):
     id: str
 
 
-def document_rows(document: Document, doc: Doc, gold: Optional[Sequence[GoldSpan]]) -> List[dict]:
+class ConceptNames:
+    """Each concept's canonical name, as the vocabulary that links spans of
+    a label writes it (`linker.kb_for(label)`), each knowledge base made once."""
+
+    def __init__(self, nlp: Language):
+        self._linker = nlp.get_pipe(PIPE_NAME) if PIPE_NAME in nlp.pipe_names else None
+        self._kbs: Dict[str, object] = {}
+
+    def __call__(self, label: str, cui: str) -> Optional[str]:
+        if self._linker is None:
+            return None
+        if label not in self._kbs:
+            try:
+                self._kbs[label] = self._linker.kb_for(label)
+            except ValueError:  # no vocabulary links this label
+                self._kbs[label] = None
+        kb = self._kbs[label]
+        try:
+            return None if kb is None else kb.cui_to_entity[cui].canonical_name
+        except KeyError:
+            return None
+
+
+def document_rows(document: Document, doc: Doc, gold: Optional[Sequence[GoldSpan]], names: ConceptNames) -> List[dict]:
     """A row per entity: its file, character offsets, text, label,
     `span._.cui`, its link score (what nil_threshold compares), why it is
-    NIL (`span._.nil_reason`), and the ranked concepts of `span._.kb_ents` with their best names. With gold
+    NIL (`span._.nil_reason`), and the ranked concepts of `span._.kb_ents`
+    with the name that matched best and their canonical name (`names`). With gold
     spans, each row holds the gold ID of the span at the same offsets, and
     a gold span the pipeline dropped (drop_nil) is still a row, with no ID."""
     gold_ids = {(g.start, g.end): g.id for g in gold or ()}
@@ -60,7 +84,7 @@ def document_rows(document: Document, doc: Doc, gold: Optional[Sequence[GoldSpan
         score = link_score(span._.parts) if span._.cui else None
         rows.append(_row(document, span.start_char, span.end_char, span.text, span.label_, span._.cui, score,
                          span._.nil_reason, gold_ids.pop((span.start_char, span.end_char), None),
-                         _ranked_concepts(span)))
+                         _ranked_concepts(span, names)))
     dropped = [g for g in gold or () if (g.start, g.end) in gold_ids]
     rows.extend(_row(document, g.start, g.end, g.text, g.label, None, None, None, g.id, []) for g in dropped)
     return sorted(rows, key=lambda row: (row["start"], row["end"]))
@@ -86,9 +110,10 @@ def rows_per_mention(nlp: Language, mentions: Sequence[str]) -> List[List[dict]]
         doc.ents = [Span(doc, 0, len(doc), label=label)] if len(doc) else []
         docs.append(doc)
     drop_nil = linker.drop_nil
+    names = ConceptNames(nlp)
     configure_linker(nlp, drop_nil=False)  # a row for every mention; the pipeline's own setting is put back
     try:
-        return [document_rows(Document("mention", mention, None), doc, None)
+        return [document_rows(Document("mention", mention, None), doc, None, names)
                 for mention, doc in zip(mentions, linker.pipe(docs))]
     finally:
         configure_linker(nlp, drop_nil=drop_nil)
@@ -101,15 +126,17 @@ def _row(document: Document, start, end, text, label, cui, score, nil_reason, go
     }
 
 
-def _ranked_concepts(span: Span) -> List[dict]:
-    # A concept's name is its best-scored name. kb_ents give a bare ID the
-    # namespace id_namespaces declares (MESH:D001943); the names know it bare.
-    names: Dict[str, str] = {}
+def _ranked_concepts(span: Span, names: ConceptNames) -> List[dict]:
+    # "name" is the concept's best-scored name, the one the mention matched
+    # (lower-cased, as searched); "concept_name" what the vocabulary calls it.
+    # kb_ents give a bare ID the namespace id_namespaces declares
+    # (MESH:D001943); the names know it bare.
+    matched: Dict[str, str] = {}
     for candidate in span._.candidates:
         for ids in candidate.concepts:
-            names.setdefault(ids[0], candidate.name)
-    return [{"id": cui, "name": names.get(cui) or names.get(cui.partition(":")[2], ""), "score": float(score)}
-            for cui, score in span._.kb_ents]
+            matched.setdefault(ids[0], candidate.name)
+    return [{"id": cui, "name": matched.get(cui) or matched.get(cui.partition(":")[2], ""),
+             "concept_name": names(span.label_, cui), "score": float(score)} for cui, score in span._.kb_ents]
 
 
 def shard_path(folder: Path, index: int, format: str) -> Path:

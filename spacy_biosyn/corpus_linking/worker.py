@@ -23,7 +23,7 @@ from ..corpora.readers import PubTatorDocument
 from ..encoders.hub import import_torch
 from ..errors import CorpusError
 from ..names import PIPE_NAME
-from .output import GoldSpan, document_rows, write_shard
+from .output import ConceptNames, GoldSpan, document_rows, write_shard
 from .text_sources import Document, Shard
 
 # prctl(PR_SET_PDEATHSIG): the kernel signals a child when its parent dies.
@@ -92,6 +92,7 @@ class ShardLinker:
             for runs_onnx in (encoder, *(pipe for _, pipe in self.nlp.pipeline)):
                 if hasattr(runs_onnx, "set_threads"):
                     runs_onnx.set_threads(settings.threads)
+        self.names = ConceptNames(self.nlp)
         # Gold spans replace whatever finds entities: only the linker runs.
         self.disabled = only_the_linker(self.nlp) if settings.gold_spans else []
 
@@ -117,7 +118,7 @@ class ShardLinker:
         linked = self.nlp.pipe(inputs(), batch_size=self.settings.batch_size, n_process=n_process, disable=self.disabled)
         for doc in linked:
             document, gold = pending.popleft()
-            yield document_rows(document, doc, gold)
+            yield document_rows(document, doc, gold, self.names)
 
     def is_too_long(self, document: Document) -> bool:
         return len(document.text) > self.nlp.max_length

@@ -31,7 +31,7 @@ _LINE_BREAKS_IN_JSON = re.compile("[\x85\u2028\u2029]")
 def _schema():
     import pyarrow as pa
 
-    candidate = pa.struct([("id", pa.string()), ("name", pa.string()), ("score", pa.float64())])
+    candidate = pa.struct([("id", pa.string()), ("name", pa.string()), ("concept_name", pa.string()), ("score", pa.float64())])
     return pa.schema([
         ("file", pa.string()), ("doc_id", pa.string()), ("start", pa.int64()), ("end", pa.int64()), ("text", pa.string()),
         ("label", pa.string()), ("id", pa.string()), ("score", pa.float64()), ("nil_reason", pa.string()),

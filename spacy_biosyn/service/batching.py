@@ -15,7 +15,7 @@ from typing import List, NamedTuple, Optional, Sequence, Union
 
 from spacy.language import Language
 
-from ..corpus_linking.output import document_rows, rows_per_mention
+from ..corpus_linking.output import ConceptNames, document_rows, rows_per_mention
 from ..corpus_linking.text_sources import Document
 from ..corpus_linking.worker import only_the_linker, with_given_spans
 from ..names import PIPE_NAME
@@ -36,6 +36,7 @@ class _Job(NamedTuple):
 class LinkingThread:
     def __init__(self, nlp: Language, batch_texts: int):
         self.nlp = nlp
+        self.names = ConceptNames(nlp)
         self.batch_texts = batch_texts
         self._jobs: "queue.Queue[Optional[_Job]]" = queue.Queue()
         # A job (or the stop sentinel, None) taken while filling a batch it cannot join.
@@ -113,9 +114,10 @@ class LinkingThread:
         elif batch[0].kind == "spans":
             given = [with_given_spans(self.nlp, document) for document in items]
             docs = self.nlp.pipe((doc for doc, _ in given), disable=only_the_linker(self.nlp))
-            rows = (document_rows(document, doc, spans) for document, (_, spans), doc in zip(items, given, docs))
+            rows = (document_rows(document, doc, spans, self.names)
+                    for document, (_, spans), doc in zip(items, given, docs))
         else:
-            rows = (document_rows(document, doc, None)
+            rows = (document_rows(document, doc, None, self.names)
                     for document, doc in zip(items, self.nlp.pipe(document.text for document in items)))
         answers = {id(job): [next(rows) for _ in job.items] for job in live}
         return [_flat(answers.get(id(job), []), job.kind) for job in batch]

@@ -8,7 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 class Candidate(BaseModel):
     id: str = Field(description="A concept ID, with its namespace where the pipeline declares one (MESH:D001943)")
-    name: str = Field(description="The concept's best-scored name among the names ranked")
+    name: str = Field(description="The concept's name that the mention matched best (lower-cased, as searched)")
+    concept_name: Optional[str] = Field(description="The concept's canonical name, as its vocabulary writes it")
     score: float = Field(description="The concept's score, S = dense + lambda x tf-idf, scaled to [0, 1]")
 
 

@@ -302,7 +302,8 @@ def test_link_json_names_each_ranked_concept_when_ids_get_a_namespace(tmp_path, 
     assert piped.exit_code == 0, piped.output
     row = json.loads(piped.output)
     assert row["id"] == "MESH:D001943"
-    assert row["candidates"][0] == {"id": "MESH:D001943", "name": "breast cancer", "score": row["candidates"][0]["score"]}
+    assert row["candidates"][0] == {"id": "MESH:D001943", "name": "breast cancer", "concept_name": "breast cancer",
+                                    "score": row["candidates"][0]["score"]}
     assert all(candidate["name"] for candidate in row["candidates"])
 
 
@@ -565,7 +566,8 @@ def test_link_prints_one_texts_entities_from_an_argument_or_standard_input(tmp_p
     assert piped.returncode == 0, piped.stderr[-2000:]
     (row,) = [json.loads(line) for line in piped.stdout.splitlines()]
     assert (row["start"], row["end"], row["text"], row["id"]) == (9, 22, "breast cancer", "D001943")
-    assert row["candidates"][0] == {"id": "D001943", "name": "breast cancer", "score": row["score"]}
+    assert row["candidates"][0] == {"id": "D001943", "name": "breast cancer", "concept_name": "breast cancer",
+                                    "score": row["score"]}
     # Ab3P's native code prints "tokens differ: <token>" to stdout for a token of ~1,000+ characters
     dna = "".join(random.Random(0).choice("ACGT") for _ in range(2000))
     long_token = subprocess.run([sys.executable, "-m", "spacy_biosyn", "link", str(tmp_path / "p"), "--json",

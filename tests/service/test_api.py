@@ -30,8 +30,17 @@ def test_a_text_gets_the_rows_link_json_prints(client, served_pipeline):
     assert [(e["text"], e["id"]) for e in entities] == [
         ("breast cancer", "MESH:D001943"), ("ovarian cancer", "MESH:D010051"), ("Huntington disease", "MESH:D006816"),
         ("unknown syndrome", None)]
-    assert entities[0]["candidates"][0] == {"id": "MESH:D001943", "name": "breast cancer", "score": 1.0}
+    assert entities[0]["candidates"][0] == {"id": "MESH:D001943", "name": "breast cancer",
+                                            "concept_name": "breast cancer", "score": 1.0}
     assert entities == link_json(served_pipeline, ABSTRACT)
+
+
+def test_each_concept_is_shown_by_its_own_name_beside_the_name_the_mention_matched(client, served_pipeline):
+    mention = client.post("/link/mentions", json={"mentions": ["mammary carcinoma"]}).json()["mentions"][0]
+    assert mention["candidates"][0] == {"id": "MESH:D001943", "name": "mammary carcinoma",
+                                        "concept_name": "breast cancer", "score": 1.0}
+    table = CliRunner().invoke(cli, ["link", str(served_pipeline), "--mentions", "mammary carcinoma"])
+    assert "breast cancer (mammary carcin" in table.output  # the cell cut to its width
 
 
 def test_texts_are_answered_in_order_and_plain_text_as_one(client):
@@ -117,10 +126,10 @@ def test_a_request_that_breaks_the_pipeline_fails_alone(served_pipeline, monkeyp
 
     document_rows = batching.document_rows
 
-    def breaks_on_boom(document, doc, gold):
+    def breaks_on_boom(document, doc, gold, names):
         if "boom" in document.text:
             raise RuntimeError("a component failed")
-        return document_rows(document, doc, gold)
+        return document_rows(document, doc, gold, names)
 
     monkeypatch.setattr(batching, "document_rows", breaks_on_boom)
     link = batching.LinkingThread._link

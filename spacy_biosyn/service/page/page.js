@@ -31,9 +31,21 @@ function conceptLink(cui) {
   return element("a", { class: "concept-id", href: url, target: "_blank", rel: "noopener" }, cui);
 }
 
+// A concept as the page shows it: its canonical name, and the name the mention matched where that is another.
+function named(candidate) {
+  if (!candidate) return "";
+  const name = candidate.concept_name;
+  if (!name) return candidate.name;
+  return name.toLowerCase() === candidate.name ? name : `${name} (matched "${candidate.name}")`;
+}
+
+function nilSaid(entity) {
+  return `NIL: ${entity.nil_reason ? entity.nil_reason.replaceAll("_", " ") : "not linked"}`;
+}
+
 function summary(entity) {
-  const head = entity.id ? `${entity.id} ${entity.candidates[0]?.name ?? ""} (score ${entity.score.toFixed(3)})` : "NIL: no concept scored over the threshold";
-  return [head, ...entity.candidates.slice(0, 5).map((c, i) => `${i + 1}. ${c.id} ${c.name} ${c.score.toFixed(3)}`)].join("\n");
+  const head = entity.id ? `${entity.id} ${named(entity.candidates[0])} (score ${entity.score.toFixed(3)})` : nilSaid(entity);
+  return [head, ...entity.candidates.slice(0, 5).map((c, i) => `${i + 1}. ${c.id} ${named(c)} ${c.score.toFixed(3)}`)].join("\n");
 }
 
 function showDetails(entity, mark) {
@@ -44,13 +56,13 @@ function showDetails(entity, mark) {
   const concept = document.getElementById("details-concept");
   concept.replaceChildren();
   if (entity.id) {
-    concept.append(conceptLink(entity.id), ` ${entity.candidates[0]?.name ?? ""}, score ${entity.score.toFixed(3)}`);
+    concept.append(conceptLink(entity.id), ` ${named(entity.candidates[0])}, score ${entity.score.toFixed(3)}`);
   } else {
-    concept.append("NIL: no concept scored over the pipeline's nil_threshold");
+    concept.append(nilSaid(entity));
   }
   const rows = entity.candidates.map((c, i) => {
     const row = element("tr");
-    row.append(element("td", {}, String(i + 1)), element("td"), element("td", {}, c.name), element("td", {}, c.score.toFixed(3)));
+    row.append(element("td", {}, String(i + 1)), element("td"), element("td", {}, named(c)), element("td", {}, c.score.toFixed(3)));
     row.children[1].append(conceptLink(c.id));
     return row;
   });
