@@ -84,3 +84,38 @@ def test_an_error_is_shown_on_the_page_not_thrown(browser, live_server):
     browser.find_element(By.ID, "link").click()
     WebDriverWait(browser, 60).until(ready.text_to_be_present_in_element((By.ID, "status"), "max_text_chars"))
     assert "error" in browser.find_element(By.ID, "status").get_attribute("class")
+
+
+def test_a_long_abstract_keeps_the_details_beside_the_entity_and_an_error_clears_the_answer(browser, live_server):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ready
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(browser, 60)
+    browser.get(live_server + "/")
+    wait.until(ready.text_to_be_present_in_element((By.ID, "pipeline"), "NIL under 0.9"))
+    assert browser.find_element(By.CSS_SELECTOR, "link[rel=icon]").get_attribute("href") == "data:,"  # no 404
+    text = " ".join([SERVED_ABSTRACT] * 40)
+    assert len(text) > 5_000
+    browser.execute_script("document.getElementById('text').value = arguments[0]", text)
+    browser.find_element(By.ID, "link").click()
+    wait.until(ready.text_to_be_present_in_element((By.ID, "status"), "160 entities"))
+    marks = browser.find_elements(By.CSS_SELECTOR, "#entities mark.entity:not(.nil)")
+    assert marks[0].find_element(By.CLASS_NAME, "score").text == "1.00"  # how sure, on the entity itself
+    last = marks[-1]
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", last)
+    last.click()
+    wait.until(ready.visibility_of_element_located((By.ID, "details")))
+    top, bottom, height, mark_top = browser.execute_script(
+        "const d = document.getElementById('details').getBoundingClientRect();"
+        "return [d.top, d.bottom, innerHeight, arguments[0].getBoundingClientRect().top]", last)
+    assert 0 <= top < height and bottom <= height + 1, (top, bottom, height)  # in view beside it, not 2,500 px below
+    assert abs(top - mark_top) < height
+    folder = os.environ.get("SPACY_BIOSYN_SCREENSHOTS")
+    if folder:
+        browser.save_screenshot(str(Path(folder) / "page-long.png"))
+    browser.execute_script("document.getElementById('text').value = 'x'.repeat(100001)")
+    browser.find_element(By.ID, "link").click()
+    wait.until(ready.text_to_be_present_in_element((By.ID, "status"), "max_text_chars"))
+    assert browser.find_elements(By.CSS_SELECTOR, "#entities mark") == []
+    assert not browser.find_element(By.ID, "details").is_displayed()

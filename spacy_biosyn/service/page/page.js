@@ -84,14 +84,25 @@ function render(text, entities) {
     const mark = element("mark", {
       class: entity.id ? "entity" : "entity nil", "data-id": entity.id ?? "NIL", title: summary(entity), tabindex: "0",
     }, slice(entity.start, entity.end));
-    if (entity.id) mark.style.background = COLORS[entity.label.toUpperCase()] ?? "#ddd";
+    if (entity.id) {
+      mark.style.background = COLORS[entity.label.toUpperCase()] ?? "#ddd";
+      // How sure: a score at the threshold is pale, one of 1.0 (the mention is a name) full.
+      mark.style.opacity = String(0.45 + 0.55 * Math.max(0, Math.min(1, (entity.score - 0.6) / 0.4)));
+    }
     mark.append(element("span", { class: "label" }, entity.label), element("span", { class: "cui" }, entity.id ?? "NIL"));
+    if (entity.id) mark.append(element("span", { class: "score" }, entity.score.toFixed(2)));
     mark.addEventListener("click", () => showDetails(entity, mark));
     mark.addEventListener("keydown", (event) => { if (event.key === "Enter") showDetails(entity, mark); });
     out.append(mark);
     at = entity.end;
   }
   out.append(slice(at, points.length));
+}
+
+// An error leaves no earlier answer on screen under it.
+function clear() {
+  document.getElementById("entities").replaceChildren();
+  document.getElementById("details").hidden = true;
 }
 
 async function link(event) {
@@ -106,6 +117,7 @@ async function link(event) {
     });
     const answer = await response.json();
     if (!response.ok) {
+      clear();
       status.textContent = answer.error ? answer.error.message : `HTTP ${response.status}`;
       status.classList.add("error");
       return;
@@ -113,6 +125,7 @@ async function link(event) {
     render(text, answer.entities);
     status.textContent = `${answer.entities.length} entities`;
   } catch (error) {
+    clear();
     status.textContent = `The service did not answer: ${error}`;
     status.classList.add("error");
   }
@@ -123,9 +136,12 @@ async function describe() {
   const info = await response.json();
   pages = info.concept_pages;
   const linker = info.linker;
+  const nil = linker.nil?.dictionary;
+  const threshold = !nil ? "" : nil.threshold === null ? "; every entity is linked (no NIL threshold)"
+    : `; NIL under ${nil.threshold}${nil.model ? " or where the vocabulary lacks the concept" : ""}`;
   document.getElementById("pipeline").textContent =
     `${info.pipeline.name} (${info.pipeline.components.join(", ")}): ${linker.vocabulary ?? "its saved vocabulary"}, ` +
-    `${linker.names ?? "?"} names, encoder ${linker.encoder.model}`;
+    `${linker.names ?? "?"} names, encoder ${linker.encoder.model}${threshold}`;
 }
 
 document.getElementById("form").addEventListener("submit", link);
