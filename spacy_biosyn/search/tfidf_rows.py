@@ -61,7 +61,40 @@ def load_tfidf_rows(path: Union[str, Path]) -> sparse.csr_matrix:
         return _weighed(path, arrays)
     if kind != b"csr" or "shape" not in arrays:
         raise SavedStateError(f"{path} does not hold a CSR matrix of tf-idf rows")
-    return sparse.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=tuple(arrays["shape"]))
+    return _checked_csr(path, arrays)
+
+
+def _checked_csr(path: Union[str, Path], arrays: dict) -> sparse.csr_matrix:
+    """The float32 layout's rows, every array checked before scipy's
+    kernels read them: their C code trusts the column indices and row
+    starts, and a saved file edited to hold negative columns freed memory
+    twice (double free, the process killed), columns past the width read
+    past the end of an array, and NaN weights made every search's order
+    meaningless. A UMLS-size file is read once whole for this (its pages
+    stay mapped, not held)."""
+    shape, data, indices, indptr = (arrays.get(key) for key in ("shape", "data", "indices", "indptr"))
+    valid = (
+        all(isinstance(a, np.ndarray) and a.ndim == 1 for a in (shape, data, indices, indptr))
+        and len(shape) == 2 and shape.dtype.kind in "ui" and indices.dtype.kind in "ui"
+        and indptr.dtype.kind in "ui" and data.dtype.kind == "f" and len(data) == len(indices)
+    )
+    if valid:
+        n_rows, n_columns = (int(n) for n in shape)
+        valid = n_rows >= 0 and n_columns >= 0 and len(indptr) == n_rows + 1
+    if valid:
+        starts = np.asarray(indptr, dtype=np.int64)
+        valid = (
+            starts[0] == 0 and starts[-1] == len(indices) and bool((starts[1:] >= starts[:-1]).all())
+            and (len(indices) == 0 or (int(indices.min()) >= 0 and int(indices.max()) < n_columns))
+            and bool(np.isfinite(data).all()) and bool((data >= 0).all())
+        )
+    if not valid:
+        raise SavedStateError(
+            f"{path} does not hold tf-idf rows scipy can read safely (real weights, finite and not negative; "
+            "row starts in order; each column within the width): the file was edited, or is not this "
+            "package's; build the linker again"
+        )
+    return sparse.csr_matrix((data, indices, indptr), shape=(n_rows, n_columns))
 
 
 def _weighed(path: Union[str, Path], arrays: dict) -> sparse.csr_matrix:

@@ -134,3 +134,37 @@ def test_a_file_that_holds_no_rows_is_refused_naming_it(tmp_path, write):
     write(tmp_path / "rows.npz")
     with pytest.raises(SavedStateError, match="rows.npz does not hold"):
         load_tfidf_rows(tmp_path / "rows.npz")
+
+
+def _csr_members(rows) -> dict:
+    return {"format": np.array(b"csr"), "shape": np.array(rows.shape), "data": rows.data.copy(),
+            "indices": rows.indices.copy(), "indptr": rows.indptr.copy()}
+
+
+@pytest.mark.parametrize("edit", ["negative column", "column past the width", "NaN weight", "negative weight",
+                                  "row starts out of order", "one row start short", "last start past the entries",
+                                  "integer weights"])
+def test_float32_rows_edited_so_scipy_would_crash_or_read_past_an_array_are_refused_naming_the_file(tmp_path, edit):
+    rows = sparse.csr_matrix(np.array([[0.5, 0, 0.5], [0, 1.0, 0], [0.2, 0.3, 0.5]], dtype=np.float32))
+    members = _csr_members(rows)
+    if edit == "negative column":
+        members["indices"][1] = -3
+    elif edit == "column past the width":
+        members["indices"][1] = 1_000_000
+    elif edit == "NaN weight":
+        members["data"][0] = np.nan
+    elif edit == "negative weight":
+        members["data"][0] = -1
+    elif edit == "row starts out of order":
+        members["indptr"][1], members["indptr"][2] = members["indptr"][2], members["indptr"][1]
+    elif edit == "one row start short":
+        members["indptr"] = members["indptr"][:-1]
+    elif edit == "last start past the entries":
+        members["indptr"][-1] += 5
+    elif edit == "integer weights":
+        members["data"] = members["data"].astype(np.int32)
+    np.savez(tmp_path / "rows.npz", **members)  # stored, as the float32 layout is: mapped on load
+    with pytest.raises(SavedStateError, match=r"rows.npz does not hold tf-idf rows scipy can read safely"):
+        load_tfidf_rows(tmp_path / "rows.npz")
+    np.savez(tmp_path / "fine.npz", **_csr_members(rows))
+    assert same_bits(load_tfidf_rows(tmp_path / "fine.npz"), rows)
