@@ -39,7 +39,7 @@ from ..names import PIPE_NAME
 from ..pipeline.concept_pages import URL_TEMPLATES
 from ..preprocess.text import without_lone_surrogates
 from . import formats
-from .batching import LinkingStopped, LinkingThread, warm_up
+from .batching import ComponentFailed, LinkingStopped, LinkingThread, warm_up
 from .limits import ServiceLimits
 from .schema import (ErrorBody, Health, Info, LinkedMentions, LinkedText, LinkedTexts, LinkRequest,
                      MentionsRequest)
@@ -115,6 +115,10 @@ def create_app(pipeline: Path, limits: Optional[ServiceLimits] = None) -> FastAP
     async def _http_error(request: Request, error: HTTPException):
         code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
         return error_response(error.status_code, code, f"{request.method} {request.url.path}: {error.detail}")
+
+    @app.exception_handler(ComponentFailed)
+    async def _component_failed(request: Request, error: ComponentFailed):
+        return error_response(500, "internal_error", str(error))  # logged with its id by the linking thread
 
     @app.exception_handler(LinkingStopped)
     async def _stopped(request: Request, error: LinkingStopped):

@@ -9,8 +9,11 @@ health checks while a batch links; and no two batches run at once, so
 nothing a batch sets on the pipeline (as `rows_per_mention` sets
 drop_nil) is seen by another."""
 import asyncio
+import logging
+import os
 import queue
 import threading
+import uuid
 from typing import List, NamedTuple, Optional, Sequence, Union
 
 from spacy.language import Language
@@ -24,6 +27,17 @@ from ..names import PIPE_NAME
 # linker encodes what it has not seen in batches of its own.
 MENTION_BATCH = 1024
 _NOTHING = object()
+log = logging.getLogger("spacy_biosyn.service")
+
+
+class ComponentFailed(RuntimeError):
+    """What a request is answered with where the pipeline raised on it:
+    anything, SystemExit and KeyboardInterrupt included, which would
+    otherwise end the linking thread (or the event loop, awaited)."""
+
+    def __init__(self, request_id: str, error: BaseException):
+        super().__init__(f"linking request {request_id} failed ({type(error).__name__}); the server's log has the details")
+        self.request_id = request_id
 
 
 class _Job(NamedTuple):
@@ -31,6 +45,8 @@ class _Job(NamedTuple):
     items: Sequence  # Documents, or mention strings
     future: asyncio.Future
     loop: asyncio.AbstractEventLoop
+    # Named in the log and in the answer where the pipeline fails on it.
+    id: str
 
 
 class LinkingThread:
@@ -65,11 +81,21 @@ class LinkingThread:
         if not self.is_alive():
             raise LinkingStopped()
         loop = asyncio.get_running_loop()
-        job = _Job(kind, items, loop.create_future(), loop)
+        job = _Job(kind, items, loop.create_future(), loop, uuid.uuid4().hex[:12])
         self._jobs.put(job)
         return await job.future
 
     def _run(self) -> None:
+        """Link batches until stopped. Should it end any other way, the
+        process exits non-zero, so that a supervisor starts it again: a
+        service that stays up answering 503 helps no one."""
+        try:
+            self._serve_batches()
+        except BaseException:
+            log.critical("the linking thread stopped; the process exits", exc_info=True)
+            os._exit(1)
+
+    def _serve_batches(self) -> None:
         while True:
             job = self._jobs.get() if self._held is _NOTHING else self._held
             self._held = _NOTHING
@@ -81,7 +107,7 @@ class LinkingThread:
                 continue
             try:
                 results = self._link(batch)
-            except Exception:
+            except BaseException:
                 # One request's text may be what failed: each is linked again
                 # alone, so only its own client gets the error.
                 for one in batch:
@@ -126,9 +152,10 @@ class LinkingThread:
         """Link `batch` and settle each job with its rows or the error."""
         try:
             results = self._link(batch)
-        except Exception as error:  # the clients are told; the thread goes on to the next batch
+        except BaseException as error:  # the clients are told; the thread goes on to the next batch
             for job in batch:
-                _settle_from_thread(job, None, error)
+                log.error("linking request %s failed", job.id, exc_info=error)
+                _settle_from_thread(job, None, ComponentFailed(job.id, error))
             return
         for job, result in zip(batch, results):
             _settle_from_thread(job, result, None)

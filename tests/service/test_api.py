@@ -383,3 +383,41 @@ def test_entities_go_with_one_text_and_spans_is_found_or_given(client):
     assert several.status_code == 422 and "give them with 'text'" in several.json()["error"]["message"]
     other = client.post("/link?spans=gold", json={"text": "a"})
     assert other.status_code == 422 and "spans='gold'" in other.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("raised", [SystemExit(3), KeyboardInterrupt(), MemoryError()])
+def test_a_component_that_raises_anything_fails_its_own_request_and_the_thread_links_on(served_pipeline, monkeypatch,
+                                                                                           caplog, raised):
+    from fastapi.testclient import TestClient
+
+    from spacy_biosyn.service import batching
+
+    document_rows = batching.document_rows
+
+    def raises_on_boom(document, doc, gold, names):
+        if "boom" in document.text:
+            raise raised
+        return document_rows(document, doc, gold, names)
+
+    monkeypatch.setattr(batching, "document_rows", raises_on_boom)
+    with TestClient(create_app(served_pipeline)) as client:
+        failed = client.post("/link", json={"text": "boom"})
+        assert failed.status_code == 500 and failed.json()["error"]["code"] == "internal_error"
+        request_id = failed.json()["error"]["message"].split("linking request ")[1].split()[0]
+        assert f"linking request {request_id} failed" in caplog.text  # the log names the same request
+        assert client.post("/link", json={"text": "breast cancer"}).status_code == 200
+        assert client.get("/health").json() == {"status": "ok"}
+
+
+def test_a_linking_thread_that_stops_all_the_same_ends_the_process_non_zero_for_its_supervisor():
+    import subprocess
+    import sys
+
+    code = ("import time, spacy\n"
+            "from spacy_biosyn.service import batching\n"
+            "def broken(self): raise RuntimeError('a bug in the loop itself')\n"
+            "batching.LinkingThread._serve_batches = broken\n"
+            "batching.LinkingThread(spacy.blank('en'), 4)\n"
+            "time.sleep(30)\n")
+    ended = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert ended.returncode == 1 and "the linking thread stopped; the process exits" in ended.stderr
