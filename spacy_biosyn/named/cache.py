@@ -25,6 +25,7 @@ import hashlib
 import importlib.util
 import shutil
 import warnings
+from importlib import metadata
 from itertools import chain
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Sequence
@@ -161,12 +162,19 @@ def _made_by(
     made_by = {
         "layout": _LAYOUT, "format": entry.format, "encoder": identity_key(encoder), "index": _index_identity(linker),
         "sparse_weight": linker.sparse_weight,
+        # The release that read and built it: another release's readers, index
+        # or NIL model may hold other names or scores, so its entries are not
+        # taken but built again (the encoded names come from the vector store).
+        "package": metadata.version("spacy-biosyn"),
     }
     if entry.format in _READER_REVISIONS:  # absent at revision 1, so other formats keep their folders
         made_by["reader_revision"] = _READER_REVISIONS[entry.format]
     if id_usage:
         counts = srsly.json_dumps(sorted(id_usage.items())).encode("utf-8")
         made_by["preferred_ids_sha256"] = hashlib.sha256(counts).hexdigest()
+    if linker.annotated_mentions:  # what its NIL model learns from
+        mentions = srsly.json_dumps(sorted(linker.annotated_mentions)).encode("utf-8")
+        made_by["annotated_mentions_sha256"] = hashlib.sha256(mentions).hexdigest()
     return made_by
 
 

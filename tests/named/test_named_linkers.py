@@ -465,3 +465,17 @@ def test_a_named_vocabulary_learns_its_nil_model_from_the_corpus_and_caches_it(m
     again = spacy.blank("en")
     again.add_pipe("biosyn_linker", config=config).initialize()  # from the cache
     assert again.get_pipe("biosyn_linker").engine.nil_rule().model.to_json() == model.to_json()
+
+
+def test_a_cache_entry_another_release_built_is_not_taken_but_built_again(mirror, tiny_encoder, monkeypatch):
+    from spacy_biosyn.named import cache
+
+    def linker_folder(version):
+        monkeypatch.setattr(cache.metadata, "version", lambda name: version)
+        nlp = spacy.blank("en")
+        nlp.add_pipe("biosyn_linker", config=named_config("medic", tiny_encoder)).initialize()
+        return sorted(folder for folder in cache.linkers_folder().iterdir() if folder.is_dir())
+
+    assert len(linker_folder("0.1.0")) == 1
+    assert len(linker_folder("0.1.0")) == 1  # the same release takes its entry
+    assert len(linker_folder("0.2.0")) == 2  # another release builds its own
