@@ -520,6 +520,13 @@ def write_graph(model: Union[bytes, GraphFile], target: Path) -> None:
         target.write_bytes(graph_bytes(model))
 
 
+# ONNX Runtime starts every thread it is told to, each with its own stack:
+# 100,000 never returned from the first run. Past the cores of the largest
+# machines, more threads only wait.
+MAX_THREADS = 1024
+
+
 def check_threads(threads: int) -> None:
-    if not is_whole_number(threads, 0):
-        raise ValueError(f"threads must be a whole number >= 0 (0: ONNX Runtime's default), got {threads!r}")
+    if not is_whole_number(threads, 0) or threads > MAX_THREADS:
+        raise ValueError(f"threads must be a whole number from 0 (ONNX Runtime's default) to {MAX_THREADS}, "
+                         f"got {threads!r}")

@@ -333,3 +333,9 @@ def test_freed_memory_is_given_back_only_where_the_c_library_can(monkeypatch, li
 
     monkeypatch.setattr(spill.ctypes, "CDLL", c_library)
     spill.give_back_freed_memory()
+
+
+@pytest.mark.parametrize("threads", [-1, 100_000, 2.0, True])
+def test_a_thread_count_no_machine_holds_is_refused_when_the_encoder_is_made(tiny_encoder, threads):
+    with pytest.raises(ValueError, match="threads must be a whole number from 0 .* to 1024"):
+        OnnxEncoder(tiny_encoder, threads=threads)
