@@ -136,7 +136,8 @@ class NilModel(NamedTuple):
             inner = split >= 0
             goes_left = rows[picked, np.where(inner, split, 0)] <= self.threshold[at]
             at = np.where(inner, np.where(goes_left, self.left[at], self.right[at]), at)
-        raw = np.nan_to_num(self.baseline + self.value[at].sum(axis=1))  # leaves of +-1e308 sum to inf - inf
+        with np.errstate(over="ignore", invalid="ignore"):  # leaves of +-1e308 sum to inf - inf
+            raw = np.nan_to_num(self.baseline + self.value[at].sum(axis=1))
         return expit(raw)
 
     def lacks_concept(self, text: str, candidates: Sequence[Candidate]) -> bool:
