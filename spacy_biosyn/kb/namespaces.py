@@ -22,6 +22,9 @@ KNOWN_NAMESPACES = {**MEDIC_NAMESPACES, "UMLS": r"C\d{7}"}
 _IDS_LOOKED_AT = 200_000
 
 
+_NAMESPACE = re.compile(r"[A-Za-z][\w.-]*")
+
+
 class IdNamespaces:
     """Adds a namespace to bare IDs: `namespaces` maps a prefix to the
     regular expression its bare IDs fully match, tried in order; each
@@ -33,6 +36,14 @@ class IdNamespaces:
             for prefix, pattern in namespaces.items()
         ):
             raise ValueError(f"id_namespaces must map namespaces (such as MESH) to patterns, got {namespaces!r}")
+        for prefix, pattern in namespaces.items():
+            # What no ID holds: a config's lines run together (an override
+            # naming a namespace "" reads the next entry into this pattern).
+            if not _NAMESPACE.fullmatch(prefix) or any(c in pattern for c in "\n\r\t\"'"):
+                raise ValueError(
+                    f"id_namespaces maps {prefix!r} to {pattern!r}: a namespace is a name (letters, digits, '_', '.', "
+                    "'-') and its pattern one line without quotes; a block of config.cfg run into the next line reads so"
+                )
         self.namespaces = dict(namespaces)
         self.prefixes = tuple(namespaces)
         try:

@@ -48,3 +48,19 @@ def test_a_concept_without_a_definition_has_none_as_in_scispacy():
     assert KnowledgeBase(dictionary).cui_to_entity["D001943"].definition is None
     dictionary.with_details({"D001943": ConceptDetails("Breast Neoplasms", ("C04",), "Tumors of the BREAST.")})
     assert KnowledgeBase(dictionary).cui_to_entity["D001943"].definition == "Tumors of the BREAST."
+
+
+def test_a_namespaces_override_that_runs_into_the_next_entry_is_refused_on_load(tiny_encoder, disease_dictionary,
+                                                                                tmp_path):
+    import spacy
+    from helpers import make_nlp
+
+    from spacy_biosyn import MEDIC_NAMESPACES
+
+    make_nlp(tiny_encoder, disease_dictionary, id_namespaces=MEDIC_NAMESPACES).to_disk(tmp_path / "p")
+    override = "components.biosyn_linker.id_namespaces"
+    with pytest.raises(ValueError, match=r"id_namespaces maps 'OMIM' to .*one line without quotes"):
+        spacy.load(tmp_path / "p", config={override: {"": "D.*"}})
+    # a dict merges into the saved one, as spaCy's config merges every block
+    merged = spacy.load(tmp_path / "p", config={override: {"MESH": "D\\d{6}"}}).get_pipe("biosyn_linker")
+    assert merged.settings.id_namespaces == {"MESH": "D\\d{6}", "OMIM": "\\d{6}"}
