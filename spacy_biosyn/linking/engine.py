@@ -265,9 +265,10 @@ class LinkingEngine:
     def _warn_where_every_span_links(self) -> None:
         """Say so once where "auto" finds no threshold for a vocabulary (too
         few concepts with two names to derive one): it would link every span."""
+        if self._settings.nil_threshold != AUTO or self._reranker is not None:
+            return
         for route, rule in self._resolved_nil_rules().items():
-            if rule.threshold is None and rule.model is None and self._settings.nil_threshold == AUTO \
-                    and self._reranker is None and self.routes.linkers[route].is_ready:
+            if rule.threshold is None and rule.model is None and self.routes.linkers[route].is_ready:
                 warnings.warn(
                     f"{self._where(route)}: nil_threshold \"auto\" found no threshold ({rule.source}), so every span "
                     "it serves gets an ID, however poorly its best name scores; set nil_threshold to a number "

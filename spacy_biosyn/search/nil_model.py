@@ -276,10 +276,10 @@ def fit_nil_model(cases: TrainingCases) -> Optional[NilModel]:
     x = np.array(cases.rows, dtype=np.float64)
     fitted = HistGradientBoostingClassifier(max_iter=TREES, max_depth=TREE_DEPTH, random_state=_SEED).fit(x, y)
     model = _exported(fitted)
-    if not np.allclose(model.probability(x), fitted.predict_proba(x)[:, 1], atol=1e-6):
+    p = model.probability(x)
+    if not np.allclose(p, fitted.predict_proba(x)[:, 1], atol=1e-6):
         raise RuntimeError("this scikit-learn lays out its gradient-boosted trees in another way: the exported "
                            "NIL model does not agree with it (search/nil_model.py reads their nodes)")
-    p = model.probability(x)
     cut = float(np.floor(np.quantile(p[y], 1 - KEPT_RIGHT_LINKS, method="lower") * 1000) / 1000)
     source = (f"gradient-boosted trees on {len(y) // 2} annotated mentions ranked with and without their concept; "
               f"under P(right) {cut} a span is NIL, which keeps {np.mean(p[y] >= cut):.1%} of their "

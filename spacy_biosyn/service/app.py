@@ -164,9 +164,10 @@ def create_app(pipeline: Path, limits: Optional[ServiceLimits] = None) -> FastAP
                                    f"{max_chars:,} (max_text_chars, nlp.max_length): split it")
         return [without_lone_surrogates(text) for text in texts]
 
-    async def documents_of(body: bytes, content_type: str, given: bool) -> "tuple[List[Document], bool]":
-        """The request's documents, and whether it gave one text (answered as
-        one); `given`: a PubTator or BioC body's annotations are its entities."""
+    async def documents_of(body: bytes, content_type: str, given: bool) -> "tuple[List[Document], bool, bool]":
+        """The request's documents, whether it gave one text (answered as
+        one), and whether it gave their entities: a JSON text's own, or
+        (`given`) a PubTator or BioC body's annotations."""
         if content_type in (formats.JSON, ""):
             request = parsed(body, LinkRequest)
             texts = [request.text] if request.text is not None else request.texts
@@ -174,9 +175,8 @@ def create_app(pipeline: Path, limits: Optional[ServiceLimits] = None) -> FastAP
             if request.entities is not None:
                 count(1, limits.max_texts, "texts", "max_texts")
                 text = checked_texts(texts, "text")[0]
-                spans = [Annotation(e.start, e.end, text[e.start:e.end] if 0 <= e.start < e.end <= len(text) else "",
-                                    e.label, "") for e in request.entities]
-                return [checked_spans(Document("1", text, spans), "entities")], True
+                spans = [Annotation(e.start, e.end, text[e.start:e.end], e.label, "") for e in request.entities]
+                return [checked_spans(Document("1", text, spans), "entities")], True, True
         elif content_type == formats.PLAIN:
             try:
                 texts, one = [body.decode("utf-8-sig")], True
@@ -190,14 +190,14 @@ def create_app(pipeline: Path, limits: Optional[ServiceLimits] = None) -> FastAP
             count(len(documents), limits.max_texts, "documents", "max_texts")
             documents = [d._replace(text=t) for d, t in zip(documents, checked_texts([d.text for d in documents], "document"))]
             if given:
-                return [checked_spans(d, f"document {d.id!r:.40}") for d in documents], False
-            return documents, False
+                return [checked_spans(d, f"document {d.id!r:.40}") for d in documents], False, True
+            return documents, False, False
         else:
             raise ServiceError(415, "unsupported_media_type", f"Content-Type {content_type!r}: send one of "
                                f"{', '.join(formats.BODY_TYPES)}")
         count(len(texts), limits.max_texts, "texts", "max_texts")
         texts = checked_texts(texts, "text" if one else "texts")
-        return [Document(str(number), text, None) for number, text in enumerate(texts, start=1)], one
+        return [Document(str(number), text, None) for number, text in enumerate(texts, start=1)], one, False
 
     def checked_spans(document: Document, where: str) -> Document:
         """The document, its given spans refused where one lies outside its
@@ -244,8 +244,7 @@ def create_app(pipeline: Path, limits: Optional[ServiceLimits] = None) -> FastAP
                                "entities) or 'given' (a PubTator or BioC body's annotations are the entities)")
         body = await read_body(request, deadline)
         content_type = formats.media_type(request.headers.get("content-type"))
-        documents, one = await documents_of(body, content_type, spans == "given")
-        given = spans == "given" or (one and documents[0].annotations is not None)
+        documents, one, given = await documents_of(body, content_type, spans == "given")
         if no_ner and not given:
             raise ServiceError(409, "no_ner", no_ner)
         rows = await within(linking.link_documents(documents, given), deadline, 504, "timeout",
