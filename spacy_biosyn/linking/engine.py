@@ -208,7 +208,8 @@ class LinkingEngine:
         default = linker.nil_default
         # The model reads the names a search ranks; a concept scorer or sieve ranks others than it learned from.
         searched_as_learned = linker.concept_scorer is None and linker.sieve is None
-        return NilRule(default.threshold, linker.nil_model if searched_as_learned else None, f"auto: {default.source}")
+        model = linker.nil_model if searched_as_learned else None
+        return NilRule(default.threshold, model, f"auto: {default.source}", linker.sparse_view if model else None)
 
     # -- parts and data --
 
@@ -479,7 +480,8 @@ class LinkingEngine:
             for mention, parts in zip(mentions, chosen):
                 mention.parts = parts
         top_k = self._settings.top_k
-        rules = self._resolved_nil_rules()
+        rules = {route: rule.for_batch(p for m in routed if m.route == route and m.parts for p in m.parts)
+                 for route, rule in self._resolved_nil_rules().items()}
         for mention in routed:
             if mention.parts is not None:
                 mention.links = span_links(mention.parts, top_k, rules[mention.route], self._namespaced)

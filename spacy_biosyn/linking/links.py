@@ -1,9 +1,9 @@
 """From a mention's chosen parts to what a span says, with no span: the
 parts' concepts as candidates, kb_ents, cui and concept_ids, under the
 NIL rule (`SpanLinks`); the pipe copies them onto the span."""
-from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
-from ..search.nil_model import NilModel
+from ..search.nil_model import NAMES_READ, NilModel, SparseView
 from ..ty import Candidate, Concept, LinkedPart
 
 # Why a span is NIL (span._.nil_reason), as NilRule.reason says it.
@@ -36,6 +36,16 @@ class NilRule(NamedTuple):
     model: Optional[NilModel] = None
     # Where the threshold came from, as /info and a warning say it.
     source: str = ""
+    # The vocabulary's tf-idf side, which the model reads (with a model only).
+    view: Optional[SparseView] = None
+
+    def for_batch(self, parts: Iterable[LinkedPart]) -> "NilRule":
+        """This rule, its model's view holding the tf-idf scores of a batch's
+        `parts` ahead: found in one sparse product, not one a mention."""
+        if self.model is None or self.view is None:
+            return self
+        return self._replace(view=self.view.with_pairs(
+            (part.text, c.name) for part in parts for c in part.candidates[:NAMES_READ]))
 
     def reason(self, parts: List[LinkedPart]) -> Optional[str]:
         """Why linked `parts` earn their span no ID (NIL_REASONS), or None
@@ -46,7 +56,7 @@ class NilRule(NamedTuple):
             return NO_CANDIDATES
         if not is_linked(parts, self.threshold):
             return BELOW_THRESHOLD
-        if self.model is not None and any(self.model.lacks_concept(p.text, p.candidates) for p in parts):
+        if self.model is not None and any(self.model.lacks_concept(p.text, p.candidates, self.view) for p in parts):
             return ABSENT_CONCEPT
         return None
 

@@ -30,7 +30,7 @@ from ..ty import Candidate, Encoder, RankSettings, SearchIndex
 from .index import SPARSE_FILE as _SPARSE_FILE
 from .index import ExactIndex, estimated_bytes
 from .nil_default import NilDefault, nil_default
-from .nil_model import NilModel, fit_nil_model, training_cases
+from .nil_model import NilModel, SparseView, fit_nil_model, training_cases
 from .scoring import perfect_score, unit_score
 from .tfidf import SparseEncoder
 
@@ -188,6 +188,14 @@ class NameRanker:
         return self._nil_default
 
     @property
+    def sparse_view(self) -> SparseView:
+        """The tf-idf side of S, as the NIL model reads it."""
+        return SparseView(self._tfidf_rows, self.sparse_weight)
+
+    def _tfidf_rows(self, texts: Sequence[str]) -> csr_matrix:
+        return self._queries(list(texts), with_vectors=False)[1]
+
+    @property
     def nil_model(self) -> Optional[NilModel]:
         """The open-world NIL model of this vocabulary (search/nil_model.py):
         trained once per lambda from `annotated_mentions`, where they teach
@@ -335,12 +343,14 @@ class NameRanker:
         dense_q, sparse_q = self._queries(list(texts))
         return self._search(self.index, self.dictionary, dense_q, sparse_q, k, list(texts))
 
-    def _queries(self, texts: List[str], rows: Optional[NameRows] = None) -> Tuple[np.ndarray, csr_matrix]:
-        """The dense vectors and tf-idf rows of normalized texts. A text that
-        is one of the names already has both in the index (its vector as the
-        index holds it: a fresh encoding up to batch noise of about 1e-6, or
-        int16's rounding, about 1e-5 a component; its tf-idf row is the same
-        exactly), so only the others are encoded."""
+    def _queries(self, texts: List[str], rows: Optional[NameRows] = None,
+                 with_vectors: bool = True) -> Tuple[Optional[np.ndarray], csr_matrix]:
+        """The dense vectors (unless not `with_vectors`) and tf-idf rows of
+        normalized texts. A text that is one of the names already has both in
+        the index (its vector as the index holds it: a fresh encoding up to
+        batch noise of about 1e-6, or int16's rounding, about 1e-5 a
+        component; its tf-idf row is the same exactly), so only the others
+        are encoded."""
         if rows is None or rows.dictionary is not self.dictionary:
             rows = NameRows(self.dictionary)
         rows = [rows[text] for text in texts]
@@ -348,7 +358,9 @@ class NameRanker:
         new = [i for i, row in enumerate(rows) if row is None]
         known_rows = np.array([rows[i] for i in known], dtype=np.int64)
         new_texts = [texts[i] for i in new]
-        if not self.index.holds_exact_vectors:
+        if not with_vectors:
+            dense = None
+        elif not self.index.holds_exact_vectors:
             dense = self.encoder.encode(texts)
         else:
             dense = np.empty((len(texts), self.index.dim), dtype=np.float32)

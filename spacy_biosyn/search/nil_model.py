@@ -6,16 +6,20 @@ is absent ("xyzzy syndrome" scores 0.825 against "xyy syndrome", and a
 mention of hypoxia whose concept was removed scores 0.935 against "hypoxia
 brain"): both sit at the top of a list. The list says more than its top
 score: how far the best concept leads the next, how many of the best names
-are its names, and whether the names hold the mention's words at all.
-`FEATURES` are read from a mention's normalized text and its ranked
-candidates alone, so the decision needs nothing the engine does not have.
+are its names, whether the names hold the mention's words at all, and
+whether the score's two views agree: a near miss often leads on one of
+the encoder and the character tf-idf and not on the other. `FEATURES`
+are read from a mention's normalized text, its ranked candidates and the
+vocabulary's tf-idf (`SparseView`), so the decision needs nothing the
+engine does not have.
 
 The model is scikit-learn's HistGradientBoostingClassifier: 100 trees of
 depth 3. The features act together (a lead means little where the best
 name is the mention itself with one more word): at the same cost on the
 benchmark's dev sets, logistic regression over the same features left
-25% and 22% of the absent concepts' mentions NIL, the trees 36% and 50%
-(docs/record.md). The trees are kept as plain arrays, saved as JSON (no
+25% and 22% of the absent concepts' mentions NIL, the trees 36% and 50%;
+the agreement features took the trees' share from 41.9% to 49.4% (NCBI)
+and from 51.2% to 58.1% (BC5CDR) at no lower accuracy (docs/record.md). The trees are kept as plain arrays, saved as JSON (no
 pickle) and walked with numpy, so linking never imports scikit-learn.
 
 It learns from an annotated corpus's mentions (`preferred_ids_from`), each
@@ -31,9 +35,10 @@ right links.
 """
 import math
 import re
-from typing import List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
+from scipy.sparse import csr_matrix
 from scipy.special import expit
 
 from ..checks import is_number
@@ -43,7 +48,7 @@ from ..ty import Candidate
 
 # Bumped whenever FEATURES, their meaning or the model's layout change: a
 # saved model of another version is not used, and one is trained again.
-VERSION = 1
+VERSION = 2
 FEATURES = (
     "top_score",  # the best name's score
     "margin",  # its lead over the best name of another concept
@@ -60,6 +65,14 @@ FEATURES = (
     "extra_name_words",  # the best name's words the mention lacks
     "missing_words",  # the mention's words the best name lacks
     "first_word_matched",  # the mention's first word is a word of the best name
+    # The two views of S = dense + lambda sparse, over the names read:
+    "dense_top",  # the best name's dense score
+    "sparse_top",  # its tf-idf score
+    "dense_best_is_top",  # the name the dense view alone ranks first is of the best concept
+    "sparse_best_is_top",  # the same for the tf-idf view
+    "dense_lead",  # the best concept's lead over the others by the dense view alone
+    "sparse_lead",  # by the tf-idf view alone
+    "dense_minus_sparse",  # where the views disagree on the best name
 )
 NAMES_READ = 10  # of the best names, for the word and concept features
 SAMPLED_MENTIONS = 3000
@@ -78,9 +91,38 @@ def _trigrams(text: str) -> set:
     return {padded[i : i + 3] for i in range(len(padded) - 2)}
 
 
-def features(text: str, candidates: Sequence[Candidate]) -> Optional[List[float]]:
+class SparseView(NamedTuple):
+    """A vocabulary's tf-idf side of S, which the agreement features read:
+    the S_sparse of (normalized text, name) pairs, those of a batch found
+    in one sparse product (`with_pairs`), any other one at a time."""
+
+    rows: Callable[[Sequence[str]], csr_matrix]  # the tf-idf rows of normalized texts
+    weight: float  # lambda
+    known: Optional[Dict[Tuple[str, str], float]] = None
+
+    def with_pairs(self, pairs: Iterable[Tuple[str, str]]) -> "SparseView":
+        """This view, holding the S_sparse of `pairs` (text, name) ahead."""
+        pairs = list(dict.fromkeys(pairs))
+        if not pairs:
+            return self
+        strings = list(dict.fromkeys(s for pair in pairs for s in pair))
+        at = {s: i for i, s in enumerate(strings)}
+        rows = self.rows(strings)
+        texts, names = (np.array([at[pair[side]] for pair in pairs], dtype=np.int64) for side in (0, 1))
+        products = np.asarray(rows[texts].multiply(rows[names]).sum(axis=1), dtype=np.float64).ravel()
+        return self._replace(known={**(self.known or {}), **dict(zip(pairs, products.tolist()))})
+
+    def similarities(self, text: str, names: Sequence[str]) -> np.ndarray:
+        """S_sparse of `text` and each of `names`."""
+        if self.known is None or any((text, name) not in self.known for name in names):
+            return np.array([self.with_pairs((text, name) for name in names).known[(text, name)] for name in names])
+        return np.array([self.known[(text, name)] for name in names])
+
+
+def features(text: str, candidates: Sequence[Candidate], view: SparseView) -> Optional[List[float]]:
     """FEATURES of a normalized mention and its ranked candidates (best
-    first, scores on the unit scale); None without candidates."""
+    first, scores on the unit scale) in a vocabulary's `view`; None
+    without candidates."""
     if not candidates:
         return None
     top, read = candidates[0], candidates[:NAMES_READ]
@@ -107,7 +149,24 @@ def features(text: str, candidates: Sequence[Candidate]) -> Optional[List[float]
         float(len(top_words - mention_words)),
         float(sum(w not in top_words for w in words)),
         float(bool(words) and words[0] in top_words),
+        *_agreement(text, read, view),
     ]
+
+
+def _agreement(text: str, read: Sequence[Candidate], view: SparseView) -> List[float]:
+    """The agreement FEATURES. A unit score is S / (1 + lambda) for a cosine
+    encoder, so the dense view is the score less the sparse share (for an
+    inner-product encoder, the same on its own scale)."""
+    sparse = view.similarities(text, [c.name for c in read])
+    dense = np.array([c.score for c in read]) * (1 + view.weight) - view.weight * sparse
+    own = set(read[0].cuis)
+    mine = np.array([bool(own.intersection(c.cuis)) for c in read])
+
+    def lead(scores: np.ndarray) -> float:
+        return float(scores[mine].max() - (scores[~mine].max() if (~mine).any() else 0.0))
+
+    return [float(dense[0]), float(sparse[0]), float(mine[int(np.argmax(dense))]), float(mine[int(np.argmax(sparse))]),
+            lead(dense), lead(sparse), float(dense[0] - sparse[0])]
 
 
 class NilModel(NamedTuple):
@@ -140,9 +199,9 @@ class NilModel(NamedTuple):
             raw = np.nan_to_num(self.baseline + self.value[at].sum(axis=1))
         return expit(raw)
 
-    def lacks_concept(self, text: str, candidates: Sequence[Candidate]) -> bool:
-        """Whether the vocabulary lacks the concept of a mention ranked so."""
-        row = features(text, candidates)
+    def lacks_concept(self, text: str, candidates: Sequence[Candidate], view: SparseView) -> bool:
+        """Whether the vocabulary (seen through `view`) lacks the concept of a mention ranked so."""
+        row = features(text, candidates, view)
         return row is not None and float(self.probability([row])[0]) < self.cut
 
     def to_json(self) -> dict:
@@ -229,14 +288,14 @@ class TrainingCases(NamedTuple):
     rows: List[List[float]]
     right: List[bool]
 
-    def add(self, text: str, candidates: Sequence[Candidate], gold: set) -> None:
+    def add(self, text: str, candidates: Sequence[Candidate], gold: set, view: SparseView) -> None:
         """The mention ranked as it is, and with its gold concept's names
         taken away; `gold` holds IDs without namespace."""
         def of_gold(candidate: Candidate) -> bool:
             return any(bare_id(cui) in gold for cui in candidate.cuis)
 
         for ranked, kept in ((candidates, True), ([c for c in candidates if not of_gold(c)], False)):
-            row = features(text, ranked)
+            row = features(text, ranked, view)
             if row is not None:
                 self.rows.append(row)
                 self.right.append(kept and of_gold(ranked[0]))
@@ -260,8 +319,9 @@ def training_cases(linker, mentions: Sequence[Tuple[str, str]]) -> TrainingCases
         known = [known[i] for i in sorted(chosen)]
     texts = list(dict.fromkeys(text for text, _ in known))
     ranked = dict(zip(texts, linker.score_names(texts, MAX_SEARCH_DEPTH))) if texts else {}
+    view = linker.sparse_view.with_pairs((text, c.name) for text in texts for c in ranked[text])
     for text, cui in known:
-        cases.add(text, [c for c in ranked[text] if c.name != text] if text in taught else ranked[text], {cui})
+        cases.add(text, [c for c in ranked[text] if c.name != text] if text in taught else ranked[text], {cui}, view)
     return cases
 
 

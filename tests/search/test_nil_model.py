@@ -9,15 +9,27 @@ from helpers import make_nlp, resealed
 from spacy_biosyn.errors import SavedStateError
 from spacy_biosyn.linking.links import (ABSENT_CONCEPT, BELOW_THRESHOLD, EVERYDAY_ENGLISH, NilRule, span_links)
 from spacy_biosyn.search import nil_model
-from spacy_biosyn.search.nil_model import FEATURES, NilModel, TrainingCases, features, fit_nil_model
+from spacy_biosyn.search.nil_model import FEATURES, NilModel, SparseView, TrainingCases, features, fit_nil_model
+from spacy_biosyn.search.tfidf import SparseEncoder
 from spacy_biosyn.ty import Candidate, LinkedPart
 
 ORGANS = ("breast", "ovarian", "lung", "liver", "kidney", "bladder", "colon", "gastric", "thyroid", "prostate",
           "skin", "bone", "brain", "heart", "spleen", "eye")
 
 
+def tfidf_view(names, weight: float = 0.5) -> SparseView:
+    """The tf-idf side of a vocabulary of `names`, as a NameRanker gives it."""
+    tfidf = SparseEncoder()
+    tfidf.fit_transform(list(names))
+    return SparseView(tfidf.transform, weight)
+
+
+NAMES = ["xyy syndrome", "xxy syndrome", "hypoxia brain", "anoxia", *(f"{o} {k}" for o in ORGANS for k in ("cancer", "cyst"))]
+VIEW = tfidf_view(NAMES)
+
+
 def feature(name: str, text: str, candidates) -> float:
-    return features(text, candidates)[FEATURES.index(name)]
+    return features(text, candidates, VIEW)[FEATURES.index(name)]
 
 
 def test_a_word_no_name_holds_and_a_name_that_adds_words_are_what_the_ranked_list_shows():
@@ -28,7 +40,26 @@ def test_a_word_no_name_holds_and_a_name_that_adds_words_are_what_the_ranked_lis
     hypoxia = [Candidate("hypoxia brain", (("D002534",),), 0.935), Candidate("anoxia", (("D000860",),), 0.9)]
     assert feature("name_adds_words", "hypoxia", hypoxia) == 1.0 and feature("exact", "hypoxia", hypoxia) == 0.0
     assert feature("exact", "hypoxia brain", hypoxia) == 1.0 and feature("extra_name_words", "hypoxia brain", hypoxia) == 0
-    assert features("hypoxia", []) is None
+    assert features("hypoxia", [], VIEW) is None
+
+
+def test_the_two_views_of_the_score_are_read_apart():
+    # the tf-idf view is the names' cosine with the mention; the dense view is what the unit score keeps without it
+    xyy = [Candidate("xyy syndrome", (("C535317",),), 0.825), Candidate("xxy syndrome", (("D007713",),), 0.81)]
+    sparse = VIEW.similarities("xyzzy syndrome", ["xyy syndrome", "xxy syndrome"])
+    rows = VIEW.rows(["xyzzy syndrome", "xyy syndrome"])
+    assert sparse[0] == pytest.approx((rows[0] @ rows[1].T).toarray()[0, 0])
+    # a batch's pairs found ahead give the same scores
+    assert VIEW.with_pairs([("xyzzy syndrome", "xxy syndrome")]).similarities("xyzzy syndrome", ["xxy syndrome"]) == \
+        pytest.approx(sparse[1:])
+    assert feature("sparse_top", "xyzzy syndrome", xyy) == pytest.approx(sparse[0])
+    assert feature("dense_top", "xyzzy syndrome", xyy) == pytest.approx(0.825 * 1.5 - 0.5 * sparse[0])
+    assert feature("sparse_lead", "xyzzy syndrome", xyy) == pytest.approx(sparse[0] - sparse[1])
+    assert feature("sparse_best_is_top", "xyzzy syndrome", xyy) == float(sparse[0] >= sparse[1])
+    # a name written as the mention is the best of both views
+    exact = [Candidate("breast cancer", (("D1",),), 1.0), Candidate("breast cyst", (("D2",),), 0.8)]
+    assert feature("sparse_top", "breast cancer", exact) == pytest.approx(1.0)
+    assert feature("dense_best_is_top", "breast cancer", exact) == feature("sparse_best_is_top", "breast cancer", exact) == 1
 
 
 def separable_cases() -> TrainingCases:
@@ -37,7 +68,7 @@ def separable_cases() -> TrainingCases:
     for i, organ in enumerate(ORGANS * 3):
         mention = f"{organ} cancer"
         right = [Candidate(mention, ((f"D{i}",),), 1.0), Candidate(f"{organ} cyst", ((f"E{i}",),), 0.8)]
-        cases.add(mention, right, {f"D{i}"})
+        cases.add(mention, right, {f"D{i}"}, VIEW)
     return cases
 
 
@@ -112,11 +143,11 @@ def always(p: float) -> NilModel:
 
 def test_a_span_says_why_it_is_nil_everyday_english_then_threshold_then_the_model():
     part = LinkedPart("xyzzy syndrome", [Candidate("xyy syndrome", (("C535317",),), 0.825)])
-    assert NilRule(0.8, always(0.9)).reason([part]) is None
-    assert NilRule(0.9, always(0.9)).reason([part]) == BELOW_THRESHOLD
-    assert NilRule(0.8, always(0.1)).reason([part]) == ABSENT_CONCEPT
-    assert NilRule(None, always(0.1)).reason([]) == EVERYDAY_ENGLISH
-    links = span_links([part], 5, NilRule(0.8, always(0.1)))
+    assert NilRule(0.8, always(0.9), view=VIEW).reason([part]) is None
+    assert NilRule(0.9, always(0.9), view=VIEW).reason([part]) == BELOW_THRESHOLD
+    assert NilRule(0.8, always(0.1), view=VIEW).reason([part]) == ABSENT_CONCEPT
+    assert NilRule(None, always(0.1), view=VIEW).reason([]) == EVERYDAY_ENGLISH
+    links = span_links([part], 5, NilRule(0.8, always(0.1), view=VIEW))
     assert links.cui is None and links.kb_ents == [] and links.nil_reason == ABSENT_CONCEPT
 
 
