@@ -57,11 +57,19 @@ def link(
             sys.stdout.write(json_line({k: row[k] for k in ROW_FIELDS}))
         return
     table = [
-        (row["start"], row["end"], _cell(row["text"]), row["label"], row["id"] or f"NIL: {row['nil_reason'] or '-'}",
+        (row["start"], row["end"], _cell(row["text"]), row["label"], _id_cell(row),
          "-" if row["score"] is None else f"{row['score']:.3f}", _cell(_named(row["candidates"][0])) if row["candidates"] else "-")
         for row in rows
     ]
     msg.table(table, header=("start", "end", "mention", "label", "ID", "score", "concept (name matched)"), divider=True)
+
+
+def _id_cell(row: dict) -> str:
+    """The ID, or why it is NIL; where concepts share the best name, those it was chosen over and the rule."""
+    if not row["id"]:
+        return f"NIL: {row['nil_reason'] or '-'}"
+    ties = "; ".join(f"over {', '.join(tie['ids'][1:])} by {tie['rule'].replace('_', ' ')}" for tie in row["ties"])
+    return f"{row['id']} ({ties})" if ties else row["id"]
 
 
 def _named(candidate: dict) -> str:

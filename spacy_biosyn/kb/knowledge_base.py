@@ -4,7 +4,7 @@ way scispaCy users know (`linker.kb.cui_to_entity[cui]`).
 A concept is known by its preferred ID, as in kb_ents (concepts.by_concept):
 MEDIC's `D001943|114480` on one name and `D001943` alone on another are one
 disease. Any of its IDs finds it, with or without a namespace (`MESH:D001943`
-finds `D001943`). Names are the ones the linker searches: normalized, and
+finds `D001943`); an ID that leads a concept of its own finds that one. Names are the ones the linker searches: normalized, and
 including synonyms added to the dictionary. A concept's canonical name is
 the name its vocabulary gives it, as written there, where the reader keeps
 it (every reader but BioSyn's `CUI||name`, whose names are normalized
@@ -85,11 +85,12 @@ class ConceptLookup(Mapping[str, Entity]):
             filter(None, map(self._concept_of, _same_id(cui, self.dictionary.ids_by_local_id))), None)
 
     def _concept_of(self, cui: str) -> Optional[str]:
-        for row in self.dictionary.rows_by_cui.get(cui, ()):
-            for concept in self.dictionary.concepts[int(row)]:
-                if cui in concept:
-                    return concept[0]
-        return None
+        # An ID that leads a concept of its own is that concept, even where a
+        # name also lists it under another's lead (MEDIC's C537017, Kennedy
+        # disease, beside the heading D020966 on one name).
+        concepts = [concept for row in self.dictionary.rows_by_cui.get(cui, ())
+                    for concept in self.dictionary.concepts[int(row)] if cui in concept]
+        return cui if any(concept[0] == cui for concept in concepts) else concepts[0][0] if concepts else None
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._preferred_ids)

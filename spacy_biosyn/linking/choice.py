@@ -1,9 +1,10 @@
 """The document-level choice: of a mention's readings that score alike,
 the one the rest of the document supports, and each name that several
-concepts share read as the concept the document names."""
+concepts share read as the concept the tie rule puts first (`TIE_RULES`)."""
 from collections import Counter
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple
 
+from ..kb.ids import bare_id
 from ..ty import Candidate, Concept, LinkedPart, Reading
 
 # The encoder's float32 results depend on the batch a string is encoded in
@@ -11,6 +12,25 @@ from ..ty import Candidate, Concept, LinkedPart, Reading
 # readings that are both dictionary names (1.0), differ in their last
 # bits from batch to batch. A later reading must win by more than this.
 TIE_TOLERANCE = 1e-4
+
+# What orders the concepts of a name they share (span._.ties), each asked
+# only where the ones before it leave the first two equal:
+BY_DOCUMENT = "document"  # the rest of the document names one of them
+BY_ANNOTATED_CORPUS = "annotated_corpus"  # preferred_ids_from's annotators used one more
+# its other names rank nearer the mention: the mention is its own name, not
+# an entry term of a broader heading that lists it ("spinal and bulbar
+# muscular atrophy": Kennedy disease, not "Muscular Disorders, Atrophic")
+BY_OWN_NAMES = "own_names"
+BY_VOCABULARY_ORDER = "vocabulary_order"  # none of these: the vocabulary's order
+TIE_RULES = (BY_DOCUMENT, BY_ANNOTATED_CORPUS, BY_OWN_NAMES, BY_VOCABULARY_ORDER)
+
+
+class Chosen(NamedTuple):
+    """A mention's chosen parts, and for each part the rule that ordered
+    the concepts of its best name where several share it (None: one concept)."""
+
+    parts: List[LinkedPart]
+    tie_rules: List[Optional[str]]
 
 
 def tied_readings(readings: List[Reading], ranked: Dict[str, List[Candidate]]) -> List[List[LinkedPart]]:
@@ -34,17 +54,19 @@ def tied_readings(readings: List[Reading], ranked: Dict[str, List[Candidate]]) -
 
 
 def chosen_in_document(
-    entities: List[Optional[List[List[LinkedPart]]]], resolve_shared_names: bool
-) -> List[Optional[List[LinkedPart]]]:
+    entities: List[Optional[List[List[LinkedPart]]]], resolve_shared_names: bool, usage: Mapping[str, int]
+) -> List[Optional[Chosen]]:
     """The document-level choice, in one step, for each entity's tied
     readings (None: no linker serves its label): with
     `resolve_shared_names`, the reading the document supports
-    (readings_by_document), then each shared name read as the concept the
-    document names (resolved_by_document); without, the likeliest reading
-    and the dictionary's order."""
+    (readings_by_document), then each shared name's concepts ordered by
+    the tie rule (ordered_by_tie_rule; `usage`: the annotated corpora's
+    counts of IDs without namespace); without, the likeliest reading and
+    the vocabulary's order."""
     if not resolve_shared_names:
-        return [None if tied is None else tied[0] for tied in entities]
-    return resolved_by_document(readings_by_document(entities))
+        return [None if tied is None else Chosen(tied[0], [BY_VOCABULARY_ORDER if _shared(p) else None for p in tied[0]])
+                for tied in entities]
+    return ordered_by_tie_rule(readings_by_document(entities), usage)
 
 
 def readings_by_document(entities: List[Optional[List[List[LinkedPart]]]]) -> List[Optional[List[LinkedPart]]]:
@@ -62,28 +84,84 @@ def readings_by_document(entities: List[Optional[List[List[LinkedPart]]]]) -> Li
     return [tied if tied is None else tied[0] if len(tied) == 1 else max(tied, key=support) for tied in entities]
 
 
-def resolved_by_document(entities: List[Optional[List[LinkedPart]]]) -> List[Optional[List[LinkedPart]]]:
-    """A name that several concepts share ("dm": diabetes mellitus and
-    myotonic dystrophy) read as the concept the rest of the document names:
-    the concepts of each shared name are reordered by how many of the doc's
-    parts whose best name has one concept link to one of its IDs. Ties keep
-    the dictionary's order (the annotated corpora's prior, if learned)."""
+def ordered_by_tie_rule(entities: List[Optional[List[LinkedPart]]], usage: Mapping[str, int]) -> List[Optional[Chosen]]:
+    """Each name that several concepts share ("dm": diabetes mellitus and
+    myotonic dystrophy) with its concepts ordered by TIE_RULES: how many
+    of the doc's parts whose best name has one concept link to one of its
+    IDs; how often the annotated corpora used its IDs (`usage`); the best
+    score of its other names among the part's candidates; the
+    vocabulary's order (every shared name among the candidates, so that
+    kb_ents agrees). A part's rule is the one that put its best name's
+    first concept before the second."""
     votes = _votes(parts for parts in entities if parts)
-    if not votes:
-        return entities
 
-    def resolved(candidate: Candidate) -> Candidate:
+    def keys(ids: Concept, part: LinkedPart) -> Tuple[float, float, float]:
+        own = max((c.score for c in part.candidates[1:] if set(ids).intersection(c.cuis)), default=0.0)
+        return (_support((ids,), votes), max(usage.get(bare_id(cui), 0) for cui in ids), own)
+
+    def ordered(candidate: Candidate, part: LinkedPart) -> Tuple[Candidate, Optional[str]]:
         if len(candidate.concepts) < 2:
-            return candidate
-        ranked = sorted(candidate.concepts, key=lambda ids: -_support((ids,), votes))
-        return candidate._replace(concepts=tuple(ranked))
+            return candidate, None
+        ranked = sorted(candidate.concepts, key=lambda ids: tuple(-k for k in keys(ids, part)))
+        first, second = keys(ranked[0], part), keys(ranked[1], part)
+        rule = next((r for r, a, b in zip(TIE_RULES, first, second) if a != b), BY_VOCABULARY_ORDER)
+        return candidate._replace(concepts=tuple(ranked)), rule
 
-    return [
-        None if parts is None
-        else [part._replace(candidates=[resolved(c) for c in part.candidates])
-              if any(len(c.concepts) > 1 for c in part.candidates) else part for part in parts]
-        for parts in entities
-    ]
+    chosen: List[Optional[Chosen]] = []
+    for parts in entities:
+        if parts is None:
+            chosen.append(None)
+            continue
+        new_parts, rules = [], []
+        for part in parts:
+            ranked = [ordered(c, part) for c in part.candidates]
+            candidates = _own_ids_first([c for c, _ in ranked], usage)
+            new_parts.append(part if candidates == part.candidates else part._replace(candidates=candidates))
+            rules.append(ranked[0][1] if ranked else None)
+        chosen.append(Chosen(new_parts, rules))
+    return chosen
+
+
+def _own_ids_first(candidates: List[Candidate], usage: Mapping[str, int]) -> List[Candidate]:
+    """The candidates with each concept of the best name whose IDs the
+    annotated corpora never used led by the ID whose other names rank
+    nearest, wherever it appears: one concept may hold a MeSH heading and
+    the supplementary concept its name belongs to (MEDIC's "spinal and
+    bulbar muscular atrophy": D020966, "Muscular Disorders, Atrophic", and
+    C537017, Kennedy disease), and its preferred ID is the one span._.cui
+    says. Only IDs of the preferred ID's system move (`_id_system`), so
+    the vocabulary's preference between systems (MeSH before OMIM,
+    `preferred_ids`) stands. Stable: IDs whose names rank alike keep the
+    vocabulary's order."""
+    if not candidates:
+        return candidates
+    reordered: Dict[Concept, Concept] = {}
+    for ids in candidates[0].concepts:
+        if len(ids) < 2 or any(usage.get(bare_id(cui), 0) for cui in ids):
+            continue
+        own = {cui: max((c.score for c in candidates[1:] if cui in c.cuis), default=0.0) for cui in ids}
+        system = _id_system(ids[0])
+        movable = [cui for cui in ids if _id_system(cui) == system]
+        first = tuple(sorted(movable, key=lambda cui: -own[cui])) + tuple(c for c in ids if _id_system(c) != system)
+        if first != ids:
+            reordered[ids] = first
+    if not reordered:
+        return candidates
+    return [c._replace(concepts=tuple(reordered.get(ids, ids) for ids in c.concepts))
+            if any(ids in reordered for ids in c.concepts) else c for c in candidates]
+
+
+def _id_system(cui: str) -> str:
+    """Which ID system an ID is of: its namespace where it has one, else
+    whether it leads with letters (MeSH's D020966 and C537017) or is a
+    number (OMIM's 313200)."""
+    namespace, colon, local = cui.rpartition(":")
+    return namespace if colon else "letters" if local[:1].isalpha() else "number"
+
+
+def _shared(part: LinkedPart) -> bool:
+    """Whether the part's best name is a name of several concepts."""
+    return bool(part.candidates) and len(part.candidates[0].concepts) > 1
 
 
 def _votes(mentions: Iterable[List[LinkedPart]]) -> Counter:

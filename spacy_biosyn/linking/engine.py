@@ -476,15 +476,17 @@ class LinkingEngine:
             self._rerank_in_context(batch.texts, routed)
         for _, mentions in batch.by_document():
             chosen = chosen_in_document([m.tied if m.is_routed else None for m in mentions],
-                                        self._settings.resolve_shared_names)
-            for mention, parts in zip(mentions, chosen):
-                mention.parts = parts
+                                        self._settings.resolve_shared_names, self.routes.id_usage)
+            for mention, choice in zip(mentions, chosen):
+                if choice is not None:
+                    mention.parts, mention.tie_rules = choice
         top_k = self._settings.top_k
         rules = {route: rule.for_batch(p for m in routed if m.route == route and m.parts for p in m.parts)
                  for route, rule in self._resolved_nil_rules().items()}
         for mention in routed:
             if mention.parts is not None:
-                mention.links = span_links(mention.parts, top_k, rules[mention.route], self._namespaced)
+                mention.links = span_links(mention.parts, top_k, rules[mention.route], self._namespaced,
+                                           mention.tie_rules)
         return batch
 
     def _rerank_in_context(self, texts: List[str], routed: List[Mention]) -> None:

@@ -1,10 +1,11 @@
 """From a mention's chosen parts to what a span says, with no span: the
 parts' concepts as candidates, kb_ents, cui and concept_ids, under the
 NIL rule (`SpanLinks`); the pipe copies them onto the span."""
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..search.nil_model import NAMES_READ, NilModel, SparseView
 from ..ty import Candidate, Concept, LinkedPart
+from .choice import BY_VOCABULARY_ORDER
 
 # Why a span is NIL (span._.nil_reason), as NilRule.reason says it.
 EVERYDAY_ENGLISH = "everyday_english"  # everyday English, or no word at all: nothing to link
@@ -12,6 +13,15 @@ NO_CANDIDATES = "no_candidates"  # a part kept no name (the type filter dropped 
 BELOW_THRESHOLD = "below_threshold"  # the link score is under the resolved nil_threshold
 ABSENT_CONCEPT = "absent_concept"  # the NIL model judged the vocabulary lacks the concept
 NIL_REASONS = (EVERYDAY_ENGLISH, NO_CANDIDATES, BELOW_THRESHOLD, ABSENT_CONCEPT)
+
+
+class Tie(NamedTuple):
+    """Concepts that share a part's best name (span._.ties): their IDs
+    (preferred, namespaced), the chosen one first, and the rule that
+    chose it (choice.TIE_RULES)."""
+
+    ids: Tuple[str, ...]
+    rule: str
 
 
 class SpanLinks(NamedTuple):
@@ -25,6 +35,8 @@ class SpanLinks(NamedTuple):
     concept_ids: Optional[List[Concept]]
     # Why cui is None (NIL_REASONS); None where it is not.
     nil_reason: Optional[str] = None
+    # The parts whose best name several concepts share, in part order.
+    ties: Tuple[Tie, ...] = ()
 
 
 class NilRule(NamedTuple):
@@ -79,14 +91,17 @@ def is_linked(parts: List[LinkedPart], nil_threshold: Optional[float]) -> bool:
 
 def span_links(
     parts: List[LinkedPart], limit: int, rule: NilRule, namespaced: Optional[Callable[[str], str]] = None,
+    tie_rules: Sequence[Optional[str]] = (),
 ) -> SpanLinks:
     """A span's linking attributes from its linked parts, ranked as
     deep as the linker searched: up to `limit` concepts per part in
     kb_ents, and in candidates the names down to the best name of the
     last of them (at least `limit`); cui None (NIL) where `rule` gives a
     reason. `namespaced` rewrites the IDs of cui,
-    kb_ents and concept_ids (kb.namespaces.IdNamespaces); candidates keep
-    the dictionary's. Under the rule's threshold a concept leaves kb_ents."""
+    kb_ents, concept_ids and ties (kb.namespaces.IdNamespaces); candidates keep
+    the dictionary's. Under the rule's threshold a concept leaves kb_ents.
+    `tie_rules`: what ordered each part's shared best name (Chosen.tie_rules;
+    the vocabulary's order where not said)."""
     ranked = [_concepts(part.candidates, limit) for part in parts]
     per_part = [concepts for concepts, _ in ranked]
     if namespaced is not None:
@@ -110,6 +125,11 @@ def span_links(
         cui="|".join(dict.fromkeys(concepts[0][0][0] for concepts in per_part)) if linked else None,
         concept_ids=[concepts[0][0] for concepts in per_part] if linked else None,
         nil_reason=nil_reason,
+        ties=tuple(
+            Tie(tuple(namespaced(ids[0]) if namespaced else ids[0] for ids in part.candidates[0].concepts),
+                tie_rules[i] if i < len(tie_rules) and tie_rules[i] else BY_VOCABULARY_ORDER)
+            for i, part in enumerate(parts) if linked and part.candidates and len(part.candidates[0].concepts) > 1
+        ),
     )
 
 

@@ -32,6 +32,8 @@ class Mention:
     tied: List[List[LinkedPart]] = field(default_factory=list)
     # The reading the document chose, its parts ranked; None: left unlinked.
     parts: Optional[List[LinkedPart]] = None
+    # Each part's tie rule (choice.TIE_RULES), where several concepts share its best name.
+    tie_rules: List[Optional[str]] = field(default_factory=list)
     # What its span says, the NIL threshold applied; None: left unlinked.
     links: Optional[SpanLinks] = None
 

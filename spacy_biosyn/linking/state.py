@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Pr
 import srsly
 
 from .. import __version__
-from ..checks import is_weight
+from ..checks import brief, is_weight
 from ..encoders.base import RUNTIME_SETTINGS
 from ..errors import MismatchError, SavedStateError
 from ..files.storage import (
@@ -293,12 +293,12 @@ def _checked_cfg(path: Path) -> dict:
             "or build the pipeline again"
         )
     if not isinstance(cfg, dict) or not is_weight(cfg.get("sparse_weight")):
-        raise SavedStateError(f"{path}: sparse_weight must be a finite number >= 0, found {cfg!r:.80}")
+        raise SavedStateError(f"{path}: sparse_weight must be a finite number >= 0, found {brief(cfg)}")
     routes = cfg.get("routes")
     if not isinstance(routes, list) or not all(isinstance(label, str) for label in routes):
-        raise SavedStateError(f"{path}: routes must be a list of labels, found {routes!r:.80}")
+        raise SavedStateError(f"{path}: routes must be a list of labels, found {brief(routes)}")
     if not isinstance(cfg.get("bound_settings", {}), dict):
-        raise SavedStateError(f"{path}: bound_settings must be an object, found {cfg['bound_settings']!r:.80}")
+        raise SavedStateError(f"{path}: bound_settings must be an object, found {brief(cfg['bound_settings'])}")
     if not isinstance(cfg.get("has_dictionary", True), bool):
         raise SavedStateError(f"{path}: has_dictionary must be true or false, found {cfg['has_dictionary']!r}")
     if cfg.get("format", 1) >= 2 and not (path.parent / MANIFEST).is_file():
@@ -311,7 +311,7 @@ def _checked_mapping(path: Path, value_type: type) -> dict:
     if not isinstance(mapping, dict) or not all(
         isinstance(v, value_type) and not isinstance(v, bool) for v in mapping.values()
     ):
-        raise SavedStateError(f"{path}: expected an object of {value_type.__name__} values, found {mapping!r:.80}")
+        raise SavedStateError(f"{path}: expected an object of {value_type.__name__} values, found {brief(mapping)}")
     return mapping
 
 

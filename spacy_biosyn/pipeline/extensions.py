@@ -6,13 +6,15 @@ back as `["breast cancer", [["D001943"]], 1.125]`. Each extension here keeps
 its value in a storage extension (`biosyn_stored_<name>`) and rebuilds the
 types whenever it is read, so a round trip changes nothing a user sees.
 The list-valued ones read [] on a span nothing linked, as scispaCy's
-`kb_ents` does; `cui`, `concept_ids` and `nil_reason` read None.
+`kb_ents` does; `cui`, `concept_ids` and `nil_reason` read None. `ties`
+holds a `Tie` (IDs, rule) per part whose best name several concepts share.
 """
 from typing import Any, Callable, List, Optional
 
 from spacy.tokens import Doc, Span
 
 from ..preprocess.abbreviations import detect_abbreviations
+from ..linking.links import Tie
 from ..ty import Abbreviation, AbbreviationDetector, Candidate, LinkedPart
 
 
@@ -32,6 +34,10 @@ def _concept_ids(raw) -> List[tuple]:
     return [tuple(ids) for ids in raw]
 
 
+def _ties(raw) -> List[Tie]:
+    return [Tie(tuple(ids), rule) for ids, rule in raw]
+
+
 def _abbreviations(raw) -> List[Abbreviation]:
     return [Abbreviation(*fields) for fields in raw]
 
@@ -42,6 +48,7 @@ SPAN_EXTENSIONS = {
     "kb_ents": (_kb_ents, list),
     "candidates": (_candidates, list),
     "parts": (_parts, list),
+    "ties": (_ties, list),
 }
 DOC_EXTENSIONS = {"biosyn_abbreviations": (_abbreviations, lambda: None)}
 

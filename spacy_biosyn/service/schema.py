@@ -13,6 +13,13 @@ class Candidate(BaseModel):
     score: float = Field(description="The concept's score, S = dense + lambda x tf-idf, scaled to [0, 1]")
 
 
+class Tie(BaseModel):
+    ids: List[str] = Field(description="The concepts that share the entity's best name, the chosen one first")
+    rule: str = Field(description="What chose it: document (the rest of the text names it), annotated_corpus (the "
+                      "annotators of preferred_ids_from used it most), own_names (its other names rank nearer the "
+                      "mention), vocabulary_order (none of these)")
+
+
 class Entity(BaseModel):
     start: int = Field(description="Character offset of the entity's first character in the text")
     end: int = Field(description="Character offset just after the entity's last character")
@@ -22,6 +29,8 @@ class Entity(BaseModel):
     score: Optional[float] = Field(description="The link's score, which nil_threshold is compared with; null for NIL")
     nil_reason: Optional[str] = Field(description="span._.nil_reason: why the entity is NIL (everyday_english, "
                                       "no_candidates, below_threshold, absent_concept); null where it is linked")
+    ties: List[Tie] = Field(description="span._.ties: per part whose best name several concepts share, those "
+                            "concepts and the rule that chose (empty where none)")
     candidates: List[Candidate] = Field(description="span._.kb_ents: the ranked concepts, best first (empty for NIL)")
 
 

@@ -7,8 +7,10 @@ from spacy.lang.en.stop_words import STOP_WORDS
 
 from spacy_biosyn import Abbreviation, Candidate, Dictionary, LinkingEngine
 from spacy_biosyn.encoders.transformer import TransformerEncoder
+from spacy_biosyn.linking.choice import BY_DOCUMENT
 from spacy_biosyn.linking.data_sources import DataSources
 from spacy_biosyn.linking.linker_settings import LinkerSettings
+from spacy_biosyn.linking.links import Tie
 from spacy_biosyn.linking.mentions import Mention, MentionBatch
 from spacy_biosyn.search.index import ExactIndex
 
@@ -214,6 +216,7 @@ def test_an_ambiguous_name_links_to_the_concept_the_rest_of_the_document_names(t
     last = [mentions[-1].links for _, mentions in batch.by_document()]
     assert cuis(last) == ["D009223", "D003920", "D003920"]
     assert [c for c, _ in last[0].kb_ents] == ["D009223", "D003920"]
+    assert last[0].ties == (Tie(("D009223", "D003920"), BY_DOCUMENT),) and last[1].ties[0].rule == BY_DOCUMENT
     engine.configure({"resolve_shared_names": False})  # the dictionary's order decides
     assert engine.link_batch(documents(myotonic)).mentions[-1].links.cui == "D003920"
 

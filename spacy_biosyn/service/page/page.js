@@ -44,7 +44,8 @@ function nilSaid(entity) {
 }
 
 function summary(entity) {
-  const head = entity.id ? `${entity.id} ${named(entity.candidates[0])} (score ${entity.score.toFixed(3)})` : nilSaid(entity);
+  const tied = (entity.ties || []).map((t) => `; shares the name with ${t.ids.slice(1).join(", ")}, chosen by ${t.rule.replaceAll("_", " ")}`).join("");
+  const head = entity.id ? `${entity.id} ${named(entity.candidates[0])} (score ${entity.score.toFixed(3)}${tied})` : nilSaid(entity);
   return [head, ...entity.candidates.slice(0, 5).map((c, i) => `${i + 1}. ${c.id} ${named(c)} ${c.score.toFixed(3)}`)].join("\n");
 }
 
@@ -57,6 +58,13 @@ function showDetails(entity, mark) {
   concept.replaceChildren();
   if (entity.id) {
     concept.append(conceptLink(entity.id), ` ${named(entity.candidates[0])}, score ${entity.score.toFixed(3)}`);
+    // Concepts that share the matched name: the ones it was chosen over, and the rule that chose.
+    for (const tie of entity.ties || []) {
+      const line = element("div", { class: "tie" }, "shares the name with ");
+      tie.ids.slice(1).forEach((cui, i) => line.append(i ? ", " : "", conceptLink(cui)));
+      line.append(`; chosen by ${tie.rule.replaceAll("_", " ")}`);
+      concept.append(line);
+    }
   } else {
     concept.append(nilSaid(entity));
   }
