@@ -2,6 +2,18 @@
 module: anything may import it, it imports nothing of the package."""
 import inspect
 import math
+import reprlib
+
+# A value as an error message shows it: a saved file's JSON may nest a
+# thousand levels deep or hold megabytes, and repr() of it would recurse or
+# fill the line; this one stops at three levels and 80 characters.
+_BRIEF = reprlib.Repr()  # keyword arguments only from Python 3.12
+_BRIEF.maxlevel, _BRIEF.maxstring, _BRIEF.maxother, _BRIEF.maxlist, _BRIEF.maxdict = 3, 60, 60, 6, 6
+
+
+def brief(value) -> str:
+    """`value`'s repr, cut to what one line of an error message holds."""
+    return _BRIEF.repr(value)[:80]
 
 
 def is_number(value) -> bool:

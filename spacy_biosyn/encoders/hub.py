@@ -12,7 +12,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, List, Optional, Tuple, Union
 
+from ..checks import brief, is_whole_number
 from ..errors import BiosynError, MissingExtraError
+from ..files.storage import read_saved_json
 from .base import offline_copy
 
 if TYPE_CHECKING:
@@ -78,6 +80,8 @@ def load_pretrained(
     verbosity = hf_logging.get_verbosity()
     if quiet:
         hf_logging.set_verbosity_error()
+    if Path(source).is_dir():
+        _check_sizes(Path(source) / "config.json")
     try:
         tokenizer = AutoTokenizer.from_pretrained(source)
         model, info = model_class.from_pretrained(
@@ -93,7 +97,28 @@ def load_pretrained(
         ) from None
     finally:
         hf_logging.set_verbosity(verbosity)
+    if tokenizer.pad_token is None:  # a batch of mentions is padded: every encode would fail
+        raise BiosynError(f"encoder {source!r}: its tokenizer has no pad_token (tokenizer_config.json)")
     return tokenizer, model.to(device).eval(), info
+
+
+# What a transformer's config may declare: far past any model's, short of
+# what would build for hours or fill memory before a weight is read (a
+# saved pipeline's config.json is a stranger's file).
+_MAX_SIZES = {"num_hidden_layers": 512, "num_attention_heads": 1024, "hidden_size": 1 << 16,
+              "intermediate_size": 1 << 18, "vocab_size": 1 << 22, "max_position_embeddings": 1 << 20,
+              "type_vocab_size": 1 << 10}
+
+
+def _check_sizes(config: Path) -> None:
+    """BiosynError naming `config` where a size it declares is no whole number in range."""
+    if not config.is_file():
+        return
+    settings = read_saved_json(config, expect=dict)
+    for key, most in _MAX_SIZES.items():
+        value = settings.get(key)
+        if value is not None and not (is_whole_number(value, 1) and value <= most):
+            raise BiosynError(f"{config}: {key} must be a whole number from 1 to {most:,}, found {brief(value)}")
 
 
 def save_pretrained(model: Any, tokenizer: Any, path: Union[str, Path]) -> None:

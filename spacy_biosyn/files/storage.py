@@ -42,6 +42,7 @@ from typing import Any, BinaryIO, Callable, Dict, Iterable, Iterator, List, Opti
 import numpy as np
 import srsly
 
+from ..checks import brief
 from ..errors import BiosynError, SavedStateError
 
 try:
@@ -211,7 +212,7 @@ def read_saved_json(path: Union[str, Path], expect: Optional[type] = None) -> An
         raise SavedStateError(f"{path} is not valid JSON ({error}): a save was cut short, or the file was edited") from None
     if expect is not None and not isinstance(content, expect):
         shape = {dict: "an object", list: "a list"}.get(expect, expect.__name__)
-        raise SavedStateError(f"{path} holds {type(content).__name__} {str(content)[:40]!r}, not {shape}: the file was edited")
+        raise SavedStateError(f"{path} holds {type(content).__name__} {brief(content)}, not {shape}: the file was edited")
     return content
 
 

@@ -33,7 +33,9 @@ reads only the rows it scores (tfidf_rows.py).
 `FaissIndex` (faiss_index.py) trades exactness for memory and speed on
 dictionaries of millions of names.
 """
+from contextlib import contextmanager
 from pathlib import Path
+from tokenize import TokenError
 from typing import Iterator, Literal, Optional, Tuple, Union
 
 import numpy as np
@@ -41,7 +43,7 @@ from scipy import sparse
 
 from ..checks import is_whole_number
 from ..errors import MismatchError, SavedStateError
-from ..files.storage import replaced_file
+from ..files.storage import read_npy_header, replaced_file
 from ..parts import EXACT_INDEX, EXACT_INDEX_V1, EXACT_INDEX_V2, EXACT_INDEX_V3, registry
 from ..ty import NameVectors
 from .int16_vectors import checked_map, decode_into, from_int16, int16_codes, read_int16
@@ -364,9 +366,9 @@ class ExactIndex(IndexBase):
         elif (path / FAISS_FILE).exists():
             vectors = _flat_vectors(path / FAISS_FILE)
         else:
-            raise ValueError(f"{path} holds no name vectors ({VECTORS_FILE})")
+            raise SavedStateError(f"{path} holds no name vectors ({VECTORS_FILE})")
         if vectors.ndim != 2 or vectors.dtype.name not in VECTOR_PRECISIONS:
-            raise ValueError(
+            raise SavedStateError(
                 f"{path / VECTORS_FILE} holds {vectors.dtype} of shape {vectors.shape}, "
                 "not an int16 or float32 matrix of name vectors"
             )
@@ -450,17 +452,27 @@ def import_faiss(needed_by: str):
 
 def _saved_array(file: Path, what: str, mmap_mode: Optional[str] = None) -> np.ndarray:
     """A .npy file's array, never unpickled; SavedStateError naming the file if it holds none."""
-    try:
+    with _refused_unless_saved(file, what):
         return np.asarray(np.load(file, mmap_mode=mmap_mode, allow_pickle=False))
-    except (ValueError, OSError, EOFError) as error:  # missing, pickled, objects, cut short
+
+
+@contextmanager
+def _refused_unless_saved(file: Path, what: str) -> Iterator[None]:
+    try:
+        yield
+    # missing, pickled, objects, cut short, or a header numpy cannot parse
+    except (ValueError, OSError, EOFError, SyntaxError, TokenError) as error:
         raise SavedStateError(f"{file} is not a saved {what} ({error}); save or build the pipeline again") from None
 
 
 def _saved_scales(file: Path, n_names: int) -> np.ndarray:
-    scales = _saved_array(file, "list of vector scales")
-    if scales.shape != (n_names,) or scales.dtype != np.float32 or not (np.isfinite(scales) & (scales > 0)).all():
+    what = "list of vector scales"
+    with _refused_unless_saved(file, what), file.open("rb") as f:
+        shape, _, dtype = read_npy_header(f)  # before any of it is read: a header may claim terabytes
+    scales = _saved_array(file, what) if shape == (n_names,) else None
+    if scales is None or scales.dtype != np.float32 or not (np.isfinite(scales) & (scales > 0)).all():
         raise SavedStateError(
-            f"{file} holds {scales.dtype} of shape {scales.shape}, not {n_names:,} positive float32 "
+            f"{file} holds {dtype} of shape {shape}, not {n_names:,} positive float32 "
             "scales, one a name; save or build the pipeline again"
         )
     return scales

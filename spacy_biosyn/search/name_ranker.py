@@ -440,6 +440,9 @@ class NameRanker:
             check_manifest(path)
         else:
             _check_listed_files(path, meta)
+        if not isinstance(meta.get("dictionary_sha256"), str):
+            raise SavedStateError(f"{path / 'index.json'}: no dictionary_sha256 naming the dictionary the index was "
+                                  "built for; save or build the pipeline again")
         try:
             dictionary = Dictionary.from_saved(path / "dictionary.txt", meta["dictionary_sha256"])
         except DictionaryError:

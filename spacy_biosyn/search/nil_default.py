@@ -24,7 +24,7 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from ..checks import is_number
+from ..checks import brief, is_number
 from ..errors import SavedStateError
 from .scoring import is_on_unit_scale
 
@@ -59,7 +59,7 @@ class NilDefault(NamedTuple):
                 and (threshold is None or (is_number(threshold) and is_on_unit_scale(threshold)))):
             raise SavedStateError(
                 f"{where}: nil_default must be {{\"threshold\": a number in [0, 1] or null, \"source\": text}}, "
-                f"got {data!r:.80}; save or build the pipeline again"
+                f"got {brief(data)}; save or build the pipeline again"
             )
         # srsly's JSON parser can read 0.69 as 0.6900000000000001; thresholds are on a 0.01 grid.
         return cls(None if threshold is None else round(threshold, 6), data["source"])

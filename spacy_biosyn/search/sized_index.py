@@ -20,6 +20,7 @@ import srsly
 from scipy import sparse
 
 from ..errors import SavedStateError
+from ..files.storage import read_saved_json
 from ..names import LARGE_VOCABULARY_NAMES
 from ..parts import SIZED_INDEX, SIZED_INDEX_V1, SIZED_INDEX_V2, registry
 from ..ty import NameVectors
@@ -99,7 +100,7 @@ class SizedIndex:
 
     def from_disk(self, path: Union[str, Path]) -> "SizedIndex":
         file = Path(path) / _KIND_FILE
-        kind = srsly.read_json(file).get("kind") if file.is_file() else "exact"
+        kind = read_saved_json(file, expect=dict).get("kind") if file.is_file() else "exact"
         if kind not in ("exact", "faiss"):
             raise SavedStateError(f"{file}: kind must be exact or faiss, found {kind!r}")
         self.inner = self._exact() if kind == "exact" else self._faiss()

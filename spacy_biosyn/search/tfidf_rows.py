@@ -14,6 +14,7 @@ layouts, both numpy archives read without pickle:
   of rows stay on disk.
 """
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Optional, Union
 
@@ -51,7 +52,17 @@ def save_tfidf_rows(path: Union[str, Path], rows: sparse.csr_matrix, idf: Option
 def load_tfidf_rows(path: Union[str, Path]) -> sparse.csr_matrix:
     """The rows saved at `path`, in either layout, or in scipy's compressed
     save_npz (earlier versions); SavedStateError naming the file where it
-    holds neither."""
+    holds neither, or a member that does not unpack."""
+    try:
+        return _loaded_rows(path)
+    except SavedStateError:
+        raise
+    # a compressed member read lazily: its data cut or flipped
+    except (ValueError, OSError, EOFError, NotImplementedError, zipfile.BadZipFile, zlib.error) as error:
+        raise SavedStateError(f"{path} does not unpack ({error}); save or build the pipeline again") from None
+
+
+def _loaded_rows(path: Union[str, Path]) -> sparse.csr_matrix:
     try:
         arrays = mapped_npz(path)
         kind = arrays["format"].item() if "format" in arrays else None
