@@ -1,11 +1,13 @@
 """What the tests share besides fixtures (conftest.py): tiny encoders
 (spacy_biosyn.encoders.tiny: tests never touch a hub), a small disease vocabulary and annotated
 abstracts in their real formats, and the linker pipeline most tests link with."""
+import numpy as np
 import spacy
 import srsly
 
 from spacy_biosyn.encoders.tiny import CHARS, SPECIALS
 from spacy_biosyn.files.storage import MANIFEST, file_sha256, write_manifest
+from spacy_biosyn.search.scoring import SCORE_ROUNDING
 
 DISEASES = """\
 D001943||breast cancer
@@ -181,3 +183,22 @@ def round_as_compact(model) -> None:
                 weights.copy_((torch.round(blocks / scales) * scales).view_as(weights))
             else:
                 weights.copy_(weights.half().float())
+
+
+def assert_same_ranking(names_a, scores_a, names_b, scores_b, tolerance: float = SCORE_ROUNDING) -> None:
+    """Two rankings the same up to float32 rounding (scoring.SCORE_ROUNDING):
+    scores within `tolerance`, and names in the same order except among
+    scores that tie within it; the last tie group may reach past the k kept."""
+    np.testing.assert_allclose(np.asarray(scores_a, dtype=np.float64), np.asarray(scores_b, dtype=np.float64),
+                               atol=tolerance, rtol=0)
+
+    def groups(names, scores):
+        found = [[]]
+        for i, (name, score) in enumerate(zip(names, scores)):
+            if i and abs(score - scores[i - 1]) > tolerance:
+                found.append([])
+            found[-1].append(name)
+        return found
+
+    a, b = groups(list(names_a), list(scores_a)), groups(list(names_b), list(scores_b))
+    assert [sorted(g) for g in a[:-1]] == [sorted(g) for g in b[:-1]] and len(a[-1]) == len(b[-1]), (names_a, names_b)

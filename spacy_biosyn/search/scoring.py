@@ -20,6 +20,12 @@ def biosyn_scores(dense, sparse_scores, sparse_weight):
     return dense + sparse_weight * sparse_scores
 
 
+# How far two computations of one score may differ by float32 rounding:
+# another CPU's BLAS kernels (AVX2 against AVX-512), int16-held vectors
+# decoded or not, a batch of another size. Ranking keeps equal scores in id
+# order, but scores this close may come in either order on another machine:
+# the same ranking means the same names outside such ties.
+SCORE_ROUNDING = 1e-5
 # tf-idf rows are unit and non-negative: S_sparse lies in [0, 1].
 MAX_SPARSE_SCORE = 1.0
 # What a saved threshold's scale is called; saves without it are on S itself.

@@ -1,6 +1,7 @@
 """The kb layer's NameRanker, built as a pipe's engine builds one for its
 dictionary: mention strings in, ranked names out."""
 import pytest
+from helpers import assert_same_ranking
 
 from spacy_biosyn import Dictionary
 from spacy_biosyn.encoders.transformer import TransformerEncoder
@@ -59,5 +60,4 @@ def test_faiss_is_filled_as_the_names_are_encoded_never_holding_every_vector(tin
     from_every_vector = built(vectors=encoder.encode(list(dictionary.names)))
     texts = ["renal cancer type 3", "brest tumour type 7", "lung fibrosis"]
     for a, b in zip(streamed.rank(texts, 5), from_every_vector.rank(texts, 5)):
-        assert [c.name for c in a] == [c.name for c in b]
-        assert [c.score for c in a] == pytest.approx([c.score for c in b], abs=1e-5)
+        assert_same_ranking([c.name for c in a], [c.score for c in a], [c.name for c in b], [c.score for c in b])
