@@ -42,7 +42,7 @@ import numpy as np
 from scipy import sparse
 
 from ..checks import is_whole_number
-from ..errors import MismatchError, SavedStateError
+from ..errors import BiosynError, MismatchError, SavedStateError
 from ..files.storage import read_npy_header, replaced_file
 from ..parts import EXACT_INDEX, EXACT_INDEX_V1, EXACT_INDEX_V2, EXACT_INDEX_V3, registry
 from ..ty import NameVectors
@@ -151,7 +151,7 @@ class IndexBase:
         dense_queries = np.ascontiguousarray(dense_queries, dtype=np.float32)
         broken = np.flatnonzero(~np.isfinite(dense_queries).all(axis=1))
         if len(broken):
-            raise ValueError(
+            raise BiosynError(
                 f"{len(broken)} of {n_queries} mention vectors hold NaN or infinity (the first: row {broken[0]}): "
                 "the encoder's weights or its input are broken, and no name can be ranked against them"
             )
