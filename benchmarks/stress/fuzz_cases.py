@@ -346,7 +346,7 @@ def _output_case(rng: random.Random):
             {"file": file, "doc_id": doc_id, "start": a, "end": b, "text": text[a:b],
              "label": _rarely(rng, ["Disease", "Chemical", "Dis ease"], ["DISEASE|t|x", "Disease\t"]),
              "id": _rarely(rng, ["D001943", "MESH:D001943|OMIM:114480", None], ["D1 ", "D1\x00"]),
-             "score": rng.choice([0.9, None]), "nil_reason": None, "ties": [], "gold_id": None, "candidates": []}
+             "score": rng.choice([0.9, None]), "nil_reason": None, "nil_best": None, "ties": [], "gold_id": None, "candidates": []}
             for a, b in zip(cuts[::2], cuts[1::2]) if a < b
         ]
         documents.append(document)

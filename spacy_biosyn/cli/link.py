@@ -65,9 +65,11 @@ def link(
 
 
 def _id_cell(row: dict) -> str:
-    """The ID, or why it is NIL; where concepts share the best name, those it was chosen over and the rule."""
+    """The ID, or why it is NIL and what it would have been; where concepts
+    share the best name, those it was chosen over and the rule."""
     if not row["id"]:
-        return f"NIL: {row['nil_reason'] or '-'}"
+        best = row.get("nil_best")
+        return f"NIL: {row['nil_reason'] or '-'}" + (f" (best {best['id']} {best['score']:.3f})" if best else "")
     ties = "; ".join(f"over {', '.join(tie['ids'][1:])} by {tie['rule'].replace('_', ' ')}" for tie in row["ties"])
     return f"{row['id']} ({ties})" if ties else row["id"]
 

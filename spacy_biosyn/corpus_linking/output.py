@@ -37,7 +37,7 @@ _OWN_EXTRA = ("_input", DELETED, f".{DELETED}.tmp-*", f".{MANIFEST}.tmp-*", _PAR
 # What file browsers and network file systems leave in any folder.
 _SYSTEM_FILES = (".DS_Store", "Thumbs.db", "desktop.ini", ".nfs*")
 # A row's fields that `link --json` and the service answer with, in their order.
-ROW_FIELDS = ("start", "end", "text", "label", "id", "score", "nil_reason", "ties", "candidates")
+ROW_FIELDS = ("start", "end", "text", "label", "id", "score", "nil_reason", "nil_best", "ties", "candidates")
 
 
 class GoldSpan(NamedTuple):
@@ -74,7 +74,8 @@ class ConceptNames:
 def document_rows(document: Document, doc: Doc, gold: Optional[Sequence[GoldSpan]], names: ConceptNames) -> List[dict]:
     """A row per entity: its file, character offsets, text, label,
     `span._.cui`, its link score (what nil_threshold compares), why it is
-    NIL (`span._.nil_reason`), the concepts that share its best name and
+    NIL (`span._.nil_reason`) and what it would have linked to (`span._.nil_best`),
+    the concepts that share its best name and
     the rule that chose (`span._.ties`), and the ranked concepts of `span._.kb_ents`
     with the name that matched best and their canonical name (`names`). With gold
     spans, each row holds the gold ID of the span at the same offsets, and
@@ -84,10 +85,11 @@ def document_rows(document: Document, doc: Doc, gold: Optional[Sequence[GoldSpan
     for span in doc.ents:
         score = link_score(span._.parts) if span._.cui else None
         rows.append(_row(document, span.start_char, span.end_char, span.text, span.label_, span._.cui, score,
-                         span._.nil_reason, [{"ids": list(tie.ids), "rule": tie.rule} for tie in span._.ties],
+                         span._.nil_reason, _nil_best(span, names),
+                         [{"ids": list(tie.ids), "rule": tie.rule} for tie in span._.ties],
                          gold_ids.pop((span.start_char, span.end_char), None), _ranked_concepts(span, names)))
     dropped = [g for g in gold or () if (g.start, g.end) in gold_ids]
-    rows.extend(_row(document, g.start, g.end, g.text, g.label, None, None, None, [], g.id, []) for g in dropped)
+    rows.extend(_row(document, g.start, g.end, g.text, g.label, None, None, None, None, [], g.id, []) for g in dropped)
     return sorted(rows, key=lambda row: (row["start"], row["end"]))
 
 
@@ -120,11 +122,22 @@ def rows_per_mention(nlp: Language, mentions: Sequence[str]) -> List[List[dict]]
         configure_linker(nlp, drop_nil=drop_nil)
 
 
-def _row(document: Document, start, end, text, label, cui, score, nil_reason, ties, gold_id, candidates) -> dict:
+def _row(document: Document, start, end, text, label, cui, score, nil_reason, nil_best, ties, gold_id,
+         candidates) -> dict:
     return {
         "file": document.file, "doc_id": document.id, "start": start, "end": end, "text": text, "label": label,
-        "id": cui, "score": score, "nil_reason": nil_reason, "ties": ties, "gold_id": gold_id, "candidates": candidates,
+        "id": cui, "score": score, "nil_reason": nil_reason, "nil_best": nil_best, "ties": ties, "gold_id": gold_id,
+        "candidates": candidates,
     }
+
+
+def _nil_best(span: Span, names: ConceptNames) -> Optional[dict]:
+    """What a NIL span would have linked to, its link score and the
+    concept's name (one concept's; a composite's IDs are joined)."""
+    if span._.nil_best is None:
+        return None
+    cui, score = span._.nil_best
+    return {"id": cui, "concept_name": None if "|" in cui else names(span.label_, cui), "score": float(score)}
 
 
 def _ranked_concepts(span: Span, names: ConceptNames) -> List[dict]:

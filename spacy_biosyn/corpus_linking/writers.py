@@ -33,10 +33,11 @@ def _schema():
 
     candidate = pa.struct([("id", pa.string()), ("name", pa.string()), ("concept_name", pa.string()), ("score", pa.float64())])
     tie = pa.struct([("ids", pa.list_(pa.string())), ("rule", pa.string())])
+    best = pa.struct([("id", pa.string()), ("concept_name", pa.string()), ("score", pa.float64())])
     return pa.schema([
         ("file", pa.string()), ("doc_id", pa.string()), ("start", pa.int64()), ("end", pa.int64()), ("text", pa.string()),
         ("label", pa.string()), ("id", pa.string()), ("score", pa.float64()), ("nil_reason", pa.string()),
-        ("ties", pa.list_(tie)), ("gold_id", pa.string()),
+        ("nil_best", best), ("ties", pa.list_(tie)), ("gold_id", pa.string()),
         ("candidates", pa.list_(candidate)),
     ])
 

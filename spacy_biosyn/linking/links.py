@@ -37,6 +37,9 @@ class SpanLinks(NamedTuple):
     nil_reason: Optional[str] = None
     # The parts whose best name several concepts share, in part order.
     ties: Tuple[Tie, ...] = ()
+    # For a NIL span that had candidates: what it would have linked to (the
+    # parts' best concepts, as cui joins them) and its link score.
+    nil_best: Optional[Tuple[str, float]] = None
 
 
 class NilRule(NamedTuple):
@@ -109,6 +112,8 @@ def span_links(
     shown = [part._replace(candidates=part.candidates[:depth]) for part, (_, depth) in zip(parts, ranked)]
     nil_reason = rule.reason(parts)
     linked = nil_reason is None
+    score = link_score(parts)
+    nil_best = None if linked or score is None else ("|".join(dict.fromkeys(c[0][0][0] for c in per_part)), score)
     # As scispaCy's threshold: a concept scored under nil_threshold leaves
     # kb_ents (its names stay in candidates), so kb_ents is [] exactly when
     # cui is None; the concepts cui joins always stay.
@@ -130,6 +135,7 @@ def span_links(
                 tie_rules[i] if i < len(tie_rules) and tie_rules[i] else BY_VOCABULARY_ORDER)
             for i, part in enumerate(parts) if linked and part.candidates and len(part.candidates[0].concepts) > 1
         ),
+        nil_best=nil_best,
     )
 
 

@@ -1,5 +1,5 @@
 """What predict decided of each mention, written onto its span:
-span._.parts, candidates, kb_ents, cui, concept_ids, nil_reason and ties, and `span.kb_id_`;
+span._.parts, candidates, kb_ents, cui, concept_ids, nil_reason, ties and nil_best, and `span.kb_id_`;
 entities left without an ID are dropped from doc.ents where drop_nil says
 so. Nothing is decided here."""
 from typing import Sequence
@@ -19,6 +19,7 @@ def annotate_span(span: Span, links: SpanLinks) -> None:
     span._.concept_ids = links.concept_ids
     span._.nil_reason = links.nil_reason
     span._.ties = list(links.ties)
+    span._.nil_best = links.nil_best
 
 
 def annotate_docs(docs: Sequence[Doc], links: Sequence, *, drop_nil: bool, set_kb_id: bool) -> None:

@@ -6,7 +6,7 @@ back as `["breast cancer", [["D001943"]], 1.125]`. Each extension here keeps
 its value in a storage extension (`biosyn_stored_<name>`) and rebuilds the
 types whenever it is read, so a round trip changes nothing a user sees.
 The list-valued ones read [] on a span nothing linked, as scispaCy's
-`kb_ents` does; `cui`, `concept_ids` and `nil_reason` read None. `ties`
+`kb_ents` does; `cui`, `concept_ids`, `nil_reason` and `nil_best` read None. `ties`
 holds a `Tie` (IDs, rule) per part whose best name several concepts share.
 """
 from typing import Any, Callable, List, Optional
@@ -49,6 +49,7 @@ SPAN_EXTENSIONS = {
     "candidates": (_candidates, list),
     "parts": (_parts, list),
     "ties": (_ties, list),
+    "nil_best": (tuple, lambda: None),
 }
 DOC_EXTENSIONS = {"biosyn_abbreviations": (_abbreviations, lambda: None)}
 

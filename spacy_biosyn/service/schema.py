@@ -13,6 +13,12 @@ class Candidate(BaseModel):
     score: float = Field(description="The concept's score, S = dense + lambda x tf-idf, scaled to [0, 1]")
 
 
+class NilBest(BaseModel):
+    id: str = Field(description="The concept a NIL entity would have linked to ('|' joins a composite's)")
+    concept_name: Optional[str] = Field(description="Its canonical name (null for a composite)")
+    score: float = Field(description="The link score that nil_threshold or the NIL model turned down")
+
+
 class Tie(BaseModel):
     ids: List[str] = Field(description="The concepts that share the entity's best name, the chosen one first")
     rule: str = Field(description="What chose it: document (the rest of the text names it), annotated_corpus (the "
@@ -29,6 +35,8 @@ class Entity(BaseModel):
     score: Optional[float] = Field(description="The link's score, which nil_threshold is compared with; null for NIL")
     nil_reason: Optional[str] = Field(description="span._.nil_reason: why the entity is NIL (everyday_english, "
                                       "no_candidates, below_threshold, absent_concept); null where it is linked")
+    nil_best: Optional[NilBest] = Field(description="span._.nil_best: for a NIL entity, the best concept and its "
+                                        "score (null where linked, or where nothing was ranked)")
     ties: List[Tie] = Field(description="span._.ties: per part whose best name several concepts share, those "
                             "concepts and the rule that chose (empty where none)")
     candidates: List[Candidate] = Field(description="span._.kb_ents: the ranked concepts, best first (empty for NIL)")

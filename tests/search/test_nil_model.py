@@ -149,6 +149,9 @@ def test_a_span_says_why_it_is_nil_everyday_english_then_threshold_then_the_mode
     assert NilRule(None, always(0.1), view=VIEW).reason([]) == EVERYDAY_ENGLISH
     links = span_links([part], 5, NilRule(0.8, always(0.1), view=VIEW))
     assert links.cui is None and links.kb_ents == [] and links.nil_reason == ABSENT_CONCEPT
+    # what it would have linked to stays visible, with the score that was turned down
+    assert links.nil_best == ("C535317", 0.825)
+    assert span_links([part], 5, NilRule(0.8, always(0.9), view=VIEW)).nil_best is None  # linked: nothing to say
 
 
 @pytest.fixture

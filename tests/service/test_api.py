@@ -261,7 +261,7 @@ def test_health_info_and_a_schema_that_describes_every_field(client, served_pipe
     schema = client.get("/openapi.json").json()
     assert {"/link", "/link/mentions", "/health", "/info"} <= set(schema["paths"])
     entity = schema["components"]["schemas"]["Entity"]["properties"]
-    assert set(entity) == {"start", "end", "text", "label", "id", "score", "nil_reason", "ties", "candidates"}
+    assert set(entity) == {"start", "end", "text", "label", "id", "score", "nil_reason", "nil_best", "ties", "candidates"}
     assert all(field.get("description") for field in entity.values())
 
 

@@ -40,7 +40,10 @@ function named(candidate) {
 }
 
 function nilSaid(entity) {
-  return `NIL: ${entity.nil_reason ? entity.nil_reason.replaceAll("_", " ") : "not linked"}`;
+  const why = `NIL: ${entity.nil_reason ? entity.nil_reason.replaceAll("_", " ") : "not linked"}`;
+  const best = entity.nil_best;
+  if (!best) return why;
+  return `${why}; best ${best.id}${best.concept_name ? " " + best.concept_name : ""}, score ${best.score.toFixed(3)}`;
 }
 
 function summary(entity) {
