@@ -7,12 +7,14 @@ process for the ratio. Each row starts a fresh server and the in-process
 pass a fresh pipeline, so no side answers from a cache the other lacks
 (the linker remembers the mentions it ranked).
 
-    python -m benchmarks.service [--text-pipeline DIR] [--linker DIR]
+    python -m benchmarks.service [--text-pipeline DIR] [--linker DIR] [--repeat N]
 
 --text-pipeline (NER + linker) is sent each abstract's text at /link;
 --linker (a gold-span linker) each abstract's gold mentions at
-/link/mentions. The clients share the server's 2 cores: what they cost is
-in the figures, as it is for any client on the same machine.
+/link/mentions. --repeat sends the abstracts N times a row, for the
+server's memory over many requests (repeats find the linker's cache
+warm, as a service's do). The clients share the server's 2 cores: what
+they cost is in the figures, as it is for any client on the same machine.
 """
 import os
 import socket
@@ -127,12 +129,13 @@ def main() -> None:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--text-pipeline", default=None, help="NER + linker, sent abstracts at /link")
     p.add_argument("--linker", default=None, help="a gold-span linker, sent each abstract's mentions at /link/mentions")
+    p.add_argument("--repeat", type=int, default=1, help="send the abstracts this many times a row")
     args = p.parse_args()
     if not (args.text_pipeline or args.linker):
         raise SystemExit("give --text-pipeline, --linker or both")
-    documents = abstracts(args.data)
+    documents = abstracts(args.data) * args.repeat
     print(f"CPU: {cpu_description()}; server: python -m spacy_biosyn serve, 1 worker, on 127.0.0.1; "
-          f"NCBI Disease dev, {len(documents)} abstracts, each sent once per row\n")
+          f"NCBI Disease dev, {len(documents) // args.repeat} abstracts, each sent {args.repeat} time(s) per row\n")
     rows, ratios = [], []
     if args.text_pipeline:
         bodies = [{"text": d.text} for d in documents]
