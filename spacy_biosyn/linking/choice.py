@@ -95,15 +95,13 @@ def ordered_by_tie_rule(entities: List[Optional[List[LinkedPart]]], usage: Mappi
     first concept before the second."""
     votes = _votes(parts for parts in entities if parts)
 
-    def keys(ids: Concept, part: LinkedPart) -> Tuple[float, float, float]:
-        own = max((c.score for c in part.candidates[1:] if set(ids).intersection(c.cuis)), default=0.0)
-        return (_support((ids,), votes), max(usage.get(bare_id(cui), 0) for cui in ids), own)
-
     def ordered(candidate: Candidate, part: LinkedPart) -> Tuple[Candidate, Optional[str]]:
         if len(candidate.concepts) < 2:
             return candidate, None
-        ranked = sorted(candidate.concepts, key=lambda ids: tuple(-k for k in keys(ids, part)))
-        first, second = keys(ranked[0], part), keys(ranked[1], part)
+        keys = {ids: (_support((ids,), votes), _usage(ids, usage), _other_names_score(ids, part.candidates))
+                for ids in candidate.concepts}
+        ranked = sorted(candidate.concepts, key=lambda ids: tuple(-k for k in keys[ids]))
+        first, second = keys[ranked[0]], keys[ranked[1]]
         rule = next((r for r, a, b in zip(TIE_RULES, first, second) if a != b), BY_VOCABULARY_ORDER)
         return candidate._replace(concepts=tuple(ranked)), rule
 
@@ -137,9 +135,9 @@ def _own_ids_first(candidates: List[Candidate], usage: Mapping[str, int]) -> Lis
         return candidates
     reordered: Dict[Concept, Concept] = {}
     for ids in candidates[0].concepts:
-        if len(ids) < 2 or any(usage.get(bare_id(cui), 0) for cui in ids):
+        if len(ids) < 2 or _usage(ids, usage):
             continue
-        own = {cui: max((c.score for c in candidates[1:] if cui in c.cuis), default=0.0) for cui in ids}
+        own = {cui: _other_names_score((cui,), candidates) for cui in ids}
         system = _id_system(ids[0])
         movable = [cui for cui in ids if _id_system(cui) == system]
         first = tuple(sorted(movable, key=lambda cui: -own[cui])) + tuple(c for c in ids if _id_system(c) != system)
@@ -149,6 +147,16 @@ def _own_ids_first(candidates: List[Candidate], usage: Mapping[str, int]) -> Lis
         return candidates
     return [c._replace(concepts=tuple(reordered.get(ids, ids) for ids in c.concepts))
             if any(ids in reordered for ids in c.concepts) else c for c in candidates]
+
+
+def _usage(ids: Concept, usage: Mapping[str, int]) -> int:
+    """How often the annotated corpora used the most used of `ids`."""
+    return max(usage.get(bare_id(cui), 0) for cui in ids)
+
+
+def _other_names_score(ids: Concept, candidates: List[Candidate]) -> float:
+    """The best score of a name other than the best one that has any of `ids`."""
+    return max((c.score for c in candidates[1:] if set(ids).intersection(c.cuis)), default=0.0)
 
 
 def _id_system(cui: str) -> str:

@@ -113,7 +113,9 @@ def span_links(
     nil_reason = rule.reason(parts)
     linked = nil_reason is None
     score = link_score(parts)
-    nil_best = None if linked or score is None else ("|".join(dict.fromkeys(c[0][0][0] for c in per_part)), score)
+    # What cui says, or nil_best for NIL: a composite's parts' best concepts
+    # joined (the corpus convention), one concept once; None where a part has none.
+    best = None if score is None else "|".join(dict.fromkeys(concepts[0][0][0] for concepts in per_part))
     # As scispaCy's threshold: a concept scored under nil_threshold leaves
     # kb_ents (its names stay in candidates), so kb_ents is [] exactly when
     # cui is None; the concepts cui joins always stay.
@@ -125,9 +127,7 @@ def span_links(
         parts=shown,
         candidates=[c for part in shown for c in part.candidates],
         kb_ents=interleaved_concepts(per_part),
-        # A composite's cui joins its parts' best concepts (the corpus
-        # convention); parts naming one concept give it once.
-        cui="|".join(dict.fromkeys(concepts[0][0][0] for concepts in per_part)) if linked else None,
+        cui=best if linked else None,
         concept_ids=[concepts[0][0] for concepts in per_part] if linked else None,
         nil_reason=nil_reason,
         ties=tuple(
@@ -135,7 +135,7 @@ def span_links(
                 tie_rules[i] if i < len(tie_rules) and tie_rules[i] else BY_VOCABULARY_ORDER)
             for i, part in enumerate(parts) if linked and part.candidates and len(part.candidates[0].concepts) > 1
         ),
-        nil_best=nil_best,
+        nil_best=None if linked or best is None else (best, score),
     )
 
 

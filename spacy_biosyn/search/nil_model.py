@@ -114,9 +114,10 @@ class SparseView(NamedTuple):
 
     def similarities(self, text: str, names: Sequence[str]) -> np.ndarray:
         """S_sparse of `text` and each of `names`."""
+        view = self
         if self.known is None or any((text, name) not in self.known for name in names):
-            return np.array([self.with_pairs((text, name) for name in names).known[(text, name)] for name in names])
-        return np.array([self.known[(text, name)] for name in names])
+            view = self.with_pairs((text, name) for name in names)
+        return np.array([view.known[(text, name)] for name in names])
 
 
 def features(text: str, candidates: Sequence[Candidate], view: SparseView) -> Optional[List[float]]:
