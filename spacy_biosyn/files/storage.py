@@ -29,6 +29,7 @@ import ctypes.util
 import glob
 import hashlib
 import logging
+import math
 import os
 import shutil
 import struct
@@ -56,6 +57,7 @@ _STAGING = ".saving-"
 _STAGING_GRACE_S = 10.0
 # Smaller members of an .npz are read whole: a map costs a file handle and a page.
 _MAP_AT_LEAST = 1 << 16
+UNPACKED_PER_PACKED = 64
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 
@@ -358,6 +360,8 @@ def mapped_npz(path: Union[str, Path, BinaryIO]) -> Dict[str, np.ndarray]:
     arrays = {}
     with zipfile.ZipFile(path) as archive, nullcontext(path) if hasattr(path, "read") else path.open("rb") as raw:
         stored = all(info.compress_type == zipfile.ZIP_STORED for info in archive.infolist())
+        if not stored:
+            _check_declared_sizes(path, archive)
         for info in archive.infolist():
             name = info.filename[: -len(".npy")]
             if not stored or info.file_size < _MAP_AT_LEAST:
@@ -375,6 +379,35 @@ def mapped_npz(path: Union[str, Path, BinaryIO]) -> Dict[str, np.ndarray]:
                 path, dtype=dtype, mode="r", offset=raw.tell(), shape=shape, order="F" if fortran else "C"
             )
     return arrays
+
+
+def _check_declared_sizes(path, archive: zipfile.ZipFile) -> None:
+    """Refuses a compressed archive before any member is unpacked where a
+    member's array header does not account for its size in the zip's
+    directory (zipfile unpacks no further than that size), or where the
+    members would unpack to over UNPACKED_PER_PACKED times the archive's
+    bytes: a deflated member of zeros unpacks a thousand-fold, this
+    package's arrays about five-fold. A load's memory is so bounded by
+    the file's size, which the manifest declares."""
+    members = archive.infolist()
+    packed = sum(info.compress_size for info in members)
+    unpacked = sum(info.file_size for info in members)
+    if unpacked > UNPACKED_PER_PACKED * packed + _MAP_AT_LEAST:
+        raise SavedStateError(
+            f"{path}: its arrays would unpack to {unpacked:,} bytes from {packed:,}, past the "
+            f"{UNPACKED_PER_PACKED}-fold this package's saves reach: the file was edited, or is not this package's"
+        )
+    for info in members:
+        with archive.open(info) as member:
+            shape, _, dtype = read_npy_header(member)
+            header = member.tell()
+        if dtype.hasobject:
+            raise SavedStateError(f"{path}: {info.filename} holds Python objects, which are never loaded")
+        if header + math.prod(shape) * dtype.itemsize != info.file_size:
+            raise SavedStateError(
+                f"{path}: {info.filename} declares an array {shape} of {dtype} that its {info.file_size:,} "
+                "bytes do not hold: the file was edited, or is not this package's"
+            )
 
 
 def read_npy_header(f: BinaryIO) -> tuple:

@@ -66,6 +66,8 @@ def _loaded_rows(path: Union[str, Path]) -> sparse.csr_matrix:
     try:
         arrays = mapped_npz(path)
         kind = arrays["format"].item() if "format" in arrays else None
+    except SavedStateError:
+        raise
     except (ValueError, zipfile.BadZipFile) as error:  # objects, cut short, not a zip, a format of many values
         raise SavedStateError(f"{path} does not hold tf-idf rows ({error}); save or build the pipeline again") from None
     if kind == _COUNTS_FORMAT:

@@ -1,6 +1,9 @@
 """The names' tf-idf rows on disk: saved as their n-gram counts where they
 are a tf-idf's, weighed again into the very same float32 rows at load;
 else, or when large, as float32 rows mapped from the file."""
+import io
+import zipfile
+
 import numpy as np
 import pytest
 from scipy import sparse
@@ -132,7 +135,7 @@ def test_counts_sharing_a_factor_are_found_and_saved(fitted, tmp_path):
 ])
 def test_a_file_that_holds_no_rows_is_refused_naming_it(tmp_path, write):
     write(tmp_path / "rows.npz")
-    with pytest.raises(SavedStateError, match="rows.npz does not hold"):
+    with pytest.raises(SavedStateError, match="rows.npz(:.* holds Python objects| does not hold)"):
         load_tfidf_rows(tmp_path / "rows.npz")
 
 
@@ -168,3 +171,40 @@ def test_float32_rows_edited_so_scipy_would_crash_or_read_past_an_array_are_refu
         load_tfidf_rows(tmp_path / "rows.npz")
     np.savez(tmp_path / "fine.npz", **_csr_members(rows))
     assert same_bits(load_tfidf_rows(tmp_path / "fine.npz"), rows)
+
+
+def test_counts_that_would_unpack_a_thousand_fold_are_refused_before_any_member_is_unpacked(fitted, tmp_path):
+    """A deflated member of zeros: half a megabyte on disk, 200 MB of
+    counts once unpacked; refused from the zip's directory alone."""
+    encoder, rows = fitted
+    with (tmp_path / "rows.npz").open("wb") as f:
+        np.savez_compressed(f, format=np.array(b"tfidf-counts"), shape=np.array(rows.shape),
+                            counts=np.zeros(200_000_000, np.uint8), columns=rows.indices.astype(np.uint16),
+                            indptr=rows.indptr, idf=encoder.idf)
+    unpacked = []
+    real_read = np.lib.format.read_array
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(np.lib.format, "read_array", lambda *a, **k: unpacked.append(1) or real_read(*a, **k))
+        with pytest.raises(SavedStateError, match=r"rows.npz: its arrays would unpack to 200,00\d,\d+ bytes from "
+                                                  r"[\d,]+, past the 64-fold this package's saves reach"):
+            load_tfidf_rows(tmp_path / "rows.npz")
+    assert unpacked == []
+
+
+def test_a_member_whose_array_header_does_not_match_its_size_is_refused_before_it_is_unpacked(fitted, tmp_path):
+    encoder, rows = fitted
+    save_tfidf_rows(tmp_path / "rows.npz", rows, encoder.idf)
+    with zipfile.ZipFile(tmp_path / "rows.npz") as saved:
+        members = {info.filename: saved.read(info) for info in saved.infolist()}
+    # the counts' header says a million entries; their bytes hold the real few
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "|u1", "fortran_order": False, "shape": (1_000_000,)})
+    counts = members["counts.npy"]
+    members["counts.npy"] = header.getvalue() + counts[len(counts) - rows.nnz * np.dtype(
+        mapped_npz(tmp_path / "rows.npz")["counts"].dtype).itemsize:]
+    with zipfile.ZipFile(tmp_path / "edited.npz", "w", zipfile.ZIP_DEFLATED) as edited:
+        for name, data in members.items():
+            edited.writestr(name, data)
+    with pytest.raises(SavedStateError, match=r"edited.npz: counts.npy declares an array \(1000000,\) of uint\d+ "
+                                              r"that its [\d,]+ bytes do not hold"):
+        load_tfidf_rows(tmp_path / "edited.npz")
