@@ -21,9 +21,17 @@ def is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def is_whole_number(value, least: int) -> bool:
-    """An int >= least, not a bool."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+# The most a part's size setting may be: a batch of more texts, or a text
+# of more tokens, than any machine's memory holds one encoder run of; past
+# them a typo (a batch_size of 10**9) would start an allocation that swaps
+# or a loop that never ends, not a refusal.
+MOST_IN_A_BATCH = 1 << 16
+MOST_TOKENS = 1 << 13
+
+
+def is_whole_number(value, least: int, most: float = math.inf) -> bool:
+    """An int from least to most, not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool) and least <= value <= most
 
 
 def is_weight(value) -> bool:

@@ -15,7 +15,7 @@ from typing import Callable, Dict, List, Optional, Sequence, TypeVar
 import numpy as np
 from tqdm import tqdm
 
-from ..checks import is_whole_number
+from ..checks import MOST_IN_A_BATCH, MOST_TOKENS, brief, is_whole_number
 from ..errors import SavedStateError
 from ..names import DEFAULT_ENCODER_NAME
 from ..ty import Encoder
@@ -121,9 +121,9 @@ def check_settings(pooling: str, similarity: str, max_length: int, batch_size: i
         raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
     if similarity not in SIMILARITIES:
         raise ValueError(f"similarity must be one of {SIMILARITIES}, got {similarity!r}")
-    for setting, value in (("max_length", max_length), ("batch_size", batch_size)):
-        if not is_whole_number(value, 1):
-            raise ValueError(f"{setting} must be a whole number >= 1, got {value!r}")
+    for setting, value, most in (("max_length", max_length, MOST_TOKENS), ("batch_size", batch_size, MOST_IN_A_BATCH)):
+        if not is_whole_number(value, 1, most):
+            raise ValueError(f"{setting} must be a whole number from 1 to {most:,}, got {brief(value)}")
 
 
 def encode_in_batches(

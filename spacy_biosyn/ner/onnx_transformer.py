@@ -33,6 +33,7 @@ from spacy.tokens import Doc
 from spacy.util import minibatch, registry
 from thinc.api import Model, NumpyOps
 
+from ..checks import MOST_IN_A_BATCH, brief, is_whole_number
 from ..encoders.onnx import MODEL_FILE, GraphFile, OnnxSession, check_threads, graph_bytes, write_graph
 from ..errors import SavedStateError
 from ..files.storage import check_manifest, read_saved_json, write_manifest
@@ -57,8 +58,9 @@ class OnnxTransformer(Pipe):
 
     def __init__(self, name: str, threads: int = 0, batch_size: int = 64):
         check_threads(threads)
-        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-            raise ValueError(f"{name}: batch_size (windows per run) must be a whole number >= 1, got {batch_size!r}")
+        if not is_whole_number(batch_size, 1, MOST_IN_A_BATCH):
+            raise ValueError(f"{name}: batch_size (windows per run) must be a whole number from 1 to "
+                             f"{MOST_IN_A_BATCH:,}, got {brief(batch_size)}")
         self.name, self.threads, self.batch_size = name, threads, batch_size
         self.settings: dict = {}
         self._graph: Union[bytes, GraphFile, None] = None

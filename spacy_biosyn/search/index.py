@@ -41,7 +41,7 @@ from typing import Iterator, Literal, Optional, Tuple, Union
 import numpy as np
 from scipy import sparse
 
-from ..checks import is_whole_number
+from ..checks import brief, is_whole_number
 from ..errors import BiosynError, MismatchError, SavedStateError
 from ..files.storage import read_npy_header, replaced_file
 from ..parts import EXACT_INDEX, EXACT_INDEX_V1, EXACT_INDEX_V2, EXACT_INDEX_V3, registry
@@ -77,6 +77,8 @@ SEEDS_PER_RANK = 4
 # 8 MB for MEDIC's rows) however many names the pruning leaves; NCBI dev
 # searched as fast as with 2^16 pairs and 20 MiB lower at the peak.
 PAIRS_PER_STEP = 2**14
+# A chunk of scores is float32 (mentions x names): at most 4 GiB.
+MOST_CHUNK_SCORES = 2**30
 
 
 class IndexBase:
@@ -205,8 +207,9 @@ class ExactIndex(IndexBase):
 
     def __init__(self, chunk_scores: int = 2**23, vector_precision: VectorPrecision = "int16",
                  held_precision: VectorPrecision = "float32"):
-        if not is_whole_number(chunk_scores, 1):
-            raise ValueError(f"chunk_scores must be a whole number >= 1, got {chunk_scores!r}")
+        if not is_whole_number(chunk_scores, 1, MOST_CHUNK_SCORES):
+            raise ValueError(f"chunk_scores must be a whole number from 1 to {MOST_CHUNK_SCORES:,}, "
+                             f"got {brief(chunk_scores)}")
         check_vector_precision(vector_precision)
         check_held_precision(held_precision, vector_precision)
         super().__init__()

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, List, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
-from ..checks import is_number, is_whole_number
+from ..checks import MOST_IN_A_BATCH, MOST_TOKENS, brief, is_number, is_whole_number
 from ..encoders.base import DEFAULT_ENCODER_NAME
 from ..encoders.hub import choose_device, load_pretrained, save_pretrained
 from ..parts import CROSS_ENCODER_RERANKER, registry
@@ -97,12 +97,13 @@ class CrossEncoderReranker:
         device: str = "auto",
         keep_exact_matches: bool = True,
     ):
-        for setting, value, least in (
-            ("candidates", candidates, 2), ("context_chars", context_chars, 0),
-            ("max_length", max_length, 8), ("batch_size", batch_size, 1),
+        for setting, value, least, most in (
+            ("candidates", candidates, 2, MOST_IN_A_BATCH), ("context_chars", context_chars, 0, 100_000),
+            ("max_length", max_length, 8, MOST_TOKENS), ("batch_size", batch_size, 1, MOST_IN_A_BATCH),
         ):
-            if not is_whole_number(value, least):
-                raise ValueError(f"reranker: {setting} must be a whole number >= {least}, got {value!r}")
+            if not is_whole_number(value, least, most):
+                raise ValueError(f"reranker: {setting} must be a whole number from {least} to {most:,}, "
+                                 f"got {brief(value)}")
         if not isinstance(keep_exact_matches, bool):
             raise ValueError(f"reranker: keep_exact_matches must be true or false, got {keep_exact_matches!r}")
         if not is_number(first_stage_weight) or first_stage_weight < 0:

@@ -339,3 +339,17 @@ def test_freed_memory_is_given_back_only_where_the_c_library_can(monkeypatch, li
 def test_a_thread_count_no_machine_holds_is_refused_when_the_encoder_is_made(tiny_encoder, threads):
     with pytest.raises(ValueError, match="threads must be a whole number from 0 .* to 1024"):
         OnnxEncoder(tiny_encoder, threads=threads)
+
+
+@pytest.mark.parametrize("setting, value, message", [
+    ("batch_size", 10**9, "batch_size must be a whole number from 1 to 65,536, got 1000000000"),
+    ("batch_size", 0, "batch_size must be a whole number from 1 to 65,536, got 0"),
+    ("max_length", 10**6, "max_length must be a whole number from 1 to 8,192, got 1000000"),
+])
+def test_a_size_no_machine_holds_an_encoder_run_of_is_refused_when_the_encoder_is_made(tiny_encoder, setting, value,
+                                                                                        message):
+    with pytest.raises(ValueError, match=message):
+        OnnxEncoder(tiny_encoder, **{setting: value})
+    with pytest.raises(ValueError, match=message):
+        TransformerEncoder(tiny_encoder, **{setting: value})
+

@@ -681,3 +681,9 @@ def test_a_build_that_fails_midway_leaves_the_index_as_it_was(make):
     assert len(index) == 600
     for a, b in zip(expected, index.search(q_dense, q_sparse, 0.5, 5)):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("value", [0, 2**31, 1.5])
+def test_a_chunk_of_scores_no_machine_holds_is_refused_when_the_index_is_made(value):
+    with pytest.raises(ValueError, match=rf"chunk_scores must be a whole number from 1 to 1,073,741,824, got {value}"):
+        ExactIndex(chunk_scores=value)

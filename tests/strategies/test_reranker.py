@@ -94,7 +94,8 @@ def test_a_mention_whose_best_name_is_its_own_text_keeps_the_first_stage_order(r
 
 
 @pytest.mark.parametrize("settings, message", [
-    ({"candidates": 1}, "candidates must be a whole number >= 2"),
+    ({"candidates": 1}, "candidates must be a whole number from 2 to 65,536"),
+    ({"batch_size": 10**9}, "batch_size must be a whole number from 1 to 65,536, got 1000000000"),
     ({"first_stage_weight": -1.0}, "first_stage_weight must be a finite number >= 0"),
     ({"first_stage_weight": float("nan")}, "first_stage_weight"),
     ({"context_chars": "100"}, "context_chars"),
