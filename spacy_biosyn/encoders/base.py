@@ -16,7 +16,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ..checks import MOST_IN_A_BATCH, MOST_TOKENS, brief, is_whole_number
-from ..errors import SavedStateError
+from ..errors import BiosynError, SavedStateError
 from ..names import DEFAULT_ENCODER_NAME
 from ..ty import Encoder
 
@@ -129,7 +129,7 @@ def check_settings(pooling: str, similarity: str, max_length: int, batch_size: i
 def encode_in_batches(
     texts: Sequence[str], dim: int, batch_size: int, embed: Callable[[List[str]], np.ndarray],
     count_tokens: Callable[[List[str]], List[int]], padding_tokens: Optional[int] = None,
-    run_tokens: Optional[int] = None,
+    run_tokens: Optional[int] = None, source: str = "",
 ) -> np.ndarray:
     """float32 (len(texts), dim): `embed` applied to batches of texts
     sorted by their number of tokens (`count_tokens`). A batch ends at
@@ -140,7 +140,8 @@ def encode_in_batches(
     which bounds the memory one run holds. Characters
     are a poor guide to word pieces: batches sorted by them encoded
     MEDIC-size dictionaries 7-10% more slowly in bf16 and 26-31% in fp32
-    (docs/record.md)."""
+    (docs/record.md). A vector that is not finite is refused naming the
+    encoder (`source`) and the text: the weights behind it overflow."""
     out = np.empty((len(texts), dim), dtype=np.float32)
     splits = len(texts) > batch_size or ((padding_tokens, run_tokens) != (None, None) and len(texts) > 1)
     tokens = count_tokens(list(texts)) if splits else [0] * len(texts)
@@ -149,6 +150,13 @@ def encode_in_batches(
     with bar:
         for rows in _batches(tokens, batch_size, padding_tokens, run_tokens):
             out[rows] = embed([texts[i] for i in rows])
+            broken = np.flatnonzero(~np.isfinite(out[rows]).all(axis=1))
+            if len(broken):
+                raise BiosynError(
+                    f"the encoder {source} gave a vector holding NaN or infinity for {brief(texts[rows[broken[0]]])} "
+                    f"and {len(broken) - 1} more of a batch of {len(rows)}: its weights overflow float32 or were "
+                    "edited; load or build it again"
+                )
             bar.update(len(rows))
     return out
 

@@ -342,7 +342,7 @@ class OnnxEncoder(EncoderBase):
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """float32 array (len(texts), dim); unit rows when similarity is cosine."""
         return encode_in_batches(texts, self.dim, self.batch_size, self._embed, self._count_tokens, PADDING_TOKENS,
-                                 RUN_TOKENS)
+                                 RUN_TOKENS, source=self.name)
 
     def _count_tokens(self, texts: List[str]) -> List[int]:
         return [sum(encoding.attention_mask) for encoding in self._tokenizer.encode_batch(texts)]

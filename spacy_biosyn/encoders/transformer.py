@@ -98,7 +98,7 @@ class TransformerEncoder(EncoderBase):
         self._require_model()
         with torch.inference_mode():
             return encode_in_batches(texts, self.dim, self.batch_size, lambda batch: self.embed(batch).float().cpu().numpy(),
-                                     self._count_tokens)
+                                     self._count_tokens, source=self.name)
 
     def _count_tokens(self, texts: Sequence[str]) -> List[int]:
         return [len(ids) for ids in self.tokenizer(list(texts), truncation=True, max_length=self.max_length)["input_ids"]]

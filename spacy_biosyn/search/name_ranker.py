@@ -31,7 +31,7 @@ from .index import SPARSE_FILE as _SPARSE_FILE
 from .index import ExactIndex, estimated_bytes
 from .nil_default import NilDefault, nil_default
 from .nil_model import NilModel, SparseView, fit_nil_model, training_cases
-from .scoring import perfect_score, unit_score
+from .scoring import perfect_score, tie_order, unit_score
 from .tfidf import SparseEncoder
 
 # What the vocabulary says of each concept (names as written, types, definitions).
@@ -388,7 +388,7 @@ class NameRanker:
                 texts: Optional[List[str]] = None) -> List[List[Candidate]]:
         """The k best names of each query, scored by S, or on the unit scale
         given the queries' `texts` (_on_unit_scale)."""
-        scores, ids = index.search(dense_q, sparse_q, self.sparse_weight, k)
+        scores, ids = tie_order(*index.search(dense_q, sparse_q, self.sparse_weight, k))
         found = list(zip(dictionary.names.take(ids.ravel()), dictionary.concepts.take(ids.ravel()), scores.ravel().tolist()))
         width = ids.shape[1]
         rows = [found[start : start + width] for start in range(0, len(found), width)]

@@ -3,13 +3,16 @@ training, concept scoring, NIL thresholds and saved pipelines.
 
 BioSyn scores a (mention, name) pair S = S_dense + lambda * S_sparse: the
 inner product of their encoder vectors plus lambda times the inner product
-of their tf-idf rows. Ranking keeps the k best, and equal scores in id order,
-so that every back-end and the trainer agree on ties.
+of their tf-idf rows. Ranking keeps the k best, and scores within float32
+rounding of each other (SCORE_ROUNDING) in id order, so that every
+back-end, precision and CPU agree on ties.
 
 Users read, and threshold, S on the unit scale: S over the S of a name
 written as the mention (|m|^2 + lambda), which then scores 1.0. Pipelines
 saved before the unit scale hold thresholds on S itself.
 """
+from typing import Tuple
+
 import numpy as np
 from scipy import sparse
 
@@ -22,10 +25,24 @@ def biosyn_scores(dense, sparse_scores, sparse_weight):
 
 # How far two computations of one score may differ by float32 rounding:
 # another CPU's BLAS kernels (AVX2 against AVX-512), int16-held vectors
-# decoded or not, a batch of another size. Ranking keeps equal scores in id
-# order, but scores this close may come in either order on another machine:
-# the same ranking means the same names outside such ties.
+# decoded or not, a batch of another size (relative to the score, past 1).
+# Names this close are a tie, which vocabulary order breaks (tie_order):
+# without that, which of them wins would depend on the machine.
 SCORE_ROUNDING = 1e-5
+def tie_order(scores: np.ndarray, ids: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Each row's (scores, ids), ranked best first, reordered so that names
+    within SCORE_ROUNDING of the one before them (a run of ties) come in id
+    order, the vocabulary's: the same order on every CPU, back-end and
+    precision, where float32 sums would order a tie by their last bits."""
+    if scores.shape[-1] < 2:
+        return scores, ids
+    gaps = scores[:, :-1] - scores[:, 1:]
+    ties = gaps <= SCORE_ROUNDING * np.maximum(1.0, np.abs(scores[:, :-1]))
+    runs = np.concatenate([np.zeros((len(scores), 1), dtype=np.int64), np.cumsum(~ties, axis=1)], axis=1)
+    order = np.lexsort((ids, runs), axis=-1)
+    return np.take_along_axis(scores, order, axis=1), np.take_along_axis(ids, order, axis=1)
+
+
 # tf-idf rows are unit and non-negative: S_sparse lies in [0, 1].
 MAX_SPARSE_SCORE = 1.0
 # What a saved threshold's scale is called; saves without it are on S itself.

@@ -78,3 +78,24 @@ def test_the_onnx_encoder_gives_a_few_long_mentions_a_batch_of_their_own(tiny_en
     monkeypatch.setattr(encoder, "_embed", lambda batch: sizes.append(len(batch)) or embed(batch))
     encoder.encode(["abc"] * 10 + ["abcdefghijklmnopq"] * 3)  # padding the ten to 19 tokens: 140
     assert sizes == [10, 3]
+
+
+def test_weights_that_overflow_float32_are_refused_naming_the_encoder_and_the_text(tiny_encoder, tmp_path):
+    """Finite weights, each within float32, whose products overflow at run
+    time: a saved file cannot be checked for that, the vectors can. (ONNX
+    Runtime's fused layer norm makes such vectors zeros, not NaN.)"""
+    import pytest
+    from transformers import AutoModel, AutoTokenizer
+
+    from spacy_biosyn.encoders.transformer import TransformerEncoder
+    from spacy_biosyn.errors import BiosynError
+
+    model = AutoModel.from_pretrained(tiny_encoder)
+    model.encoder.layer[0].intermediate.dense.weight.data *= 1e37
+    model.save_pretrained(tmp_path / "overflowing")
+    AutoTokenizer.from_pretrained(tiny_encoder).save_pretrained(tmp_path / "overflowing")
+    encoder = TransformerEncoder(str(tmp_path / "overflowing")).load()
+    with pytest.raises(BiosynError, match=rf"^the encoder {tmp_path / 'overflowing'} gave a vector holding NaN or "
+                                          r"infinity for 'breast cancer' and 0 more of a batch of 1: its weights "
+                                          "overflow float32"):
+        encoder.encode(["breast cancer"])

@@ -687,3 +687,21 @@ def test_a_build_that_fails_midway_leaves_the_index_as_it_was(make):
 def test_a_chunk_of_scores_no_machine_holds_is_refused_when_the_index_is_made(value):
     with pytest.raises(ValueError, match=rf"chunk_scores must be a whole number from 1 to 1,073,741,824, got {value}"):
         ExactIndex(chunk_scores=value)
+
+
+@pytest.mark.parametrize("noise", [-4e-7, 0.0, 4e-7])
+def test_names_tied_up_to_float32_rounding_rank_in_vocabulary_order_whatever_the_last_bits(noise):
+    """'renal cancer type 0' and 'type 1' score the same in exact
+    arithmetic; an AVX2 and an AVX-512 BLAS sum their products apart by
+    about 1e-7, which alone ordered them."""
+    from spacy_biosyn.search.scoring import tie_order
+
+    scores = np.array([[0.91, 0.85 + noise, 0.85, 0.6]], dtype=np.float32)
+    ids = np.array([[4, 12, 11, 2]])
+    ranked = np.argsort(-scores, axis=1, kind="stable")
+    tied_scores, tied_ids = tie_order(np.take_along_axis(scores, ranked, 1), np.take_along_axis(ids, ranked, 1))
+    assert tied_ids.tolist() == [[4, 11, 12, 2]]
+    assert tied_scores[0, 0] == np.float32(0.91) and tied_scores[0, 3] == np.float32(0.6)
+    # scores apart by more than rounding keep their order, ids aside
+    apart = np.array([[0.85 + 1e-4, 0.85]], dtype=np.float32)
+    assert tie_order(apart, np.array([[12, 11]]))[1].tolist() == [[12, 11]]
