@@ -28,6 +28,11 @@ def convert(
     ),
     name_examples: int = typer.Option(0, min=0, help="Random names of each --names label added as one-entity documents"),
     seed: int = typer.Option(0, help="Seed of the random names"),
+    guideline: List[str] = typer.Option(
+        [],
+        help="The annotation guideline of the PubTator file, then of each pooled file, in order (repeatable): kept "
+        "with each document, for configs/ner-guidelines.cfg's heads (one per guideline)",
+    ),
     label_map: Optional[str] = LABEL_MAP_OPTION,
     lang: str = typer.Option("en", help="Language whose tokenizer splits the text"),
     biomedical_tokenizer: bool = typer.Option(
@@ -57,14 +62,18 @@ def convert(
             raise typer.BadParameter(f"{pair!r}: no such file", param_hint="--names")
         vocabularies[label] = path
     pooled = [file for path in pool for file in (sorted(path.glob("*.txt")) if path.is_dir() else [path])]
+    if guideline and len(guideline) != 1 + len(pooled):
+        raise typer.BadParameter(f"{len(guideline)} given for {1 + len(pooled)} files ({pubtator.name} and "
+                                 f"{len(pooled)} pooled): name one per file, in order", param_hint="--guideline")
     try:
         docs = ner_training_docs(
             [pubtator, *pooled], label_map=_label_map(label_map), names=vocabularies, replace_copies=replace_copies,
             name_examples=name_examples, seed=seed, lang=lang, biomedical_tokenizer=biomedical_tokenizer,
+            guidelines=guideline,
         )
     except LabelError as error:
         raise typer.BadParameter(str(error), param_hint="--names") from None
-    docbin = DocBin(docs=docs)
+    docbin = DocBin(docs=docs, store_user_data=bool(guideline))
     output.parent.mkdir(parents=True, exist_ok=True)
     docbin.to_disk(output)
     docs = list(docbin.get_docs(spacy.blank(lang).vocab))

@@ -18,6 +18,7 @@ from spacy.util import filter_spans
 
 from ..corpora.docs import pubtator_to_doc
 from ..corpora.readers import PubTatorDocument, read_pubtator
+from .guidelines import GUIDELINE_KEY
 
 
 def pooled_docs(
@@ -131,12 +132,15 @@ def ner_training_docs(
     seed: int = 0,
     lang: str = "en",
     biomedical_tokenizer: bool = True,
+    guidelines: Sequence[str] = (),
 ) -> List[Doc]:
     """`convert`'s documents: the gold entities of PubTator files, pooled
     (pooled_docs), each with its gold ID as kb_id, split by the biomedical
     tokenizer rules the NER recipes train with; then, per label of `names`
     (label -> a vocabulary file in any format `build` reads), copies with
-    the entities swapped for its names and one-name examples (with_vocabulary)."""
+    the entities swapped for its names and one-name examples (with_vocabulary).
+    `guidelines`, one per file, names each document's annotation guideline
+    in its user_data, for the NER heads of ner/guidelines.py."""
     import spacy
 
     from ..vocabularies.formats import read_vocabulary_file
@@ -146,7 +150,14 @@ def ner_training_docs(
     if (replace_copies or name_examples) and not names:
         raise ValueError("copies with replaced names and name examples need the names of a label")
     nlp = add_biomedical_rules(spacy.blank(lang)) if biomedical_tokenizer else spacy.blank(lang)
-    docs = pooled_docs(nlp, [read_pubtator(path) for path in pubtator_files], label_map)
+    if guidelines and len(guidelines) != len(pubtator_files):
+        raise ValueError(f"{len(guidelines)} guidelines for {len(pubtator_files)} files: name one per file")
+    corpora = [read_pubtator(path) for path in pubtator_files]
+    docs = pooled_docs(nlp, corpora, label_map)
+    if guidelines:
+        tags = [guideline for guideline, corpus in zip(guidelines, corpora) for _ in corpus]
+        for doc, guideline in zip(docs, tags):
+            doc.user_data[GUIDELINE_KEY] = guideline
     labels = {span.label_ for doc in docs for span in doc.ents}
     unknown = sorted(set(names) - labels)
     if unknown:
