@@ -7,13 +7,14 @@ process for the ratio. Each row starts a fresh server and the in-process
 pass a fresh pipeline, so no side answers from a cache the other lacks
 (the linker remembers the mentions it ranked).
 
-    python -m benchmarks.service [--text-pipeline DIR] [--linker DIR] [--repeat N]
+    python -m benchmarks.service [--text-pipeline DIR] [--linker DIR] [--repeat N] [--clients 1 8 32]
 
 --text-pipeline (NER + linker) is sent each abstract's text at /link;
 --linker (a gold-span linker) each abstract's gold mentions at
 /link/mentions. --repeat sends the abstracts N times a row, for the
 server's memory over many requests (repeats find the linker's cache
-warm, as a service's do). The clients share the server's 2 cores: what
+warm, as a service's do); the server's RSS is read after each tenth of
+a row's requests, so growth over them shows beside the peak. The clients share the server's 2 cores: what
 they cost is in the figures, as it is for any client on the same machine.
 """
 import os
@@ -105,13 +106,19 @@ def in_process_rate(pipeline: str, bodies: list, mentions: bool) -> float:
 WARM_UP = "hereditary cancer"
 
 
-def measure(name: str, pipeline: str, path: str, bodies: list):
-    rows = []
-    for clients in CONCURRENCY:
+def measure(name: str, pipeline: str, path: str, bodies: list, concurrency=CONCURRENCY):
+    rows, growth = [], []
+    for clients in concurrency:
         server, url = start_server(pipeline)
         try:
             load(url, path, [{"text": WARM_UP} if path == "/link" else {"mentions": [WARM_UP]}], 1)
-            latencies, seconds = load(url, path, bodies, clients)
+            latencies, seconds, rss = [], 0.0, []
+            tenth = -(-len(bodies) // 10)
+            for start in range(0, len(bodies), tenth):
+                part, part_seconds = load(url, path, bodies[start : start + tenth], clients)
+                latencies += part
+                seconds += part_seconds
+                rss.append(f"{memory_gib('VmRSS', str(server.pid)):.2f}")
             peak = memory_gib("VmHWM", str(server.pid))
         finally:
             server.terminate()
@@ -120,9 +127,10 @@ def measure(name: str, pipeline: str, path: str, bodies: list):
         rows.append([name, clients, len(bodies), f"{len(bodies) / seconds:.1f}", f"{1000 * statistics.median(latencies):.0f}",
                      f"{1000 * q[94]:.0f}", f"{1000 * q[98]:.0f}", f"{peak:.2f}"])
         progress(rows[-1])
+        growth.append([name, clients, len(bodies), " ".join(rss)])
     rate = in_process_rate(pipeline, bodies, mentions=path.endswith("mentions"))
     best = max(float(row[3]) for row in rows)
-    return rows, [name, f"{rate:.1f}", f"{best:.1f}", f"{best / rate:.2f}"]
+    return rows, growth, [name, f"{rate:.1f}", f"{best:.1f}", f"{best / rate:.2f}"]
 
 
 def main() -> None:
@@ -130,24 +138,27 @@ def main() -> None:
     p.add_argument("--text-pipeline", default=None, help="NER + linker, sent abstracts at /link")
     p.add_argument("--linker", default=None, help="a gold-span linker, sent each abstract's mentions at /link/mentions")
     p.add_argument("--repeat", type=int, default=1, help="send the abstracts this many times a row")
+    p.add_argument("--clients", type=int, nargs="+", default=list(CONCURRENCY), help="a row for each number of clients")
     args = p.parse_args()
     if not (args.text_pipeline or args.linker):
         raise SystemExit("give --text-pipeline, --linker or both")
     documents = abstracts(args.data) * args.repeat
     print(f"CPU: {cpu_description()}; server: python -m spacy_biosyn serve, 1 worker, on 127.0.0.1; "
           f"NCBI Disease dev, {len(documents) // args.repeat} abstracts, each sent {args.repeat} time(s) per row\n")
-    rows, ratios = [], []
+    rows, growths, ratios = [], [], []
     if args.text_pipeline:
         bodies = [{"text": d.text} for d in documents]
-        found, ratio = measure(f"text pipeline, /link ({Path(args.text_pipeline).name})", args.text_pipeline, "/link", bodies)
-        rows += found
-        ratios.append(ratio)
+        found, growth, ratio = measure(f"text pipeline, /link ({Path(args.text_pipeline).name})", args.text_pipeline,
+                                       "/link", bodies, args.clients)
+        rows, growths, ratios = rows + found, growths + growth, ratios + [ratio]
     if args.linker:
         bodies = [{"mentions": [a.text for a in d.annotations]} for d in documents if d.annotations]
-        found, ratio = measure(f"gold spans, /link/mentions ({Path(args.linker).name})", args.linker, "/link/mentions", bodies)
-        rows += found
-        ratios.append(ratio)
+        found, growth, ratio = measure(f"gold spans, /link/mentions ({Path(args.linker).name})", args.linker,
+                                       "/link/mentions", bodies, args.clients)
+        rows, growths, ratios = rows + found, growths + growth, ratios + [ratio]
     print_table(["pipeline", "clients", "requests", "requests/s", "p50 ms", "p95 ms", "p99 ms", "server peak RSS GiB"], rows)
+    print()
+    print_table(["pipeline", "clients", "requests", "server RSS GiB after each tenth of them"], growths)
     print()
     print_table(["pipeline", "nlp.pipe in one process, abstracts/s", "service, best requests/s", "service / nlp.pipe"], ratios)
 
