@@ -23,6 +23,8 @@ _PIECE_ENCODERS = (BERT_WORDPIECE_ENCODER, "spacy-curated-transformers.BertWordp
 _WINDOWS = "spacy-curated-transformers.WithStridedSpans.v1"
 _LISTENER = "spacy-curated-transformers.LastTransformerLayerListener.v1"
 _POOLING = "reduce_mean.v1"
+# spaCy's ner, and the guideline heads (ner/guidelines.py), which are ner with a span group of their own.
+_NERS = ("ner", "biosyn_guideline_ner")
 
 
 def with_onnx_ner(nlp: Language) -> List[str]:
@@ -51,7 +53,7 @@ def _listeners(nlp: Language, name: str) -> List[str]:
         tok2vec = nlp.config["components"][other].get("model", {}).get("tok2vec", {})
         factory = nlp.get_pipe_meta(other).factory
         pooling = tok2vec.get("pooling", {}).get("@layers")
-        if factory != "ner" or tok2vec.get("@architectures") != _LISTENER or pooling != _POOLING:
+        if factory not in _NERS or tok2vec.get("@architectures") != _LISTENER or pooling != _POOLING:
             raise ValueError(
                 f"{other!r} ({factory}) listens to {name!r}, and only an ner whose tok2vec is {_LISTENER} with "
                 f"{_POOLING} (configs/ner-transformer.cfg) can be converted; its tok2vec: "
@@ -121,7 +123,7 @@ def _read_doc_tensor(nlp: Language, name: str, width: int) -> None:
     old = nlp.get_pipe(name)
     config = {key: value for key, value in nlp.config["components"][name].items() if key != "factory"}
     config["model"] = {**config["model"], "tok2vec": {"@architectures": DOC_TENSOR, "width": width}}
-    new = nlp.replace_pipe(name, "ner", config=config)
+    new = nlp.replace_pipe(name, nlp.get_pipe_meta(name).factory, config=config)
     new.moves.from_bytes(old.moves.to_bytes(exclude=["strings"]), exclude=["strings"])
     new.cfg.update(old.cfg)
     for ref in ("lower", "upper"):

@@ -113,3 +113,25 @@ def test_a_decode_naming_no_head_is_refused_naming_the_setting(decode, guideline
 def test_a_head_without_a_guideline_is_refused():
     with pytest.raises(ValueError, match="guideline must name the corpus whose annotations the head learns"):
         spacy.blank("en").add_pipe("biosyn_guideline_ner", config={"guideline": "union"})
+
+
+def test_the_heads_run_on_the_bert_exported_to_onnx_with_the_same_span_groups(trained, tmp_path):
+    from spacy_biosyn.ner.onnx_export import with_onnx_ner
+
+    text = "Hereditary breast cancer and cisplatin-induced gout in BRCA1 carriers."
+    trained.to_disk(tmp_path / "p")
+    exported = spacy.load(tmp_path / "p", config={"components": {"transformer": {"model": {"precision": "fp32"}}}})
+    before = exported(text)
+    assert with_onnx_ner(exported) == ["transformer"]
+    after = exported(text)
+    for guideline in ("ncbi-disease", "bc5cdr"):
+        key = spans_key(guideline)
+        assert [(s.start, s.end, s.label_) for s in after.spans[key]] == [(s.start, s.end, s.label_) for s in before.spans[key]]
+
+
+def test_a_load_chooses_the_guideline_to_decode(trained, tmp_path):
+    trained.to_disk(tmp_path / "p")
+    nlp = spacy.load(tmp_path / "p", config={"components.entities.decode": "bc5cdr"})
+    assert nlp.get_pipe("entities").decode == "bc5cdr"
+    with pytest.raises(ValueError, match="decode must be 'union' or one of the guidelines"):
+        spacy.load(tmp_path / "p", config={"components.entities.decode": "cdr"})
