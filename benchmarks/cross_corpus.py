@@ -31,7 +31,7 @@ from benchmarks.common import RAW_ABSTRACTS, cpu_description, parser, pct, print
 
 DATASETS = ("ncbi-disease", "bc5cdr-disease")
 # The guideline heads' names of the datasets (convert --guideline).
-GUIDELINES = {"ncbi-disease": "ncbi-disease", "bc5cdr-disease": "bc5cdr"}
+GUIDELINES = {"ncbi-disease": "ncbi-disease", "bc5cdr-disease": "bc5cdr-disease"}
 LABEL = "Disease"
 _ABBREVIATION = re.compile(r"^(?=.*[A-Z])[A-Za-z0-9-]{2,8}s?$")
 

@@ -4,13 +4,16 @@ import shutil
 import subprocess
 import sys
 import tarfile
+from collections import Counter
 from pathlib import Path
 
 import pytest
+import spacy
 import srsly
 from spacy.tokens import DocBin
 
 from spacy_biosyn.corpora.readers import read_pubtator
+from spacy_biosyn.ner.guidelines import GUIDELINE_KEY
 
 ROOT = Path(__file__).parents[1]
 
@@ -92,6 +95,9 @@ def test_the_project_runs_from_its_own_assets(tmp_path, shared_data, dataset, po
     assert pooled == ([f"{pool}.PubTator.txt"] if pool else [])
     docs = DocBin().from_disk(project / "corpus" / dataset / "ner-train.spacy")
     assert len(docs) == sum(len(read_pubtator(path)) for path in [assets / "raw_train.PubTator.txt", *(assets / "pool" / "train").iterdir()])
+    # each document keeps its corpus, for the guideline heads (--vars.ner_recipe guidelines)
+    guidelines = Counter(doc.user_data[GUIDELINE_KEY] for doc in docs.get_docs(spacy.blank("en").vocab))
+    assert set(guidelines) == {dataset, *([pool] if pool else [])}
     routes = sorted(path.name for path in (assets / "routes").iterdir())
     if dataset == "bc5cdr-disease":
         assert routes == ["Chemical.txt"]

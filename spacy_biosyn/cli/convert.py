@@ -30,8 +30,9 @@ def convert(
     seed: int = typer.Option(0, help="Seed of the random names"),
     guideline: List[str] = typer.Option(
         [],
-        help="The annotation guideline of the PubTator file, then of each pooled file, in order (repeatable): kept "
-        "with each document, for configs/ner-guidelines.cfg's heads (one per guideline)",
+        help="The annotation guideline of the PubTator file, then of each pooled file, in order (repeatable), kept "
+        "with each document for configs/ner-guidelines.cfg's heads; given once, each pooled file's is its name "
+        "before the first dot (the data step copies a dataset's abstracts as <dataset>.PubTator.txt)",
     ),
     label_map: Optional[str] = LABEL_MAP_OPTION,
     lang: str = typer.Option("en", help="Language whose tokenizer splits the text"),
@@ -62,6 +63,8 @@ def convert(
             raise typer.BadParameter(f"{pair!r}: no such file", param_hint="--names")
         vocabularies[label] = path
     pooled = [file for path in pool for file in (sorted(path.glob("*.txt")) if path.is_dir() else [path])]
+    if len(guideline) == 1:
+        guideline = guideline + [path.name.split(".")[0] for path in pooled]
     if guideline and len(guideline) != 1 + len(pooled):
         raise typer.BadParameter(f"{len(guideline)} given for {1 + len(pooled)} files ({pubtator.name} and "
                                  f"{len(pooled)} pooled): name one per file, in order", param_hint="--guideline")

@@ -30,20 +30,27 @@ NCBI_STYLE = """\
 def guideline_corpus(tmp_path_factory):
     folder = tmp_path_factory.mktemp("guidelines")
     (folder / "ncbi.txt").write_text(NCBI_STYLE)
-    (folder / "cdr.txt").write_text(NER_ABSTRACTS)
-    args = ["convert", str(folder / "ncbi.txt"), str(folder / "both.spacy"), "--pool", str(folder / "cdr.txt"),
-            "--guideline", "ncbi-disease", "--guideline", "bc5cdr"]
+    (folder / "pool").mkdir()
+    (folder / "pool" / "bc5cdr-disease.PubTator.txt").write_text(NER_ABSTRACTS)  # as the data step names it
+    args = ["convert", str(folder / "ncbi.txt"), str(folder / "both.spacy"), "--pool", str(folder / "pool"),
+            "--guideline", "ncbi-disease"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     return folder / "both.spacy"
 
 
-def test_convert_keeps_each_documents_guideline_and_wants_one_per_file(guideline_corpus, tmp_path):
+def test_convert_keeps_each_documents_guideline_a_pooled_files_from_its_name_or_as_given(guideline_corpus, tmp_path):
     docs = list(DocBin().from_disk(guideline_corpus).get_docs(spacy.blank("en").vocab))
-    assert [doc.user_data[GUIDELINE_KEY] for doc in docs] == ["ncbi-disease", "bc5cdr", "bc5cdr"]
+    assert [doc.user_data[GUIDELINE_KEY] for doc in docs] == ["ncbi-disease", "bc5cdr-disease", "bc5cdr-disease"]
     (tmp_path / "a.txt").write_text(NCBI_STYLE)
+    (tmp_path / "b.txt").write_text(NER_ABSTRACTS)
+    result = CliRunner().invoke(app, ["convert", str(tmp_path / "a.txt"), str(tmp_path / "ab.spacy"), "--pool",
+                                      str(tmp_path / "b.txt"), "--guideline", "ncbi", "--guideline", "cdr"])
+    assert result.exit_code == 0, result.output
+    docs = list(DocBin().from_disk(tmp_path / "ab.spacy").get_docs(spacy.blank("en").vocab))
+    assert [doc.user_data[GUIDELINE_KEY] for doc in docs] == ["ncbi", "cdr", "cdr"]
     result = CliRunner().invoke(app, ["convert", str(tmp_path / "a.txt"), str(tmp_path / "a.spacy"),
-                                      "--guideline", "ncbi-disease", "--guideline", "bc5cdr"])
+                                      "--guideline", "ncbi-disease", "--guideline", "bc5cdr-disease"])
     assert result.exit_code != 0
     said = " ".join(result.output.replace("│", " ").split())
     assert "--guideline" in said and "2 given for 1 files (a.txt and 0 pooled): name one per file" in said
@@ -62,7 +69,7 @@ def test_each_head_learns_the_labels_of_its_own_corpus_only(trained):
     assert trained.pipe_names == ["transformer", "ner_ncbi_disease", "ner_bc5cdr", "entities"]
     assert set(trained.get_pipe("ner_ncbi_disease").labels) == {"Disease"}  # NCBI marks no chemicals
     assert set(trained.get_pipe("ner_bc5cdr").labels) == {"Chemical", "Disease"}
-    assert trained.get_pipe("ner_bc5cdr").guideline == "bc5cdr"
+    assert trained.get_pipe("ner_bc5cdr").guideline == "bc5cdr-disease"
 
 
 def test_a_head_reads_the_other_corpus_as_unannotated_and_its_own_as_given(trained, guideline_corpus):
@@ -79,9 +86,9 @@ def test_heads_write_their_span_groups_and_leave_doc_ents_to_the_entities_compon
     with trained.select_pipes(disable=["entities"]):
         doc = trained("Hereditary breast cancer and cisplatin-induced gout.")
     assert doc.ents == ()
-    assert set(doc.spans) >= {spans_key("ncbi-disease"), spans_key("bc5cdr")}
+    assert set(doc.spans) >= {spans_key("ncbi-disease"), spans_key("bc5cdr-disease")}
     union = trained("Hereditary breast cancer and cisplatin-induced gout.")
-    found = {(s.start, s.end) for key in (spans_key("ncbi-disease"), spans_key("bc5cdr")) for s in union.spans[key]}
+    found = {(s.start, s.end) for key in (spans_key("ncbi-disease"), spans_key("bc5cdr-disease")) for s in union.spans[key]}
     assert {(e.start, e.end) for e in union.ents} <= found
 
 
@@ -89,21 +96,21 @@ def test_the_entities_are_one_guidelines_or_the_union_with_the_longest_where_the
     nlp = spacy.blank("en")
     doc = nlp("Hereditary breast cancer and cisplatin.")
     doc.spans[spans_key("ncbi-disease")] = [doc.char_span(0, 24, label="Disease")]
-    doc.spans[spans_key("bc5cdr")] = [doc.char_span(11, 24, label="Disease"), doc.char_span(29, 38, label="Chemical")]
-    guidelines = ["ncbi-disease", "bc5cdr"]
+    doc.spans[spans_key("bc5cdr-disease")] = [doc.char_span(11, 24, label="Disease"), doc.char_span(29, 38, label="Chemical")]
+    guidelines = ["ncbi-disease", "bc5cdr-disease"]
 
     def ents(decode):
         return [(e.text, e.label_) for e in GuidelineEntities("entities", decode, guidelines)(doc.copy()).ents]
 
     assert ents("union") == [("Hereditary breast cancer", "Disease"), ("cisplatin", "Chemical")]
     assert ents("ncbi-disease") == [("Hereditary breast cancer", "Disease")]
-    assert ents("bc5cdr") == [("breast cancer", "Disease"), ("cisplatin", "Chemical")]
+    assert ents("bc5cdr-disease") == [("breast cancer", "Disease"), ("cisplatin", "Chemical")]
 
 
 @pytest.mark.parametrize("decode, guidelines, message", [
-    ("cdr", ["ncbi-disease", "bc5cdr"], "decode must be 'union' or one of the guidelines"),
+    ("cdr", ["ncbi-disease", "bc5cdr-disease"], "decode must be 'union' or one of the guidelines"),
     ("union", [], "guidelines must list the heads' guidelines, each once"),
-    ("union", ["bc5cdr", "bc5cdr"], "guidelines must list the heads' guidelines, each once"),
+    ("union", ["bc5cdr-disease", "bc5cdr-disease"], "guidelines must list the heads' guidelines, each once"),
 ])
 def test_a_decode_naming_no_head_is_refused_naming_the_setting(decode, guidelines, message):
     with pytest.raises(ValueError, match=message):
@@ -124,14 +131,14 @@ def test_the_heads_run_on_the_bert_exported_to_onnx_with_the_same_span_groups(tr
     before = exported(text)
     assert with_onnx_ner(exported) == ["transformer"]
     after = exported(text)
-    for guideline in ("ncbi-disease", "bc5cdr"):
+    for guideline in ("ncbi-disease", "bc5cdr-disease"):
         key = spans_key(guideline)
         assert [(s.start, s.end, s.label_) for s in after.spans[key]] == [(s.start, s.end, s.label_) for s in before.spans[key]]
 
 
 def test_a_load_chooses_the_guideline_to_decode(trained, tmp_path):
     trained.to_disk(tmp_path / "p")
-    nlp = spacy.load(tmp_path / "p", config={"components.entities.decode": "bc5cdr"})
-    assert nlp.get_pipe("entities").decode == "bc5cdr"
+    nlp = spacy.load(tmp_path / "p", config={"components.entities.decode": "bc5cdr-disease"})
+    assert nlp.get_pipe("entities").decode == "bc5cdr-disease"
     with pytest.raises(ValueError, match="decode must be 'union' or one of the guidelines"):
         spacy.load(tmp_path / "p", config={"components.entities.decode": "cdr"})
