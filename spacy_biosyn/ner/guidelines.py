@@ -19,8 +19,9 @@ transformer they listen to:
   heads do not constrain each other, and is scored on its own guideline's
   documents (`<name>_ents_f`).
 - `biosyn_guideline_entities` sets `doc.ents` from the heads: those of one
-  guideline, or the union of all (where spans overlap, the longest; a tie,
-  the guideline listed first). The union is the default: text of unknown
+  guideline, or the union of all (where spans overlap, the longest; of
+  equal length, the one starting first; the same span once, as the
+  guideline listed first labels it). The union is the default: text of unknown
   origin gets every mention either guideline would mark.
 """
 from typing import Callable, Dict, Iterable, List, Optional
@@ -114,16 +115,16 @@ class GuidelineNer(EntityRecognizer):
 
     def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, Optional[float]]:
         """NER P/R/F on the documents of its guideline, as `<name>_ents_*`."""
-        key = spans_key(self.guideline)
+        group = spans_key(self.guideline)
         scored = []
         for eg in examples:
             if guideline_of(eg.reference) != self.guideline:
                 continue
             predicted = eg.predicted.copy()
-            predicted.set_ents(filter_spans(eg.predicted.spans.get(key, [])), default="outside")
+            predicted.set_ents(filter_spans(eg.predicted.spans.get(group, [])), default="outside")
             scored.append(Example(predicted, eg.reference))
         scores = get_ner_prf(scored)
-        return {f"{self.name}_{key}": scores[key] for key in ("ents_p", "ents_r", "ents_f")}
+        return {f"{self.name}_{measure}": scores[measure] for measure in ("ents_p", "ents_r", "ents_f")}
 
 
 @Language.factory(
@@ -140,7 +141,7 @@ def make_guideline_entities(nlp: Language, name: str, decode: str, guidelines: L
 class GuidelineEntities:
     """doc.ents from the guideline heads' span groups: `decode` names one
     guideline, or "union" takes them all, in the order of `guidelines`
-    where spans tie for length."""
+    where two heads find the same span."""
 
     def __init__(self, name: str, decode: str, guidelines: List[str]):
         if not guidelines or not all(isinstance(g, str) and g for g in guidelines) or len(set(guidelines)) < len(guidelines):
@@ -151,7 +152,8 @@ class GuidelineEntities:
 
     def __call__(self, doc: Doc) -> Doc:
         chosen = self.guidelines if self.decode == UNION else [self.decode]
-        # filter_spans keeps the longest, and of equal ones the first given.
+        # filter_spans keeps the longest, of equal length the one starting
+        # first, and of the same span the first given (its sort is stable).
         spans = [span for guideline in chosen for span in doc.spans.get(spans_key(guideline), [])]
         doc.set_ents(filter_spans([*doc.ents, *spans]), default="outside")
         return doc
