@@ -16,8 +16,9 @@ Its state is saved and loaded by state.py.
 """
 import sys
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Collection, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Collection, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -31,12 +32,12 @@ from ..preprocess.readings import MentionPreprocessor, long_forms_by_short_form
 from ..preprocess.text import normalize, read_corrections
 from ..search.name_ranker import MAX_ANNOTATED_MENTIONS, NameRanker
 from ..search.tfidf import SparseEncoder
-from ..strategies.reranker import MentionInContext
 from ..strategies.type_filter import TypeFilter
-from ..ty import AbbreviationDetector, Candidate, ConceptScorer, Encoder, Reranker, SearchIndex, Sieve
+from ..ty import AbbreviationDetector, Candidate, ConceptScorer, Encoder, MentionInContext, Reranker, SearchIndex, Sieve
 from ..vocabularies.formats import read_vocabulary
 from .choice import chosen_in_document, tied_readings
 from .data_sources import DataSources, VocabularySource
+from .engine_config import PARTS, read_engine_cfg, write_engine_cfg
 from .linker_settings import AUTO, KEEP, LinkerSettings, check_parts
 from .links import NilRule, SpanLinks, span_links
 from .mentions import Mention, MentionBatch
@@ -87,6 +88,7 @@ class LinkingEngine:
         self._reranker: Optional[Reranker] = None
         self._nil_rules: Optional[Dict[str, NilRule]] = None
         self._configured = False
+        self._blocks: Dict[str, Optional[dict]] = {}  # the parts' config blocks engine.cfg read, to save again
         self.configure({}, reranker=reranker)  # sets what the settings derive: namespaces, type filter
 
     # -- settings: one holder (`settings`), one writer (`configure`) --
@@ -128,12 +130,12 @@ class LinkingEngine:
             settings.check_threshold_scale(self.name, reranked=reranker is not None)
         type_filter = TypeFilter(settings.types, settings.exclude_types)
         self._check_type_filter(type_filter)
-        self._settings = settings
-        self._reranker = reranker
-        self._namespaced = None if settings.id_namespaces is None else IdNamespaces(settings.id_namespaces)
-        self._type_filter = type_filter
-        self._configured = True
-        self._nil_rules = None
+        with self._changing(vocabularies=False):
+            self._settings = settings
+            self._reranker = reranker
+            self._namespaced = None if settings.id_namespaces is None else IdNamespaces(settings.id_namespaces)
+            self._type_filter = type_filter
+            self._configured = True
 
     def _check_type_filter(self, type_filter: Optional[TypeFilter] = None) -> None:
         """Refuse a type filter that every indexed vocabulary would let do
@@ -143,9 +145,16 @@ class LinkingEngine:
         type_filter.check([(linker.dictionary, self._where(route))
                            for route, linker in self.routes.linkers.items() if linker.is_ready])
 
-    def _vocabularies_changed(self) -> None:
+    @contextmanager
+    def _changing(self, vocabularies: bool = True) -> Iterator[None]:
+        """Every change of settings, parts or vocabularies runs inside this:
+        what the engine derives from them (each route's resolved NIL rule)
+        is forgotten first, so that a change failing midway leaves nothing
+        stale; changed vocabularies then have the type filter checked."""
         self._nil_rules = None
-        self._check_type_filter()
+        yield
+        if vocabularies:
+            self._check_type_filter()
 
     def _where(self, route: str) -> str:
         """The pipe, or its route, as errors name it."""
@@ -221,8 +230,8 @@ class LinkingEngine:
     def set_encoder(self, encoder: Encoder, reencode: bool) -> None:
         """Every route ranks with `encoder`; `reencode` encodes their names
         with it, else the stored vectors stay (the same model in another runtime)."""
-        self._nil_rules = None
-        self.routes.set_encoder(encoder, reencode)
+        with self._changing(vocabularies=False):
+            self.routes.set_encoder(encoder, reencode)
 
     def initialize(self, *, refresh: bool = False, announce: Callable[[str], None] = _to_stderr, **sources) -> None:
         """Load the encoder (and re-ranker) and index the dictionary, or the
@@ -230,37 +239,35 @@ class LinkingEngine:
         `sources` (DataSources' fields) replace the engine's own. `refresh`
         fetches a named vocabulary's files again; `announce` is told what
         fetching and indexing a named vocabulary does."""
-        self._nil_rules = None  # a change failing midway leaves no stale threshold
-        self._settings.check_threshold_scale(self.name, reranked=self._reranker is not None)
-        given = self.sources.overridden(self.name, **sources)
-        if given.is_empty:
-            raise ValueError(
-                f"{self.name}: no dictionary to index. Set it in the component's config "
-                "(add_pipe(..., config={'linker_name': NAME}) or {'dictionary': PATH}) or in "
-                f"[initialize.components.{self.name}] dictionary = PATH"
-            )
-        if not self.encoder.is_loaded:
-            self.encoder.load()
-        if self._reranker is not None and not self._reranker.is_loaded:
-            self._reranker.load()
-        self.learn_preferred_ids(given.preferred_ids_from)
-        if given.dictionary is not None:
-            self.routes.build(None, read_vocabulary(given.dictionary))
-        elif given.linker_name is not None:
-            self.routes.default.annotated_mentions = self.routes.annotated_mentions
-            fill_named_linker(
-                self.routes.default, given.linker_name, id_usage=self.routes.id_usage, refresh=refresh, announce=announce
-            )
-        if given.dictionary is not None or given.linker_name is not None:
-            for source in given.synonyms:
-                self.add_synonyms(source)
-        # Routes the config named but initialize() replaced would stay empty.
-        self.routes.use_labels(label for label in self.routes.labels if self.routes.linkers[label].is_ready)
-        for label, route_source in given.routes.items():
-            self.add_route(label, route_source)
-        if given.corrections is not None:
-            self.preprocessor.corrections = read_corrections(given.corrections)
-        self._vocabularies_changed()
+        with self._changing():
+            self._settings.check_threshold_scale(self.name, reranked=self._reranker is not None)
+            given = self.sources.overridden(self.name, **sources)
+            if given.is_empty:
+                raise ValueError(
+                    f"{self.name}: no dictionary to index. Set it in the component's config "
+                    "(add_pipe(..., config={'linker_name': NAME}) or {'dictionary': PATH}) or in "
+                    f"[initialize.components.{self.name}] dictionary = PATH"
+                )
+            if not self.encoder.is_loaded:
+                self.encoder.load()
+            if self._reranker is not None and not self._reranker.is_loaded:
+                self._reranker.load()
+            self.learn_preferred_ids(given.preferred_ids_from)
+            if given.dictionary is not None:
+                self.routes.build(None, read_vocabulary(given.dictionary))
+            elif given.linker_name is not None:
+                self.routes.default.annotated_mentions = self.routes.annotated_mentions
+                fill_named_linker(self.routes.default, given.linker_name, id_usage=self.routes.id_usage,
+                                  refresh=refresh, announce=announce)
+            if given.dictionary is not None or given.linker_name is not None:
+                for source in given.synonyms:
+                    self.add_synonyms(source)
+            # Routes the config named but initialize() replaced would stay empty.
+            self.routes.use_labels(label for label in self.routes.labels if self.routes.linkers[label].is_ready)
+            for label, route_source in given.routes.items():
+                self.add_route(label, route_source)
+            if given.corrections is not None:
+                self.preprocessor.corrections = read_corrections(given.corrections)
         self._warn_where_every_span_links()
 
     def _warn_where_every_span_links(self) -> None:
@@ -304,11 +311,10 @@ class LinkingEngine:
         (`refit_sparse` fits a tf-idf on these names instead). A trainer
         gives its own fitted tf-idf (`sparse`) and the names' `vectors` it
         has just encoded with this encoder."""
-        self._nil_rules = None  # a change failing midway leaves no stale threshold
-        if not isinstance(dictionary, Dictionary):
-            dictionary = read_vocabulary(dictionary)
-        self.routes.build(None, dictionary, refit_sparse=refit_sparse, sparse=sparse, vectors=vectors)
-        self._vocabularies_changed()
+        with self._changing():
+            if not isinstance(dictionary, Dictionary):
+                dictionary = read_vocabulary(dictionary)
+            self.routes.build(None, dictionary, refit_sparse=refit_sparse, sparse=sparse, vectors=vectors)
 
     def add_route(self, label: str, vocabulary: Union[Dictionary, VocabularySource, Path]) -> None:
         """Link spans of `label` (any case) against their own vocabulary from
@@ -316,32 +322,30 @@ class LinkingEngine:
         folder of `.concept` files whose mentions become the names (BC5CDR's
         training chemicals, where no chemical vocabulary is at hand). The
         encoder is shared; the route is saved with the engine."""
-        self._nil_rules = None  # a change failing midway leaves no stale threshold
-        if not isinstance(label, str) or not label.strip():
-            raise ValueError(f"{self.name}: a route needs an entity label, got {label!r}")
-        if callable(vocabulary):
-            vocabulary = vocabulary()
-        elif not isinstance(vocabulary, Dictionary):
-            vocabulary = read_synonyms(vocabulary)
-        if not len(vocabulary):
-            raise ValueError(f"{self.name}: the vocabulary for the route {label!r} has no names")
-        self.routes.build(label, vocabulary)
-        self._vocabularies_changed()
+        with self._changing():
+            if not isinstance(label, str) or not label.strip():
+                raise ValueError(f"{self.name}: a route needs an entity label, got {label!r}")
+            if callable(vocabulary):
+                vocabulary = vocabulary()
+            elif not isinstance(vocabulary, Dictionary):
+                vocabulary = read_synonyms(vocabulary)
+            if not len(vocabulary):
+                raise ValueError(f"{self.name}: the vocabulary for the route {label!r} has no names")
+            self.routes.build(label, vocabulary)
 
     def add_synonyms(self, synonyms: Union[Dictionary, str, Path], label: Optional[str] = None) -> None:
         """Teach more names without retraining: a Dictionary, a `CUI||name`
         file or a folder of training `.concept` files, for the dictionary or
         the route of `label`. They are saved, and searched first when the
         sieve is on."""
-        self._nil_rules = None  # a change failing midway leaves no stale threshold
-        try:
-            self.routes.key_for(label)  # before reading the file
-        except ValueError as e:
-            raise ValueError(f"{self.name}: {e}") from None
-        if not isinstance(synonyms, Dictionary):
-            synonyms = read_synonyms(synonyms)
-        self.routes.add_synonyms(label, synonyms)
-        self._vocabularies_changed()
+        with self._changing():
+            try:
+                self.routes.key_for(label)  # before reading the file
+            except ValueError as e:
+                raise ValueError(f"{self.name}: {e}") from None
+            if not isinstance(synonyms, Dictionary):
+                synonyms = read_synonyms(synonyms)
+            self.routes.add_synonyms(label, synonyms)
 
     def learn_preferred_ids(self, corpora: Iterable[Union[str, Path]]) -> None:
         """Learn from annotated corpora (folders of .concept files, PubTator
@@ -506,32 +510,77 @@ class LinkingEngine:
 
     # -- state --
 
-    def save(self, path: Union[str, Path], exclude: Iterable[str] = (), saved_under: Optional[dict] = None) -> None:
+    def to_disk(
+        self, path: Union[str, Path], exclude: Iterable[str] = (), *, parts: Optional[Dict[str, Any]] = None,
+        saved_under: Optional[dict] = None,
+    ) -> None:
         """Save all but the `exclude`d fields (state.py: cfg, encoder, linker,
-        routes, corrections, id_usage, reranker) into `path`, replaced whole.
-        `saved_under`: the pipe's block of the pipeline's config.cfg written
-        beside it, which a load then requires."""
+        routes, corrections, id_usage, reranker) into `path`, replaced whole,
+        with engine.cfg (engine_config.py), so that `LinkingEngine.from_disk`
+        opens it without spaCy. `parts`: config blocks that name its parts
+        (a pipe gives its own block); an engine opened by from_disk knows
+        its own, and an encoder or re-ranker names itself. Without a block
+        for every part it has, the save holds no engine.cfg where a pipe
+        saves it (`saved_under`: the pipe's block of the pipeline's
+        config.cfg written beside it, which a load then requires), and is
+        refused otherwise."""
         self._ready_to_save()
-        save_state(self, path, exclude, saved_under)
+        blocks = self._part_blocks(parts)
+        missing = [part for part in PARTS if blocks[part] is None and self._part(part) is not None]
+        if missing and parts is None:
+            raise ValueError(
+                f"{self.name}: no config block names its {', '.join(missing)}: give them as "
+                f"to_disk(path, parts={{{missing[0]!r}: {{'@misc': ...}}}}) for engine.cfg"
+            )
+        describe = None if missing else (lambda folder: write_engine_cfg(
+            folder, self.name, self._settings.model_dump(), blocks, self.preprocessor.stop_words))
+        save_state(self, path, exclude, saved_under, describe=describe)
+
+    @classmethod
+    def from_disk(cls, path: Union[str, Path]) -> "LinkingEngine":
+        """The engine `to_disk` saved (or the linker folder of a saved
+        pipeline), made from its engine.cfg and loaded, without spaCy."""
+        path = Path(path)
+        saved = read_engine_cfg(path)
+        engine = cls(saved.name, LinkerSettings.checked(saved.name, saved.settings), **saved.parts,
+                     stop_words=saved.stop_words)
+        engine._blocks = saved.blocks
+        engine.load(path)
+        return engine
+
+    def _part(self, part: str) -> Any:
+        """The part (PARTS) the engine now has, or None."""
+        default = self.routes.default
+        return {"encoder": self.encoder, "index": default.index, "abbreviations": self.abbreviation_detector,
+                "sieve": default.sieve, "concept_scorer": default.concept_scorer, "reranker": self._reranker}[part]
+
+    def _part_blocks(self, given: Optional[Dict[str, Any]]) -> Dict[str, Optional[dict]]:
+        """Each part's config block: one that names itself, else `given`'s or
+        the engine's own; None where the engine has no such part."""
+        blocks = {}
+        for part in PARTS:
+            live = self._part(part)
+            block = getattr(live, "config_block", None) or (given or {}).get(part) or self._blocks.get(part)
+            blocks[part] = block if live is not None and isinstance(block, dict) else None
+        return blocks
 
     def load(
         self, path: Union[str, Path], exclude: Iterable[str] = (), config_block: Optional[dict] = None,
         config_file_block: Optional[dict] = None,
     ) -> Dict[str, Any]:
-        """Read what `save` wrote; returns the settings loading changed
+        """Read what `to_disk` wrote into this engine; returns the settings loading changed
         (the saved lambda, or a threshold of an older scale), which a pipe
         writes into its config. `config_block`: the pipe's block of its
         pipeline's config; `config_file_block`: its block of the config.cfg
         beside the save; both checked against the settings the state was saved under."""
-        self._nil_rules = None  # a change failing midway leaves no stale threshold
-        changed = load_state(self, path, exclude, config_block, config_file_block)
-        # After a threshold saved on the old scale was moved onto [0, 1].
-        self._settings.check_threshold_scale(self.name, reranked=self._reranker is not None)
-        self._vocabularies_changed()
+        with self._changing():
+            changed = load_state(self, path, exclude, config_block, config_file_block)
+            # After a threshold saved on the old scale was moved onto [0, 1].
+            self._settings.check_threshold_scale(self.name, reranked=self._reranker is not None)
         return changed
 
     def to_bytes(self, exclude: Iterable[str] = ()) -> bytes:
-        """The files `save` writes, packed with msgpack (no pickle)."""
+        """The files `to_disk` writes, packed with msgpack (no pickle)."""
         self._ready_to_save()
         return pack_state(self, exclude)
 
@@ -539,11 +588,10 @@ class LinkingEngine:
         self, data: bytes, exclude: Iterable[str] = (), config_block: Optional[dict] = None
     ) -> Dict[str, Any]:
         """Read what `to_bytes` packed; returns the settings it changed, as `load` does."""
-        self._nil_rules = None  # a change failing midway leaves no stale threshold
-        changed = unpack_state(self, data, exclude, config_block)
-        # After a threshold saved on the old scale was moved onto [0, 1].
-        self._settings.check_threshold_scale(self.name, reranked=self._reranker is not None)
-        self._vocabularies_changed()
+        with self._changing():
+            changed = unpack_state(self, data, exclude, config_block)
+            # After a threshold saved on the old scale was moved onto [0, 1].
+            self._settings.check_threshold_scale(self.name, reranked=self._reranker is not None)
         return changed
 
     def _ready_to_save(self) -> None:

@@ -198,19 +198,23 @@ def _readers(
 
 
 def save_state(
-    engine: SavedEngine, path: Union[str, Path], exclude: Iterable[str], saved_under: Optional[dict] = None
+    engine: SavedEngine, path: Union[str, Path], exclude: Iterable[str], saved_under: Optional[dict] = None,
+    describe: Optional[Callable[[Path], None]] = None,
 ) -> None:
     """Save `engine` into `path`, replaced whole. `saved_under`: the
     component's block of the pipeline's config.cfg beside it (None: saved
     on its own). nlp.to_disk writes config.cfg before the components: a
     save killed in between leaves the new settings over the old state, so
     the state records the settings it was saved under, and a load refuses
-    any other."""
+    any other. `describe` writes what names the engine's parts (engine.cfg)
+    into the folder, under the same manifest."""
     settings = _bound_settings(saved_under)
     with replaced_atomically(path) as staging:
         for field, write in _writers(engine, settings).items():
             if field not in exclude:
                 write(staging)
+        if describe is not None:
+            describe(staging)
         write_manifest(staging)
 
 

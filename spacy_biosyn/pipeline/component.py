@@ -207,7 +207,7 @@ class BiosynLinker(Pipe):
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:
         """Save all but the `exclude`d fields (linking/state.py); the folder
         is replaced whole, so a save killed midway leaves the previous one."""
-        self.engine.save(path, exclude, saved_under=saved_config_block(path, self.name))
+        self.engine.to_disk(path, exclude, parts=config_block_of(self), saved_under=saved_config_block(path, self.name))
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "BiosynLinker":
         changed = self.engine.load(path, exclude, config_block_of(self), saved_config_block(path, self.name))

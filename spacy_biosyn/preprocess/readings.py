@@ -33,6 +33,7 @@ class MentionPreprocessor:
     def __init__(self, stop_words: Collection[str], corrections: Optional[Dict[str, str]] = None):
         """`stop_words`: a language's, the function words of everyday English
         (everyday_words.py); `corrections`: misspelling -> correction."""
+        self.stop_words = frozenset(stop_words)  # as given: a saved engine keeps them
         self.function_words = function_words(stop_words)
         self.corrections = corrections or {}
 
