@@ -190,10 +190,43 @@ class Sieve(Protocol):
     def __call__(self, text: str, nearest_synonym: Candidate, candidates: List[Candidate]) -> List[Candidate]: ...
 
 
+# Marks the mention in its context; plain characters every tokenizer knows,
+# so any Hugging Face encoder works without new embeddings.
+_OPEN, _CLOSE = "[", "]"
+
+
+class MentionInContext(NamedTuple):
+    """What the cross-encoder reads of a mention: the string the linker
+    ranked (normalized, abbreviations expanded, one part of a composite) and
+    the span as written between its left and right context."""
+
+    mention: str
+    left: str = ""
+    span: str = ""
+    right: str = ""
+
+    @classmethod
+    def in_text(cls, text: str, start: int, end: int, mention: str, window: int) -> "MentionInContext":
+        """The span text[start:end] with up to `window` characters each side,
+        cut at whole words."""
+        left = text[max(0, start - window) : start]
+        right = text[end : end + window]
+        if start - window > 0 and " " in left:
+            left = left.split(" ", 1)[1]
+        if end + window < len(text) and " " in right:
+            right = right.rsplit(" ", 1)[0]
+        return cls(mention, " ".join(left.split()), " ".join(text[start:end].split()), " ".join(right.split()))
+
+    def first_segment(self) -> str:
+        if not self.span:
+            return self.mention
+        return f"{self.mention} ; {self.left} {_OPEN} {self.span} {_CLOSE} {self.right}".strip()
+
+
 @runtime_checkable
 class Reranker(Protocol):
     """Re-scores the first stage's `candidates` best names of each mention
-    read in its context (strategies/reranker.py's MentionInContext)."""
+    read in its context (MentionInContext)."""
 
     candidates: int
     context_chars: int

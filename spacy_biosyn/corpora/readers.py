@@ -9,7 +9,7 @@ from ..errors import CorpusError
 from ..kb.dictionary import Dictionary
 from ..kb.ids import IdPreference, bare_id, split_cuis
 from ..preprocess.text import numbered_lines, text_lines
-from ..strategies.reranker import MentionInContext
+from ..ty import MentionInContext
 from .pubtator_form import mention_field
 
 

@@ -31,7 +31,7 @@ from .index import SPARSE_FILE as _SPARSE_FILE
 from .index import ExactIndex, estimated_bytes
 from .nil_default import NilDefault, nil_default
 from .nil_model import NilModel, SparseView, fit_nil_model, training_cases
-from .scoring import perfect_score, tie_order, unit_score
+from .scoring import name_score, perfect_score, tie_order
 from .tfidf import SparseEncoder
 
 # What the vocabulary says of each concept (names as written, types, definitions).
@@ -377,12 +377,11 @@ class NameRanker:
     def _on_unit_scale(self, candidates: Iterable[Tuple[str, Tuple, float]], query: np.ndarray, text: str) -> List[Candidate]:
         """Candidates (or their fields) with scores as users read and
         threshold them, on [0, 1] as scispaCy's and spaCy's are
-        (scoring.unit_score): a name written as the normalized mention
+        (scoring.name_score): a name written as the normalized mention
         `text` scores 1.0 exactly; the order is S's. (The sieve and concept
         scorers work on S itself.)"""
         perfect = perfect_score(query, self.sparse_weight)
-        return [Candidate(name, concepts, 1.0 if name == text and perfect > 0 else unit_score(score, perfect))
-                for name, concepts, score in candidates]
+        return [Candidate(name, concepts, name_score(name, text, score, perfect)) for name, concepts, score in candidates]
 
     def _search(self, index: SearchIndex, dictionary: Dictionary, dense_q, sparse_q, k: int,
                 texts: Optional[List[str]] = None) -> List[List[Candidate]]:

@@ -67,6 +67,13 @@ def unit_score(score: float, perfect: float) -> float:
     return 0.0 if perfect <= 0 else min(1.0, max(0.0, score / perfect))
 
 
+def name_score(name: str, mention: str, score: float, perfect: float) -> float:
+    """A name's S on the unit scale as users read it: a name written as the
+    normalized mention scores 1.0 exactly (float32 sums would give
+    0.9999...), any other unit_score."""
+    return 1.0 if name == mention and perfect > 0 else unit_score(score, perfect)
+
+
 def is_on_unit_scale(threshold: float) -> bool:
     """Whether a threshold lies where unit scores lie."""
     return 0.0 <= threshold <= 1.0

@@ -20,7 +20,7 @@ whose best name is its own text keeps the first stage's order
 (`keep_exact_matches`): training never offers a mention its own text.
 """
 from pathlib import Path
-from typing import TYPE_CHECKING, List, NamedTuple, Optional, Sequence, Union
+from typing import TYPE_CHECKING, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -28,46 +28,13 @@ from ..checks import MOST_IN_A_BATCH, MOST_TOKENS, brief, is_number, is_whole_nu
 from ..encoders.base import DEFAULT_ENCODER_NAME
 from ..encoders.hub import choose_device, load_pretrained, save_pretrained
 from ..parts import CROSS_ENCODER_RERANKER, registry
-from ..ty import Candidate
+from ..ty import Candidate, MentionInContext
 
 if TYPE_CHECKING:
     import torch
 
 # torch and transformers are imported by load(): building a pipeline from its
 # config, or importing the component, stays as light as without a re-ranker.
-
-# Marks the mention in its context; plain characters every tokenizer knows,
-# so any Hugging Face encoder works without new embeddings.
-_OPEN, _CLOSE = "[", "]"
-
-
-class MentionInContext(NamedTuple):
-    """What the cross-encoder reads of a mention: the string the linker
-    ranked (normalized, abbreviations expanded, one part of a composite) and
-    the span as written between its left and right context."""
-
-    mention: str
-    left: str = ""
-    span: str = ""
-    right: str = ""
-
-    @classmethod
-    def in_text(cls, text: str, start: int, end: int, mention: str, window: int) -> "MentionInContext":
-        """The span text[start:end] with up to `window` characters each side,
-        cut at whole words."""
-        left = text[max(0, start - window) : start]
-        right = text[end : end + window]
-        if start - window > 0 and " " in left:
-            left = left.split(" ", 1)[1]
-        if end + window < len(text) and " " in right:
-            right = right.rsplit(" ", 1)[0]
-        return cls(mention, " ".join(left.split()), " ".join(text[start:end].split()), " ".join(right.split()))
-
-    def first_segment(self) -> str:
-        if not self.span:
-            return self.mention
-        return f"{self.mention} ; {self.left} {_OPEN} {self.span} {_CLOSE} {self.right}".strip()
-
 
 def is_exact_match(mention: MentionInContext, candidates: Sequence[Candidate]) -> bool:
     """Whether the first stage's best name is the mention's own text."""

@@ -36,8 +36,8 @@ from ..kb.dictionary import Dictionary
 from ..kb.ids import bare_id, split_cuis
 from ..names import PIPE_NAME
 from ..pipeline.configure import configure_linker
-from ..strategies.reranker import CrossEncoderReranker, MentionInContext, combined_scores
-from ..ty import Candidate
+from ..strategies.reranker import CrossEncoderReranker, combined_scores
+from ..ty import Candidate, MentionInContext
 from .common import RunLog, required_path, start_output
 from .objectives import marginal_nll
 

@@ -42,7 +42,7 @@ _CTD_FILES = {
 _CTD_FIRST_COLUMNS = {file.first_column: format for format, file in _CTD_FILES.items()}
 
 
-def _ctd_kind(path: Path) -> Optional[str]:
+def ctd_kind(path: Path) -> Optional[str]:
     """"medic" or "ctd-chemicals" for a CTD file, by the columns its
     `# Fields:` header names; None for any other file."""
     header = []
@@ -57,7 +57,7 @@ def _ctd_kind(path: Path) -> Optional[str]:
 
 def _check_ctd_kind(path: Path, wanted: str) -> None:
     """Refuse the other CTD file than the `wanted` one, naming the format to read it as."""
-    found = _ctd_kind(path)
+    found = ctd_kind(path)
     if found not in (None, wanted):
         raise DictionaryError(
             f"{path} is {_CTD_FILES[found].said}, not the file a {wanted} reader reads: read it as {found} "

@@ -20,7 +20,7 @@ from ..parts import (
 from ..preprocess.text import numbered_lines
 from .biosyn import read_biosyn
 from .common import PathLike, VocabularyReader
-from .ctd import _ctd_kind, read_ctd_chemicals, read_medic
+from .ctd import ctd_kind, read_ctd_chemicals, read_medic
 from .mesh import read_mesh
 from .obo import read_obo
 from .scispacy_kb import read_scispacy_kb
@@ -68,7 +68,7 @@ def detect_format(source: PathLike) -> str:
     """The format of a vocabulary file: CTD's by the columns its header
     names, others by the file's name, else by its first line."""
     path = cached_path(source)
-    ctd = _ctd_kind(path)
+    ctd = ctd_kind(path)
     if ctd is not None:
         return ctd
     name = path.name.lower().removesuffix(".gz")

@@ -17,7 +17,8 @@ from spacy.util import load_config
 
 from spacy_biosyn import configure_linker
 from spacy_biosyn.errors import MismatchError
-from spacy_biosyn.strategies.reranker import CrossEncoderReranker, MentionInContext, combined_scores
+from spacy_biosyn.strategies.reranker import CrossEncoderReranker, combined_scores
+from spacy_biosyn.ty import MentionInContext
 from spacy_biosyn.training import marginal_nll
 from spacy_biosyn.training.reranking import train_reranker
 from spacy_biosyn.ty import Candidate
