@@ -16,7 +16,7 @@ def evaluate(
         ..., exists=True, help="A saved spaCy pipeline; with --end-to-end also its predictions as PubTator (a file, or a link-corpus folder)"
     ),
     queries: Path = typer.Argument(
-        ..., exists=True, help="Folder of BioSyn .concept files, or a PubTator file"
+        ..., exists=True, help="Folder of BioSyn .concept files, or a PubTator file (--end-to-end: or a folder of them)"
     ),
     dictionary: Optional[Path] = typer.Option(
         None, exists=True, dir_okay=False, help="Re-index against this dictionary first"
@@ -73,7 +73,10 @@ def _evaluate_end_to_end(
 ) -> None:
     """Score a pipeline run on the gold abstracts, or its predictions saved
     as PubTator (a file, or a link-corpus folder of PubTator shards); IDs
-    compare through `namespaces`, by default a pipeline's own."""
+    compare through `namespaces`, by default a pipeline's own. `pubtator`
+    may be a folder: each of its files is scored on its own (the project's
+    pooled datasets, text of other guidelines), and `output` holds each
+    file's metrics by its name."""
     import spacy
 
     from ..corpora.readers import read_pubtator
@@ -83,9 +86,10 @@ def _evaluate_end_to_end(
     from ..kb.namespaces import recognized_namespaces
     from ..pipeline.configure import configure_linker
 
-    if not is_pubtator(pubtator):
-        msg.fail(f"{pubtator}: --end-to-end takes a PubTator file", exits=1)
-    documents = read_pubtator(pubtator)
+    files = sorted(f for f in pubtator.iterdir() if is_pubtator(f)) if pubtator.is_dir() else [pubtator]
+    if not pubtator.is_dir() and not is_pubtator(pubtator):
+        msg.fail(f"{pubtator}: --end-to-end takes a PubTator file, or a folder of them", exits=1)
+    nlp = predictions = None
     if (pipeline_dir / "config.cfg").exists():
         check_pipeline(pipeline_dir, gold_spans=False, instead="give a pipeline with an NER (assemble one), or "
                        "score its linker on the gold spans: evaluate without --end-to-end")
@@ -93,23 +97,35 @@ def _evaluate_end_to_end(
         if namespaces is not None:
             configure_linker(nlp, id_namespaces=namespaces)
         namespaces = nlp.get_pipe(PIPE_NAME).engine.score_namespaces()
-        examples = linked_examples(nlp, documents, label_map)
     else:
         try:
             predictions = saved_predictions(pipeline_dir)
         except CorpusError as error:
             msg.fail(str(error), exits=1)
-        examples = predicted_examples(spacy.blank("en"), predictions, documents, label_map)
-        if namespaces is None:  # the predictions' ID systems stand for their vocabulary's
-            namespaces = recognized_namespaces(
+    results = {}
+    for file in files:
+        documents = read_pubtator(file)
+        if nlp is not None:
+            examples = linked_examples(nlp, documents, label_map)
+            file_namespaces = namespaces
+        else:
+            examples = predicted_examples(spacy.blank("en"), predictions, documents, label_map)
+            # the predictions' ID systems stand for their vocabulary's
+            file_namespaces = namespaces if namespaces is not None else recognized_namespaces(
                 part for eg in examples for span in eg.predicted.ents if span._.cui for part in span._.cui.split("|")
             )
-    metrics = end_to_end_scores(examples, labels.split(",") if labels else None, id_namespaces=namespaces)
-    rows = [("all", metrics), *metrics["per_type"].items()]
-    keys = [f"{task}_{m}" for task in END_TO_END_TASKS for m in "prf"]
-    msg.table([(label, *(f"{100 * scores[k]:.2f}" for k in keys)) for label, scores in rows], header=("label", *keys))
-    msg.info(f"{metrics['n_docs']} documents")
-    _write(metrics, output)
+        metrics = end_to_end_scores(examples, labels.split(",") if labels else None, id_namespaces=file_namespaces)
+        rows = [("all", metrics), *metrics["per_type"].items()]
+        keys = [f"{task}_{m}" for task in END_TO_END_TASKS for m in "prf"]
+        if pubtator.is_dir():
+            msg.divider(file.name)
+        msg.table([(label, *(f"{100 * scores[k]:.2f}" for k in keys)) for label, scores in rows],
+                  header=("label", *keys))
+        msg.info(f"{metrics['n_docs']} documents")
+        results[file.name] = metrics
+    if pubtator.is_dir() and not files:
+        msg.info(f"{pubtator} holds no PubTator file: nothing to score")
+    _write(results if pubtator.is_dir() else results[pubtator.name], output)
 
 
 def _write(metrics: dict, output: Optional[Path]) -> None:

@@ -342,6 +342,23 @@ def test_evaluate_end_to_end_runs_the_pipelines_own_ner(tmp_path, tiny_encoder, 
     # the ruler finds breast cancer (right) and gout (not gold); it misses ovarian cancer
     assert (metrics["ents_p"], metrics["ents_r"], metrics["link_p"], metrics["link_r"]) == (0.5, 0.5, 0.5, 0.5)
     assert set(metrics) >= {"ents_f", "link_f", "doc_p", "doc_r", "doc_f", "n_docs", "per_type"}
+    # a folder of corpora (the project's pooled datasets): each file scored on its own, by its name
+    (tmp_path / "pool").mkdir()
+    corpus.rename(tmp_path / "pool" / "ncbi-disease.PubTator.txt")
+    (tmp_path / "pool" / "other.PubTator.txt").write_text(
+        "2|t|gout\n2|a|\n2\t0\t4\tgout\tDisease\tD006073\n")
+    result = CliRunner().invoke(app, ["evaluate", str(tmp_path / "pipeline"), str(tmp_path / "pool"), "--end-to-end",
+                                      "--output", str(tmp_path / "pooled.json")])
+    assert result.exit_code == 0, result.output
+    pooled = json.loads((tmp_path / "pooled.json").read_text())
+    assert sorted(pooled) == ["ncbi-disease.PubTator.txt", "other.PubTator.txt"]
+    assert pooled["ncbi-disease.PubTator.txt"]["ents_p"] == 0.5 and pooled["other.PubTator.txt"]["ents_f"] == 1.0
+    # nothing pooled: nothing scored, said, and an empty record
+    (tmp_path / "empty").mkdir()
+    result = CliRunner().invoke(app, ["evaluate", str(tmp_path / "pipeline"), str(tmp_path / "empty"), "--end-to-end",
+                                      "--output", str(tmp_path / "none.json")])
+    assert result.exit_code == 0 and "holds no PubTator file" in result.output
+    assert json.loads((tmp_path / "none.json").read_text()) == {}
 
 
 def test_tune_nil_leaves_an_ner_false_positive_unlinked_and_saves_the_threshold(tmp_path, tiny_encoder, disease_dictionary):
