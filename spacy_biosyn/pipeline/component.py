@@ -207,7 +207,11 @@ class BiosynLinker(Pipe):
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:
         """Save all but the `exclude`d fields (linking/state.py); the folder
         is replaced whole, so a save killed midway leaves the previous one."""
-        self.engine.to_disk(path, exclude, parts=config_block_of(self), saved_under=saved_config_block(path, self.name))
+        saved_under = saved_config_block(path, self.name)
+        # The blocks that name its parts, for engine.cfg: its pipeline's, else those nlp.to_disk just wrote
+        # (a pipe sourced into another pipeline, as assemble does).
+        parts = config_block_of(self) or saved_under or {}
+        self.engine.to_disk(path, exclude, parts=parts, saved_under=saved_under)
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "BiosynLinker":
         changed = self.engine.load(path, exclude, config_block_of(self), saved_config_block(path, self.name))
