@@ -26,7 +26,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 import spacy
 from spacy.tokens import Doc, Span
 
-from spacy_biosyn.corpus_linking.text_sources import Document
+from spacy_biosyn.corpora.documents import Document
 from spacy_biosyn.ner.tokenizer import add_biomedical_rules
 
 CATEGORIES = ("documents", "spans", "dictionaries", "corpora", "configs", "texts", "outputs")

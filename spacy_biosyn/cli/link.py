@@ -13,6 +13,8 @@ from .common import _cell, _load_pipeline, app
 if TYPE_CHECKING:
     from spacy.language import Language
 
+    from ..linking.engine import LinkingEngine
+
 
 @app.command()
 def link(
@@ -29,20 +31,21 @@ def link(
     best name, as link-corpus writes its rows. With --mentions, link mention
     strings ("breast cancer", "BRCA1-associated tumours"), each as a whole
     entity, as BioSyn's inference.py --mention does."""
-    from ..corpus_linking.output import ROW_FIELDS, ConceptNames, document_rows, mention_rows
-    from ..corpus_linking.text_sources import Document
-    from ..corpus_linking.worker import check_pipeline
-    from ..corpus_linking.writers import json_line
+    from ..linking.rows import ROW_FIELDS, json_line, mention_rows
     from ..preprocess.text import without_lone_surrogates
 
     if mentions:
         # A line ends at "\n" alone: str.splitlines() would also cut a mention at U+2028, U+0085, \x1c...
         given = texts or [line.removesuffix("\r") for line in _standard_input().split("\n") if line.strip()]
         try:
-            rows = mention_rows(_load_pipeline(pipeline_dir), [without_lone_surrogates(t) for t in given])
+            rows = mention_rows(_open_engine(pipeline_dir), [without_lone_surrogates(t) for t in given])
         except ValueError as error:
             msg.fail(str(error), exits=1)
     else:
+        from ..corpus_linking.output import concept_names, document_rows
+        from ..corpora.documents import Document
+        from ..corpus_linking.worker import check_pipeline
+
         if texts and len(texts) > 1:
             raise typer.BadParameter(f"{len(texts)} texts: give one (quoted), or mention strings with --mentions",
                                      param_hint="TEXTS")
@@ -51,7 +54,7 @@ def link(
         text = without_lone_surrogates(texts[0] if texts else _standard_input())
         nlp = _load_pipeline(pipeline_dir)
         _check_length(nlp, text)
-        rows = document_rows(Document("text", text, None), nlp(text), None, ConceptNames(nlp))
+        rows = document_rows(Document("text", text, None), nlp(text), None, concept_names(nlp))
     if json_output:
         for row in rows:
             sys.stdout.write(json_line({k: row[k] for k in ROW_FIELDS}))
@@ -62,6 +65,20 @@ def link(
         for row in rows
     ]
     msg.table(table, header=("start", "end", "mention", "label", "ID", "score", "concept (name matched)"), divider=True)
+
+
+def _open_engine(pipeline_dir: Path) -> "LinkingEngine":
+    """The pipeline's linking engine, opened from its engine.cfg without
+    spaCy; a pipeline saved before engines named their parts is loaded whole."""
+    from ..names import PIPE_NAME
+    from ..pipeline.saved_engine import has_saved_engine, open_saved_engine
+
+    if has_saved_engine(pipeline_dir):
+        return open_saved_engine(pipeline_dir)
+    nlp = _load_pipeline(pipeline_dir)
+    if PIPE_NAME not in nlp.pipe_names:
+        raise ValueError(f"the pipeline has no {PIPE_NAME} (its pipes: {', '.join(nlp.pipe_names) or 'none'})")
+    return nlp.get_pipe(PIPE_NAME).engine
 
 
 def _id_cell(row: dict) -> str:

@@ -19,7 +19,8 @@ from typing import Callable, Dict, Iterable, List, Optional
 from ..corpora.readers import Annotation
 from ..errors import CorpusError
 from .output import write_shard
-from .text_sources import Document, Shard
+from ..corpora.documents import Document
+from .text_sources import Shard
 from .worker import RunSettings, ShardLinker, peak_rss, shard_stats, workers_die_with_this_process
 
 ENGINES = ("local", "ray", "dask")

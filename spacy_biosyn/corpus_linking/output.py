@@ -18,11 +18,11 @@ from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
+from ..corpora.documents import Document
 from ..errors import CorpusError
-from ..linking.links import link_score
+from ..linking.links import SpanLinks
+from ..linking.rows import ConceptNames, link_row
 from ..names import PIPE_NAME
-from ..pipeline.configure import configure_linker
-from .text_sources import Document
 from .writers import SUFFIXES, write_rows
 
 # Named as pyarrow and pandas skip it, so the folder reads as one dataset:
@@ -36,10 +36,6 @@ _PARTIAL = ".shard-*.tmp-*"
 _OWN_EXTRA = ("_input", DELETED, f".{DELETED}.tmp-*", f".{MANIFEST}.tmp-*", _PARTIAL)
 # What file browsers and network file systems leave in any folder.
 _SYSTEM_FILES = (".DS_Store", "Thumbs.db", "desktop.ini", ".nfs*")
-# A row's fields that `link --json` and the service answer with, in their order.
-ROW_FIELDS = ("start", "end", "text", "label", "id", "score", "nil_reason", "nil_best", "ties", "candidates")
-
-
 class GoldSpan(NamedTuple):
     start: int
     end: int
@@ -48,109 +44,28 @@ class GoldSpan(NamedTuple):
     id: str
 
 
-class ConceptNames:
-    """Each concept's canonical name, as the vocabulary that links spans of
-    a label writes it (`linker.kb_for(label)`), each knowledge base made once."""
-
-    def __init__(self, nlp: Language):
-        self._linker = nlp.get_pipe(PIPE_NAME) if PIPE_NAME in nlp.pipe_names else None
-        self._kbs: Dict[str, object] = {}
-
-    def __call__(self, label: str, cui: str) -> Optional[str]:
-        if self._linker is None:
-            return None
-        if label not in self._kbs:
-            try:
-                self._kbs[label] = self._linker.kb_for(label)
-            except ValueError:  # no vocabulary links this label
-                self._kbs[label] = None
-        kb = self._kbs[label]
-        try:
-            return None if kb is None else kb.cui_to_entity[cui].canonical_name
-        except KeyError:
-            return None
+def concept_names(nlp: Language) -> ConceptNames:
+    """The canonical names of the concepts the pipeline's linker links to (none without one)."""
+    return ConceptNames(nlp.get_pipe(PIPE_NAME).engine if PIPE_NAME in nlp.pipe_names else None)
 
 
 def document_rows(document: Document, doc: Doc, gold: Optional[Sequence[GoldSpan]], names: ConceptNames) -> List[dict]:
-    """A row per entity: its file, character offsets, text, label,
-    `span._.cui`, its link score (what nil_threshold compares), why it is
-    NIL (`span._.nil_reason`) and what it would have linked to (`span._.nil_best`),
-    the concepts that share its best name and
-    the rule that chose (`span._.ties`), and the ranked concepts of `span._.kb_ents`
-    with the name that matched best and their canonical name (`names`). With gold
-    spans, each row holds the gold ID of the span at the same offsets, and
-    a gold span the pipeline dropped (drop_nil) is still a row, with no ID."""
+    """A row per entity (linking/rows.py), with its file and document; with
+    gold spans, each row holds the gold ID of the span at the same offsets,
+    and a gold span the pipeline dropped (drop_nil) is still a row, with no ID."""
     gold_ids = {(g.start, g.end): g.id for g in gold or ()}
-    rows = []
-    for span in doc.ents:
-        score = link_score(span._.parts) if span._.cui else None
-        rows.append(_row(document, span.start_char, span.end_char, span.text, span.label_, span._.cui, score,
-                         span._.nil_reason, _nil_best(span, names),
-                         [{"ids": list(tie.ids), "rule": tie.rule} for tie in span._.ties],
-                         gold_ids.pop((span.start_char, span.end_char), None), _ranked_concepts(span, names)))
-    dropped = [g for g in gold or () if (g.start, g.end) in gold_ids]
-    rows.extend(_row(document, g.start, g.end, g.text, g.label, None, None, None, None, [], g.id, []) for g in dropped)
+    rows = [link_row(document.file, document.id, span.start_char, span.end_char, span.text, span.label_,
+                     _span_links(span), gold_ids.pop((span.start_char, span.end_char), None), names)
+            for span in doc.ents]
+    rows.extend(link_row(document.file, document.id, g.start, g.end, g.text, g.label, None, g.id, names)
+                for g in gold or () if (g.start, g.end) in gold_ids)
     return sorted(rows, key=lambda row: (row["start"], row["end"]))
 
 
-def mention_rows(nlp: Language, mentions: Sequence[str]) -> List[dict]:
-    """A row for each mention string, linked as one entity of a label the
-    linker serves by the pipeline's linker alone (its NER is not run), NIL
-    ones too, as BioSyn's inference.py --mention links them; an empty
-    mention gives no row."""
-    return [row for rows in rows_per_mention(nlp, mentions) for row in rows]
-
-
-def rows_per_mention(nlp: Language, mentions: Sequence[str]) -> List[List[dict]]:
-    """`mention_rows`, each mention's rows (one, or none for an empty one) apart."""
-    if PIPE_NAME not in nlp.pipe_names:
-        raise ValueError(f"the pipeline has no {PIPE_NAME} (its pipes: {', '.join(nlp.pipe_names) or 'none'})")
-    linker = nlp.get_pipe(PIPE_NAME)
-    label = (linker.settings.dictionary_labels or ["ENTITY"])[0]
-    docs = []
-    for mention in mentions:
-        doc = nlp.make_doc(mention)
-        doc.ents = [Span(doc, 0, len(doc), label=label)] if len(doc) else []
-        docs.append(doc)
-    drop_nil = linker.drop_nil
-    names = ConceptNames(nlp)
-    configure_linker(nlp, drop_nil=False)  # a row for every mention; the pipeline's own setting is put back
-    try:
-        return [document_rows(Document("mention", mention, None), doc, None, names)
-                for mention, doc in zip(mentions, linker.pipe(docs))]
-    finally:
-        configure_linker(nlp, drop_nil=drop_nil)
-
-
-def _row(document: Document, start, end, text, label, cui, score, nil_reason, nil_best, ties, gold_id,
-         candidates) -> dict:
-    return {
-        "file": document.file, "doc_id": document.id, "start": start, "end": end, "text": text, "label": label,
-        "id": cui, "score": score, "nil_reason": nil_reason, "nil_best": nil_best, "ties": ties, "gold_id": gold_id,
-        "candidates": candidates,
-    }
-
-
-def _nil_best(span: Span, names: ConceptNames) -> Optional[dict]:
-    """What a NIL span would have linked to, its link score and the
-    concept's name (one concept's; a composite's IDs are joined)."""
-    if span._.nil_best is None:
-        return None
-    cui, score = span._.nil_best
-    return {"id": cui, "concept_name": None if "|" in cui else names(span.label_, cui), "score": float(score)}
-
-
-def _ranked_concepts(span: Span, names: ConceptNames) -> List[dict]:
-    # "name" is the concept's best-scored name, the one the mention matched
-    # (lower-cased, as searched); "concept_name" what the vocabulary calls it.
-    # kb_ents give a bare ID the namespace id_namespaces declares
-    # (MESH:D001943); the names know it bare.
-    matched: Dict[str, str] = {}
-    for candidate in span._.candidates:
-        for ids in candidate.concepts:
-            matched.setdefault(ids[0], candidate.name)
-    return [{"id": cui, "name": matched.get(cui) or matched.get(cui.partition(":")[2], ""),
-             "concept_name": names(span.label_, cui), "score": float(score)} for cui, score in span._.kb_ents]
+def _span_links(span: Span) -> SpanLinks:
+    """What the linker set on a span, as the engine gave it."""
+    return SpanLinks(span._.parts, span._.candidates, span._.kb_ents, span._.cui, span._.concept_ids,
+                     span._.nil_reason, tuple(span._.ties), span._.nil_best)
 
 
 def shard_path(folder: Path, index: int, format: str) -> Path:

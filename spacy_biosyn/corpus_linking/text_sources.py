@@ -18,6 +18,7 @@ from itertools import count, islice
 from pathlib import Path
 from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 
+from ..corpora.documents import Document
 from ..corpora.medline import Citation, is_medline_xml, iter_medline
 from ..corpora.readers import Annotation, iter_pubtator
 from ..errors import BiosynError, CorpusError
@@ -32,17 +33,6 @@ _UNANNOTATED = {"medline-xml", "jsonl", "parquet", "text"}
 # What is read of a .xml file to tell MEDLINE from BioC by its root: NLM's
 # prolog is two lines, and comments before the root may be long.
 _XML_HEAD_BYTES = 2**16
-
-
-class Document(NamedTuple):
-    id: str
-    text: str
-    # Gold spans, where the format holds them (PubTator, BioC); None otherwise.
-    annotations: Optional[List[Annotation]]
-    # The input file it was read from: ids are unique within a file only.
-    file: str = ""
-    # Where a PubTator document's title ends, for a PubTator output to write it on its own line.
-    title_end: Optional[int] = None
 
 
 class Shard(NamedTuple):

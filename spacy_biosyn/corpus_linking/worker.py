@@ -23,8 +23,9 @@ from ..corpora.readers import PubTatorDocument
 from ..encoders.hub import import_torch
 from ..errors import CorpusError
 from ..names import PIPE_NAME
-from .output import ConceptNames, GoldSpan, document_rows, write_shard
-from .text_sources import Document, Shard
+from .output import GoldSpan, concept_names, document_rows, write_shard
+from ..corpora.documents import Document
+from .text_sources import Shard
 
 # prctl(PR_SET_PDEATHSIG): the kernel signals a child when its parent dies.
 _PR_SET_PDEATHSIG = 1
@@ -92,7 +93,7 @@ class ShardLinker:
             for runs_onnx in (encoder, *(pipe for _, pipe in self.nlp.pipeline)):
                 if hasattr(runs_onnx, "set_threads"):
                     runs_onnx.set_threads(settings.threads)
-        self.names = ConceptNames(self.nlp)
+        self.names = concept_names(self.nlp)
         # Gold spans replace whatever finds entities: only the linker runs.
         self.disabled = only_the_linker(self.nlp) if settings.gold_spans else []
 

@@ -13,9 +13,10 @@ import re
 from pathlib import Path
 from typing import Dict, List, Sequence
 
+from ..corpora.documents import Document
 from ..corpora.pubtator_form import field_problem, mention_field, pubtator_form
 from ..errors import CorpusError
-from .text_sources import Document
+from ..linking.rows import json_line
 
 OUTPUT_FORMATS = ("parquet", "jsonl", "pubtator", "bioc")
 SUFFIXES = {"parquet": "parquet", "jsonl": "jsonl", "pubtator": "pubtator", "bioc": "xml"}
@@ -25,7 +26,6 @@ BY_ID_ALONE = ("pubtator", "bioc")
 PUBTATOR_NIL = "-1"
 # What XML 1.0 cannot hold; each becomes U+FFFD, one character for one, so offsets stay.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
-_LINE_BREAKS_IN_JSON = re.compile("[\x85\u2028\u2029]")
 
 
 def _schema():
@@ -57,13 +57,6 @@ def write_rows(path: Path, documents: Sequence[Document], rows: Sequence[List[di
             f.writelines(pubtator_block(document, document_rows) for document, document_rows in zip(documents, rows))
     else:
         path.write_text(bioc_xml(documents, rows), encoding="utf-8")
-
-
-def json_line(row: dict) -> str:
-    """A row as one line that every line reader splits alike, for JSONL
-    shards and `link --json`: JSON leaves U+0085, U+2028 and U+2029 raw,
-    which str.splitlines() takes for line breaks, so they are written escaped."""
-    return _LINE_BREAKS_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(row, ensure_ascii=False)) + "\n"
 
 
 def count_rows(path: Path, format: str) -> int:

@@ -29,12 +29,12 @@ from starlette.exceptions import HTTPException
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
+from ..corpora.documents import Document
 from ..corpora.readers import Annotation
-from ..corpus_linking.output import ROW_FIELDS
-from ..corpus_linking.text_sources import Document
 from ..corpus_linking.worker import check_pipeline
 from ..errors import BiosynError
 from ..kb.namespaces import MEDIC_NAMESPACES
+from ..linking.rows import ROW_FIELDS
 from ..names import PIPE_NAME
 from ..pipeline.concept_pages import URL_TEMPLATES
 from ..preprocess.text import without_lone_surrogates

@@ -5,9 +5,9 @@ which only the linker runs), the mention strings of every /link/mentions request
 through one linker call (up to MENTION_BATCH), and each request gets back
 exactly the rows of its own texts or mentions, in order. The event loop
 never runs the pipeline, so it keeps reading requests and answering
-health checks while a batch links; and no two batches run at once, so
-nothing a batch sets on the pipeline (as `rows_per_mention` sets
-drop_nil) is seen by another."""
+health checks while a batch links; and no two batches run at once.
+Mention strings go to the linking engine alone (no Doc, and the pipeline's
+settings untouched: a mention's row is given whether it links or not)."""
 import asyncio
 import logging
 import os
@@ -18,9 +18,10 @@ from typing import List, NamedTuple, Optional, Sequence, Union
 
 from spacy.language import Language
 
-from ..corpus_linking.output import ConceptNames, document_rows, rows_per_mention
-from ..corpus_linking.text_sources import Document
+from ..corpora.documents import Document
+from ..corpus_linking.output import concept_names, document_rows
 from ..corpus_linking.worker import only_the_linker, with_given_spans
+from ..linking.rows import rows_per_mention
 from ..names import PIPE_NAME
 
 # Mentions of several requests linked at once: each is a short doc, and the
@@ -52,7 +53,7 @@ class _Job(NamedTuple):
 class LinkingThread:
     def __init__(self, nlp: Language, batch_texts: int):
         self.nlp = nlp
-        self.names = ConceptNames(nlp)
+        self.names = concept_names(nlp)
         self.batch_texts = batch_texts
         self._jobs: "queue.Queue[Optional[_Job]]" = queue.Queue()
         # A job (or the stop sentinel, None) taken while filling a batch it cannot join.
@@ -136,7 +137,7 @@ class LinkingThread:
         live = [job for job in batch if not job.future.cancelled()]  # a client gone or timed out
         items = [item for job in live for item in job.items]
         if batch[0].kind == "mentions":
-            rows = iter(rows_per_mention(self.nlp, items))
+            rows = iter(rows_per_mention(self.nlp.get_pipe(PIPE_NAME).engine, items))
         elif batch[0].kind == "spans":
             given = [with_given_spans(self.nlp, document) for document in items]
             docs = self.nlp.pipe((doc for doc, _ in given), disable=only_the_linker(self.nlp))
@@ -178,8 +179,9 @@ def warm_up(nlp: Language) -> None:
     lazily (wordfreq, the encoder's session: 2.4 s on the first request
     measured without this). The linker then forgets what it ranked, so no
     answer depends on the warm-up."""
-    rows_per_mention(nlp, ["hereditary cancer"])
-    nlp.get_pipe(PIPE_NAME).engine.clear_caches()
+    engine = nlp.get_pipe(PIPE_NAME).engine
+    rows_per_mention(engine, ["hereditary cancer"])
+    engine.clear_caches()
 
 
 def _settle_from_thread(job: _Job, result, error: Optional[BaseException]) -> None:

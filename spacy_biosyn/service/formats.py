@@ -7,8 +7,9 @@ from typing import List, Optional, Sequence
 
 import mimeparse
 
+from ..corpora.documents import Document
 from ..corpora.pubtator_form import field_problem
-from ..corpus_linking.text_sources import Document, read_documents
+from ..corpus_linking.text_sources import read_documents
 from ..corpus_linking.writers import bioc_xml, pubtator_block
 
 JSON = "application/json"

@@ -1,4 +1,5 @@
 import json
+import os
 import random
 import subprocess
 import sys
@@ -6,7 +7,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from helpers import make_nlp
+from helpers import hiding, make_nlp
 import spacy
 import srsly
 from spacy.util import load_config
@@ -293,6 +294,32 @@ def test_link_mentions_ranks_mention_strings_from_arguments_or_standard_input(tm
     assert piped.exit_code == 0, piped.output
     assert [(row["text"], row["id"]) for row in map(json.loads, piped.output.splitlines())] == [
         ("breast cancer", "D001943"), ("huntington chorea", "D006816")]
+
+
+def test_link_mentions_opens_the_linkers_engine_without_spacy_and_reads_config_cfgs_edits(
+    tmp_path, tiny_encoder, disease_dictionary
+):
+    runner = CliRunner()
+    build = ["build", str(tmp_path / "linker"), "--encoder", tiny_encoder, "--dictionary", disease_dictionary,
+             "--sparse-weight", "10"]
+    assert runner.invoke(app, build).exit_code == 0
+    config = tmp_path / "linker" / "config.cfg"  # an edit the docs allow: top_k, which the engine.cfg says is 5
+    config.write_text(config.read_text().replace("top_k = 5", "top_k = 2"))
+    mentions = ["breast cancer", "Huntington chorea", "the"]
+    loaded = runner.invoke(app, ["link", str(tmp_path / "linker"), "--mentions", "--json", *mentions])
+    assert loaded.exit_code == 0, loaded.output
+    rows = [json.loads(line) for line in loaded.output.splitlines()]
+    assert [row["id"] for row in rows] == ["D001943", "D006816", None] and len(rows[0]["candidates"]) == 2
+    script = hiding("spacy", "thinc") + f"""
+import sys
+from spacy_biosyn.cli import app
+sys.argv = ["spacy_biosyn", "link", {str(tmp_path / "linker")!r}, "--mentions", "--json", *{mentions!r}]
+app()
+"""
+    alone = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                           env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert alone.returncode == 0, alone.stderr[-3000:]
+    assert [json.loads(line) for line in alone.stdout.splitlines()] == rows
 
 
 def test_link_json_names_each_ranked_concept_when_ids_get_a_namespace(tmp_path, tiny_encoder, disease_dictionary):

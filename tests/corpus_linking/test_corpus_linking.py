@@ -515,7 +515,7 @@ def _row(document, start, end, cui="D001943"):
 def test_pubtator_output_reads_back_alike_in_every_pubtator_reader(tmp_path):
     from bioc import pubtator
 
-    from spacy_biosyn.corpus_linking.text_sources import Document
+    from spacy_biosyn.corpora.documents import Document
     from spacy_biosyn.corpus_linking.writers import write_rows
 
     texts = {
@@ -549,7 +549,7 @@ def test_pubtator_output_reads_back_alike_in_every_pubtator_reader(tmp_path):
 
 
 def test_pubtator_and_bioc_output_keep_each_title_and_abstract_byte_for_byte(tmp_path):
-    from spacy_biosyn.corpus_linking.text_sources import Document
+    from spacy_biosyn.corpora.documents import Document
     from spacy_biosyn.corpus_linking.writers import write_rows
 
     title, abstract = "  Breast cancer in carriers. ", " Huntington chorea was absent.\t"
@@ -583,7 +583,7 @@ def test_pubtator_output_of_ncbi_disease_keeps_every_title_and_abstract_line(sha
 
 
 def test_jsonl_rows_are_one_line_each_for_every_line_reader(tmp_path):
-    from spacy_biosyn.corpus_linking.text_sources import Document
+    from spacy_biosyn.corpora.documents import Document
     from spacy_biosyn.corpus_linking.writers import write_rows
 
     document = Document("1", "Breast\u2028cancer\x85and gout\u2029.", None, "in.jsonl")
