@@ -88,15 +88,16 @@ def in_process_rate(pipeline: str, bodies: list, mentions: bool) -> float:
     in one nlp.pipe, or all mentions in one call."""
     import spacy
 
-    from spacy_biosyn.corpus_linking.output import mention_rows
+    from spacy_biosyn.linking.rows import mention_rows
     from spacy_biosyn.service.batching import warm_up
 
     nlp = spacy.load(pipeline)
+    engine = nlp.get_pipe("biosyn_linker").engine
     warm_up(nlp)
-    mention_rows(nlp, [WARM_UP]) if mentions else nlp(WARM_UP)
+    mention_rows(engine, [WARM_UP]) if mentions else nlp(WARM_UP)
     started = time.perf_counter()
     if mentions:  # every body's mentions in one call, as the best a single process given them all can do
-        mention_rows(nlp, [mention for body in bodies for mention in body["mentions"]])
+        mention_rows(engine, [mention for body in bodies for mention in body["mentions"]])
     else:
         list(nlp.pipe(body["text"] for body in bodies))
     return len(bodies) / (time.perf_counter() - started)
