@@ -8,20 +8,16 @@ names them.
 A save goes into a fresh folder swapped in whole (files/storage.py); bytes are the
 same files packed with msgpack.
 """
-import hashlib
-import math
 import re
 import tempfile
 import warnings
-from dataclasses import fields
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Protocol, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, NamedTuple, Optional, Protocol, Union
 
 import srsly
 
 from .. import __version__
 from ..checks import brief, is_weight
-from ..encoders.base import RUNTIME_SETTINGS
 from ..errors import MismatchError, SavedStateError
 from ..files.storage import (
     MANIFEST,
@@ -33,13 +29,12 @@ from ..files.storage import (
     write_manifest,
 )
 from ..preprocess.readings import MentionPreprocessor
-from ..parts import SAME_SAVED_STATE
-from ..search.index import HOLDING_SETTINGS
 from ..search.scoring import UNIT_SCALE, old_scale_factor, unit_from_old_scale
 from ..ty import Reranker
 from .data_sources import DataSources
-from .linker_settings import EDITABLE_SETTINGS, SCISPACY_ALIASES, LinkerSettings
+from .linker_settings import LinkerSettings
 from .routes import Routes
+from .saved_settings import bound_settings, check_config_file, check_loaded_with, same_value, settings_sha256
 
 # The layout of what the component saves: 2 ends with a manifest
 # (files/storage.py) of every file; 1 (or no "format" in cfg) has none, and its
@@ -69,7 +64,7 @@ class SavedEngine(Protocol):
 def _writers(engine: SavedEngine, bound: Optional[dict]) -> Dict[str, Callable[[Path], None]]:
     routes = engine.routes
     # The settings the state is saved under, where a pipeline's config.cfg says.
-    settings = {} if bound is None else {"settings_sha256": _sha256(bound), "bound_settings": bound}
+    settings = {} if bound is None else {"settings_sha256": settings_sha256(bound), "bound_settings": bound}
 
     def write_routes(path: Path) -> None:
         for i, label in enumerate(routes.labels):
@@ -144,8 +139,8 @@ def _readers(
 
     def read_cfg(path: Path) -> None:
         cfg.update(_checked_cfg(path / "cfg"))
-        _check_settings(path, engine.name, cfg.get("settings_sha256"), cfg.get("bound_settings"), file_block)
-        _check_loaded_with(path, engine, cfg.get("bound_settings"), block)
+        check_config_file(path, engine.name, cfg.get("settings_sha256"), cfg.get("bound_settings"), file_block)
+        check_loaded_with(path, engine, cfg.get("bound_settings"), block)
         unsaved = [label for label in routes.labels if label not in cfg["routes"]]
         if unsaved:
             raise MismatchError(
@@ -156,7 +151,7 @@ def _readers(
         # state only, like the synonyms add_synonyms() adds.
         routes.use_labels(cfg["routes"])
         # lambda is what the state was saved with, wherever it is read.
-        if not _same(float(cfg["sparse_weight"]), given.settings.sparse_weight):
+        if not same_value(float(cfg["sparse_weight"]), given.settings.sparse_weight):
             changes["sparse_weight"] = float(cfg["sparse_weight"])
         engine.configure({"sparse_weight": float(cfg["sparse_weight"])}, saved_state=True)
         if cfg.get("score_scale") != UNIT_SCALE:
@@ -208,7 +203,7 @@ def save_state(
     the state records the settings it was saved under, and a load refuses
     any other. `describe` writes what names the engine's parts (engine.cfg)
     into the folder, under the same manifest."""
-    settings = _bound_settings(saved_under)
+    settings = bound_settings(saved_under)
     with replaced_atomically(path) as staging:
         for field, write in _writers(engine, settings).items():
             if field not in exclude:
@@ -317,117 +312,3 @@ def _checked_mapping(path: Path, value_type: type) -> dict:
     ):
         raise SavedStateError(f"{path}: expected an object of {value_type.__name__} values, found {brief(mapping)}")
     return mapping
-
-
-def _bound_settings(block: Optional[dict]) -> Optional[dict]:
-    """The settings the saved state depends on: all but EDITABLE_SETTINGS
-    and scispaCy's names for two of them."""
-    return None if block is None else {
-        key: value for key, value in block.items() if key not in EDITABLE_SETTINGS and key not in SCISPACY_ALIASES
-    }
-
-
-def _sha256(block: dict) -> str:
-    return hashlib.sha256(srsly.json_dumps(block, sort_keys=True).encode("utf-8")).hexdigest()
-
-
-def _check_loaded_with(path: Path, engine: SavedEngine, saved_bound: Optional[dict], block: Optional[dict]) -> None:
-    """Refuse a pipe built with other state-bound settings than the state
-    was saved under, however they came (config.cfg, `spacy.load(path,
-    config=...)`'s overrides, `spacy assemble`): the pipe would report one
-    lambda and score with the saved one, or encode mentions otherwise than
-    its names (an encoder's max_length). `block` is the pipe's config as
-    its pipeline holds it; without one, the engine's settings are compared.
-    The editable ones were checked by the factory like any setting."""
-    if saved_bound is None:
-        return
-    now = _bound_settings(block) if block is not None else {
-        **engine.settings.model_dump(), "linker_name": engine.sources.linker_name
-    }
-    changed = [
-        difference for key in sorted(now) if key not in _LOADED_NOT_GIVEN and key in saved_bound
-        for difference in _differences(key, saved_bound[key], now[key])
-    ]
-    if changed:
-        raise MismatchError(
-            f"{engine.name}: {', '.join(f'{k} = {new!r}' for k, _, new in changed)} given on load, but {path} was built "
-            f"with {', '.join(f'{k} = {old!r}' for k, old, _ in changed)}: the saved names, vectors, tf-idf and lambda "
-            "were made with it. Load it as saved, or rebuild it (python -m spacy_biosyn build, or index); "
-            f"{', '.join(EDITABLE_SETTINGS)}, the encoder's {', '.join(_ENCODER_CHOSEN_ON_LOAD)} and the index's "
-            f"{', '.join(HOLDING_SETTINGS)} may change on load"
-        )
-
-
-# What a load may be given otherwise than saved: the editable settings;
-# the sources initialize() reads, which the saved state replaces (an
-# add_pipe with no dictionary, then from_disk); and the re-ranker, checked
-# when it is read (the saved one, or none saved).
-_LOADED_NOT_GIVEN = (*EDITABLE_SETTINGS, *(f.name for f in fields(DataSources) if f.name != "linker_name"), "reranker")
-
-
-# An encoder's settings a load may choose: where and how it runs; int8
-# weights, which move vectors by batch noise only (the load's probe judges
-# it); and how names added later are encoded.
-_ENCODER_CHOSEN_ON_LOAD = (*RUNTIME_SETTINGS, "quantize", "names_precision")
-
-
-def _differences(key: str, saved: object, now: object) -> List[Tuple[str, object, object]]:
-    """Each setting below `key` whose value differs, as (dotted name, saved,
-    now); an encoder's runtime settings and how an index holds its state
-    may differ, and so may an index's version that only added the latter."""
-    if isinstance(saved, dict) and isinstance(now, dict):
-        # What the save holds: a setting added since has its default, which the save could not name.
-        return [
-            difference for sub in sorted(saved)
-            if not (key == "encoder" and sub in _ENCODER_CHOSEN_ON_LOAD)
-            and not (key == "index" and sub in HOLDING_SETTINGS)
-            for difference in _differences(f"{key}.{sub}", saved[sub], now.get(sub))
-        ]
-    if key == "index.@misc" and SAME_SAVED_STATE.get(saved) == now:
-        return []
-    return [] if _same(saved, now) else [(key, saved, now)]
-
-
-def _same(saved: object, now: object) -> bool:
-    """Equal as JSON writes them (a config's tuple is a saved list), with
-    numbers written with fewer digits alike (a trained lambda, float32, is
-    0.17805761098861694 in the pipe and 0.178057611 in config.cfg)."""
-    if isinstance(saved, (int, float)) and isinstance(now, (int, float)) and not isinstance(now, bool):
-        return math.isclose(saved, now, rel_tol=1e-6)
-    if isinstance(saved, dict) and isinstance(now, dict):
-        return saved.keys() == now.keys() and all(_same(saved[k], now[k]) for k in saved)
-    if isinstance(saved, (list, tuple)) and isinstance(now, (list, tuple)):
-        return len(saved) == len(now) and all(_same(a, b) for a, b in zip(saved, now))
-    return saved == now
-
-
-def _check_settings(
-    path: Path, name: str, saved: Optional[str], saved_bound: Optional[dict], block: Optional[dict]
-) -> None:
-    """Refuse a config.cfg (its component `block`) whose state-bound
-    settings are not those the state was saved under, naming them; the
-    editable ones may differ. Saves before the split hashed the whole
-    block, which still matches."""
-    config_file = path.parent / "config.cfg"
-    bound = _bound_settings(block)
-    if saved is None or block is None or saved in (_sha256(bound), _sha256(block)):
-        return
-    # Saves from before scispaCy's names were editable hashed them among the bound settings.
-    changed = [difference for key in sorted(set(bound) | set(saved_bound or {})) if key not in SCISPACY_ALIASES
-               for difference in _differences(key, (saved_bound or {}).get(key), bound.get(key))]
-    if saved_bound is not None and not changed:
-        return
-    if saved_bound is not None:
-        raise MismatchError(
-            f"{config_file}: [components.{name}] {', '.join(k for k, _, _ in changed)} "
-            f"({'; '.join(f'{old!r} -> {new!r}' for _, old, new in changed)}) "
-            "cannot change in a saved pipeline: the saved names, vectors, tf-idf and lambda were made with them. "
-            "Rebuild the pipeline (python -m spacy_biosyn build, or index for another dictionary), or put them back; "
-            f"{', '.join(EDITABLE_SETTINGS)} may be edited"
-        )
-    raise MismatchError(
-        f"{config_file}'s [components.{name}] is not the block {path} was saved under: a save was "
-        "killed after nlp.to_disk wrote config.cfg (spacy_biosyn.save_pipeline saves all or nothing), "
-        "or the file was edited. Load the pipeline as saved and change settings with "
-        "spacy.load(path, config={...}), then save it again"
-    )
