@@ -7,7 +7,7 @@ from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequenc
 
 from ..errors import CorpusError
 from ..kb.dictionary import Dictionary
-from ..kb.ids import IdPreference, bare_id, split_cuis
+from ..kb.ids import IdPreference, split_cuis
 from ..preprocess.text import numbered_lines, text_lines
 from ..ty import MentionInContext
 from .pubtator_form import mention_field

@@ -8,7 +8,6 @@ without an `identifier`. PubTator carries a text as `pubtator_form` says
 BioC XML as it is, but for the control characters XML cannot hold, written
 as U+FFFD.
 """
-import json
 import re
 from pathlib import Path
 from typing import Dict, List, Sequence
