@@ -19,11 +19,13 @@ def example(shared_data):
     return module
 
 
-def test_the_example_pipeline_saves_the_training_mentions_as_names(example, tiny_encoder, tmp_path):
+def test_the_example_pipeline_saves_the_training_mentions_as_names(example, tiny_encoder, disease_dictionary, tmp_path):
     mention = "abnormal retinal vascular development"  # a training mention, not a MEDIC name
     for training_names in (True, False):
         nlp = spacy.blank("en")
-        nlp.add_pipe("biosyn_linker", config=example.linker_config(example.served_encoder(tiny_encoder), training_names))
+        config = example.linker_config(example.served_encoder(tiny_encoder), training_names)
+        assert config["dictionary"].endswith("train_dictionary.txt")  # MEDIC; a few names stand in for its 72k here
+        nlp.add_pipe("biosyn_linker", config={**config, "dictionary": disease_dictionary})
         nlp.initialize()
         nlp.to_disk(tmp_path / str(training_names))
         saved = spacy.load(tmp_path / str(training_names))
