@@ -75,10 +75,18 @@ def rows_per_mention(engine: "LinkingEngine", mentions: Sequence[str]) -> List[L
     """`mention_rows`, each mention's rows (one, or none for an empty one) apart."""
     label = (engine.settings.dictionary_labels or [MENTION_LABEL])[0]
     names = ConceptNames(engine)
-    given = [mention for mention in mentions if mention.strip()]
-    linked = dict(zip(given, engine.link(given, label if engine.settings.dictionary_labels else None)))
-    return [[link_row("mention", None, 0, len(mention), mention, label, linked[mention], None, names)]
-            if mention.strip() else [] for mention in mentions]
+    spans = [_as_a_span(mention) for mention in mentions if mention]
+    linked = dict(zip(spans, engine.link(spans, label)))
+    return [[link_row("", "mention", 0, len(span), span, label, linked[span], None, names)]
+            if span else [] for span in map(_as_a_span, mentions)]
+
+
+def _as_a_span(mention: str) -> str:
+    """A mention as a span over all of its tokens reads it, as these rows
+    have always given it: a single space after its last word is that
+    word's trailing whitespace, not part of the span; other whitespace is
+    text (a mention of spaces alone is one, linked to nothing)."""
+    return mention[:-1] if len(mention) > 1 and mention[-1] == " " and not mention[-2].isspace() else mention
 
 
 def _nil_best(links: Optional[SpanLinks], label: str, names: ConceptNames) -> Optional[dict]:
