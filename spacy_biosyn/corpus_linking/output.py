@@ -36,6 +36,8 @@ _PARTIAL = ".shard-*.tmp-*"
 _OWN_EXTRA = ("_input", DELETED, f".{DELETED}.tmp-*", f".{MANIFEST}.tmp-*", _PARTIAL)
 # What file browsers and network file systems leave in any folder.
 _SYSTEM_FILES = (".DS_Store", "Thumbs.db", "desktop.ini", ".nfs*")
+
+
 class GoldSpan(NamedTuple):
     start: int
     end: int

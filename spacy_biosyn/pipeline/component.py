@@ -39,10 +39,9 @@ from ..linking.mentions import Mention, MentionBatch
 from ..ty import Abbreviation, Candidate, Reranker
 from .accuracy import UNSCORED_CUIS, link_scores, with_keyed_ids
 from .annotate import annotate_docs
-from .configure import (
-    BoundSetting, RefusedName, Setting, change_setting, config_block_of, record_loaded, saved_config_block,
-)
+from .configure import BoundSetting, RefusedName, Setting, change_setting, config_block_of, record_loaded
 from .extensions import doc_abbreviations, register_extensions
+from .saved_engine import saved_config_block
 
 register_extensions()
 

@@ -8,12 +8,10 @@ saved (spacy.load builds the pipe from its config).
 """
 import warnings
 import weakref
-from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 from spacy.language import Language
 from spacy.pipeline import Pipe
-from confection import Config
 
 from ..linking.linker_settings import (
     KEEP,
@@ -95,20 +93,6 @@ def store_blocks_in_our_names(nlp: Language) -> None:
     package's names (`k` saved as names_searched), the one being built included."""
     if not isinstance(nlp._pipe_configs, _BlocksInOurNames):
         nlp._pipe_configs = _BlocksInOurNames(nlp._pipe_configs)
-
-
-def saved_config_block(component_path: Union[str, Path], name: str) -> Optional[Dict[str, Any]]:
-    """The component's block of the config.cfg of the pipeline saved beside
-    `component_path`, as the file says it; None where there is none (a
-    component saved on its own) or spaCy's config reader refuses the file
-    (spacy.load then reports it)."""
-    config_file = Path(component_path).parent / "config.cfg"
-    if not config_file.is_file():
-        return None
-    try:
-        return Config().from_disk(config_file, interpolate=False).get("components", {}).get(name)
-    except Exception:  # noqa: BLE001: not a config this check can read
-        return None
 
 
 def config_block_of(pipe: Pipe) -> Optional[Dict[str, Any]]:

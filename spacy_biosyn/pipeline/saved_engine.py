@@ -1,9 +1,11 @@
-"""A saved pipeline's linking engine opened without spaCy: what needs no Doc
-(`link --mentions`) opens the linker folder's engine.cfg, then applies the
-editable settings of the pipeline's config.cfg (read by confection, as
-spaCy reads it), since a user may edit them there (docs/saving-and-processes.md)."""
+"""A saved pipeline's linking engine and its block of config.cfg, read
+without spaCy (by confection, as spaCy reads it). What needs no Doc (`link
+--mentions`) opens the linker folder's engine.cfg, then applies the
+editable settings of the pipeline's config.cfg, since a user may edit them
+there (docs/saving-and-processes.md); the pipe checks a load against the
+same block."""
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Optional, Union
 
 from confection import Config
 
@@ -23,19 +25,31 @@ def open_saved_engine(pipeline_dir: Path, name: str = PIPE_NAME) -> LinkingEngin
     """The engine of the pipeline's linker `name`, with config.cfg's edits."""
     pipeline_dir = Path(pipeline_dir)
     engine = LinkingEngine.from_disk(pipeline_dir / name)
-    engine.configure(_edited_settings(pipeline_dir / "config.cfg", name))
+    engine.configure(_edited_settings(pipeline_dir, name))
     return engine
 
 
-def _edited_settings(config_file: Path, name: str) -> Dict[str, Any]:
+def _edited_settings(pipeline_dir: Path, name: str) -> Dict[str, Any]:
     """The editable settings config.cfg's block of `name` gives, scispaCy's names read as ours."""
-    if not config_file.is_file():
+    block = saved_config_block(pipeline_dir / name, name)
+    if block is None:
+        if (pipeline_dir / "config.cfg").is_file():
+            raise SavedStateError(f"{pipeline_dir / 'config.cfg'} is not a config file spaCy reads, "
+                                  f"or has no [components.{name}] block")
         return {}
-    try:
-        block = Config().from_disk(config_file).get("components", {}).get(name)
-    except Exception as error:  # noqa: BLE001: confection raises configparser's many errors
-        raise SavedStateError(f"{config_file} is not a config file spaCy reads: {error}") from None
-    if not isinstance(block, dict):
-        raise SavedStateError(f"{config_file} has no [components.{name}] block")
     given = from_scispacy(name, block)
     return {key: given[key] for key in EDITABLE_SETTINGS if key in given}
+
+
+def saved_config_block(component_path: Union[str, Path], name: str) -> Optional[Dict[str, Any]]:
+    """The component's block of the config.cfg of the pipeline saved beside
+    `component_path`, as the file says it; None where there is none (a
+    component saved on its own) or spaCy's config reader refuses the file
+    (spacy.load then reports it)."""
+    config_file = Path(component_path).parent / "config.cfg"
+    if not config_file.is_file():
+        return None
+    try:
+        return Config().from_disk(config_file, interpolate=False).get("components", {}).get(name)
+    except Exception:  # noqa: BLE001: not a config this check can read
+        return None
