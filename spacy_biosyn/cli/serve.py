@@ -8,16 +8,13 @@ from typing import List
 import typer
 from wasabi import msg
 
-from ..service.limits import LOOPBACK_HOSTS, RANGES, ServiceLimits
+from ..service.limits import LIMITS, LOOPBACK_HOSTS
 from .common import app
 
-_PIPELINE, _LIMITS = "SPACY_BIOSYN_SERVE_PIPELINE", "SPACY_BIOSYN_SERVE_LIMITS"
-_DEFAULT = ServiceLimits()
 
-
-def _range(name: str) -> dict:
-    least, most = RANGES[name]
-    return {"min": least, "max": most}
+def _limit(name: str, help: str):
+    default, least, most = LIMITS[name]
+    return typer.Option(default, min=least, max=most, help=help)
 
 
 def _host(value: str) -> str:
@@ -38,31 +35,33 @@ def serve(
                                             "any elsewhere"),
     cors_origins: List[str] = typer.Option([], "--cors-origin", help="A web origin whose pages may read the answers "
                                            "(repeat it); none by default"),
-    max_body_bytes: int = typer.Option(_DEFAULT.max_body_bytes, **_range("max_body_bytes"), help="The largest request body"),
-    max_text_chars: int = typer.Option(_DEFAULT.max_text_chars, **_range("max_text_chars"), help="The longest text (nlp.max_length caps it too)"),
-    max_texts: int = typer.Option(_DEFAULT.max_texts, **_range("max_texts"), help="Texts or documents in one request"),
-    max_mentions: int = typer.Option(_DEFAULT.max_mentions, **_range("max_mentions"), help="Mention strings in one request"),
-    request_timeout: float = typer.Option(_DEFAULT.request_timeout_s, **_range("request_timeout_s"), help="Seconds from a request's first byte to its answer"),
-    batch_texts: int = typer.Option(_DEFAULT.batch_texts, **_range("batch_texts"), help="Texts of concurrent requests linked in one nlp.pipe call"),
+    max_body_bytes: int = _limit("max_body_bytes", "The largest request body"),
+    max_text_chars: int = _limit("max_text_chars", "The longest text (nlp.max_length caps it too)"),
+    max_texts: int = _limit("max_texts", "Texts or documents in one request"),
+    max_mentions: int = _limit("max_mentions", "Mention strings in one request"),
+    request_timeout: float = _limit("request_timeout_s", "Seconds from a request's first byte to its answer"),
+    batch_texts: int = _limit("batch_texts", "Texts of concurrent requests linked in one nlp.pipe call"),
 ) -> None:
     """Serve a pipeline: POST /link (text, PubTator or BioC XML in and out),
     POST /link/mentions, GET /health, GET /info, GET /openapi.json, and a
     page at / that shows each entity's concept and candidates. Needs the
     `serve` extra: pip install "spacy-biosyn\\[serve]"."""
     try:
-        import fastapi  # noqa: F401  (the workers' app; missing, each worker would fail with a traceback)
         import uvicorn
+
+        # the workers' app; missing, each worker would fail with a traceback
+        from ..service.app import PIPELINE_VARIABLE
+        from ..service.settings import ServiceSettings
     except ImportError as error:
         msg.fail(f'serving needs the serve extra ({error.name} is missing): pip install "spacy-biosyn[serve]"', exits=1)
     _check_free(host, port)  # before any worker spends its start loading the pipeline
-    limits = ServiceLimits(max_body_bytes=max_body_bytes, max_text_chars=max_text_chars, max_texts=max_texts,
-                           max_mentions=max_mentions, request_timeout_s=request_timeout, batch_texts=batch_texts,
-                           allowed_hosts=tuple(allowed_hosts) or (LOOPBACK_HOSTS if _is_loopback(host) else ("*",)),
-                           cors_origins=tuple(cors_origins))
+    settings = ServiceSettings(max_body_bytes=max_body_bytes, max_text_chars=max_text_chars, max_texts=max_texts,
+                               max_mentions=max_mentions, request_timeout_s=request_timeout, batch_texts=batch_texts,
+                               allowed_hosts=tuple(allowed_hosts) or (LOOPBACK_HOSTS if _is_loopback(host) else ("*",)),
+                               cors_origins=tuple(cors_origins))
     # Each worker process builds its app from these (uvicorn starts workers by spawning, not forking).
-    os.environ[_PIPELINE] = str(pipeline_dir.resolve())
-    os.environ[_LIMITS] = limits.model_dump_json()
-    uvicorn.run("spacy_biosyn.cli.serve:app_from_environment", factory=True, host=host, port=port, workers=workers,
+    os.environ.update({PIPELINE_VARIABLE: str(pipeline_dir.resolve()), **settings.as_environment()})
+    uvicorn.run("spacy_biosyn.service.app:app_from_settings", factory=True, host=host, port=port, workers=workers,
                 log_level="info", timeout_graceful_shutdown=int(request_timeout) + 1)
 
 
@@ -85,9 +84,3 @@ def _check_free(host: str, port: int) -> None:
         msg.fail(f"cannot listen on {host}:{port} ({error.strerror or error}): is another server there? "
                  "Give another --port", exits=1)
 
-
-def app_from_environment():
-    """The app of the pipeline `serve` named, for each uvicorn worker."""
-    from ..service.app import create_app
-
-    return create_app(Path(os.environ[_PIPELINE]), ServiceLimits.model_validate_json(os.environ[_LIMITS]))

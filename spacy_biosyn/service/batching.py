@@ -23,6 +23,7 @@ from ..corpus_linking.output import concept_names, document_rows
 from ..corpus_linking.worker import only_the_linker, with_given_spans
 from ..linking.rows import rows_per_mention
 from ..names import PIPE_NAME
+from .errors import ServiceError
 
 # Mentions of several requests linked at once: each is a short doc, and the
 # linker encodes what it has not seen in batches of its own.
@@ -31,13 +32,15 @@ _NOTHING = object()
 log = logging.getLogger("spacy_biosyn.service")
 
 
-class ComponentFailed(RuntimeError):
+class ComponentFailed(ServiceError):
     """What a request is answered with where the pipeline raised on it:
     anything, SystemExit and KeyboardInterrupt included, which would
-    otherwise end the linking thread (or the event loop, awaited)."""
+    otherwise end the linking thread (or the event loop, awaited). The
+    linking thread logs it with the same id."""
 
     def __init__(self, request_id: str, error: BaseException):
-        super().__init__(f"linking request {request_id} failed ({type(error).__name__}); the server's log has the details")
+        super().__init__(500, "internal_error", f"linking request {request_id} failed ({type(error).__name__}); "
+                         "the server's log has the details")
         self.request_id = request_id
 
 
@@ -162,11 +165,11 @@ class LinkingThread:
             _settle_from_thread(job, result, None)
 
 
-class LinkingStopped(RuntimeError):
+class LinkingStopped(ServiceError):
     """The linking thread is gone: nothing sent now would be answered."""
 
     def __init__(self):
-        super().__init__("the linking thread has stopped; restart the service")
+        super().__init__(503, "not_linking", "the linking thread has stopped; restart the service")
 
 
 def _flat(rows: List[List[dict]], kind: str) -> list:

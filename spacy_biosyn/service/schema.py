@@ -101,6 +101,6 @@ class Health(BaseModel):
 class Info(BaseModel):
     pipeline: Dict[str, object] = Field(description="The pipeline's name, version, language and components")
     linker: Dict[str, object] = Field(description="The vocabulary (its name, or its file's name), names and concepts, encoder, settings, and nil: each route's resolved NIL threshold, where it came from and its open-world model")
-    limits: Dict[str, object] = Field(description="What one request may ask (ServiceLimits)")
+    limits: Dict[str, object] = Field(description="What one request may ask, and the hosts and origins answered (ServiceSettings)")
     versions: Dict[str, str] = Field(description="Versions of spacy-biosyn, spaCy, Python and the encoder's runtime")
     concept_pages: Dict[str, object] = Field(description="kb_url's tables: the page of an ID of each namespace ({} is the local ID), and the patterns that give a bare ID its namespace")

@@ -645,10 +645,13 @@ def test_a_named_linker_is_built_for_the_components_default_runtime_unless_pytor
     assert config["encoder"].get("device") == device
 
 
-def test_serve_without_the_serve_extra_says_how_to_install_it(tmp_path, monkeypatch):
-    monkeypatch.setitem(sys.modules, "fastapi", None)  # as where the extra is not installed
+@pytest.mark.parametrize("missing", ["fastapi", "pydantic_settings"])
+def test_serve_without_the_serve_extra_says_how_to_install_it(tmp_path, monkeypatch, missing):
+    monkeypatch.setitem(sys.modules, missing, None)  # as where the extra is not installed
+    for name in [name for name in sys.modules if name.startswith("spacy_biosyn.service.")]:
+        monkeypatch.delitem(sys.modules, name)  # as imported by no earlier test
     result = CliRunner().invoke(app, ["serve", str(tmp_path)])
-    assert result.exit_code == 1 and "fastapi is missing" in result.output and "spacy-biosyn[serve]" in result.output
+    assert result.exit_code == 1 and f"{missing} is missing" in result.output and "spacy-biosyn[serve]" in result.output
 
 
 @pytest.mark.parametrize("option, value, says", [

@@ -14,7 +14,7 @@ pytest.importorskip("fastapi", reason="the serve extra is not installed")
 
 from spacy_biosyn.cli import app as cli
 from spacy_biosyn.service.app import create_app
-from spacy_biosyn.service.limits import ServiceLimits
+from spacy_biosyn.service.settings import ServiceSettings
 
 
 def link_json(pipeline, *args, input=None):
@@ -151,7 +151,7 @@ def test_a_request_that_breaks_the_pipeline_fails_alone(served_pipeline, monkeyp
 def test_every_limit_is_answered_with_its_name(served_pipeline):
     from fastapi.testclient import TestClient
 
-    limits = ServiceLimits(max_body_bytes=1_000, max_text_chars=20, max_texts=2, max_mentions=2)
+    limits = ServiceSettings(max_body_bytes=1_000, max_text_chars=20, max_texts=2, max_mentions=2)
     with TestClient(create_app(served_pipeline, limits)) as client:
         cases = [
             (client.post("/link", json={"text": "x" * 21}), 422, "text_too_long", "max_text_chars"),
@@ -183,7 +183,7 @@ def test_linking_past_the_time_limit_is_a_504_and_the_late_answer_is_dropped(ser
         time.sleep(1.0)
         return link(self, batch)
 
-    with TestClient(create_app(served_pipeline, ServiceLimits(request_timeout_s=0.3))) as client:
+    with TestClient(create_app(served_pipeline, ServiceSettings(request_timeout_s=0.3))) as client:
         monkeypatch.setattr(batching.LinkingThread, "_link", slow)
         answer = client.post("/link", json={"texts": ["breast cancer"] * 3})
         assert answer.status_code == 504 and "request_timeout_s" in answer.json()["error"]["message"]
@@ -279,7 +279,7 @@ def test_a_host_header_of_another_name_is_refused_as_a_rebinding_page_would_send
 
     from spacy_biosyn.service.limits import LOOPBACK_HOSTS
 
-    limits = ServiceLimits(allowed_hosts=LOOPBACK_HOSTS)
+    limits = ServiceSettings(allowed_hosts=LOOPBACK_HOSTS)
     with TestClient(create_app(served_pipeline, limits), base_url="http://127.0.0.1:8080") as client:
         assert client.get("/info").status_code == 200
         for host in ("localhost:8080", "[::1]:8080", "LOCALHOST"):
@@ -295,7 +295,7 @@ def test_no_other_site_reads_an_answer_unless_its_origin_is_given(served_pipelin
 
     asked = {"origin": "https://lab.example"}
     assert "access-control-allow-origin" not in client.get("/info", headers=asked).headers
-    with TestClient(create_app(served_pipeline, ServiceLimits(cors_origins=("https://lab.example",)))) as allowed:
+    with TestClient(create_app(served_pipeline, ServiceSettings(cors_origins=("https://lab.example",)))) as allowed:
         assert allowed.get("/info", headers=asked).headers["access-control-allow-origin"] == "https://lab.example"
         other = allowed.get("/info", headers={"origin": "https://elsewhere.example"})
         assert "access-control-allow-origin" not in other.headers
@@ -323,7 +323,17 @@ def test_a_limit_outside_what_a_machine_can_hold_is_refused_by_name(setting, val
     from pydantic import ValidationError
 
     with pytest.raises(ValidationError, match=setting):
-        ServiceLimits(**{setting: value})
+        ServiceSettings(**{setting: value})
+
+
+def test_the_settings_serve_hands_its_workers_are_read_back_from_their_environment(monkeypatch):
+    settings = ServiceSettings(max_texts=5, request_timeout_s=0.5, allowed_hosts=("localhost", "*.example.org"))
+    for name, value in settings.as_environment().items():
+        monkeypatch.setenv(name, value)
+    assert ServiceSettings() == settings
+    monkeypatch.setenv("SPACY_BIOSYN_SERVE_MAX_TEXTS", "0")
+    with pytest.raises(ValueError, match="max_texts"):
+        ServiceSettings()
 
 
 GIVEN = ("1|t|Hereditary breast cancer and ovarian cancer.\n1|a|Ovarian cancer.\n"
