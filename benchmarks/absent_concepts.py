@@ -52,7 +52,7 @@ def main() -> None:
     from spacy_biosyn.kb.ids import bare_id, split_cuis
     from spacy_biosyn.kb.namespaces import MEDIC_NAMESPACES, ConceptKeys
     from spacy_biosyn.names import PIPE_NAME
-    from spacy_biosyn.pipeline.accuracy import UNSCORED_CUIS, cui_is_gold
+    from spacy_biosyn.kb.namespaces import UNSCORED_CUIS, cui_is_gold
 
     labels = {*LABELS, *NCBI_LABELS}  # NCBI's four types are diseases
     documents = {ds: read_pubtator(args.data / paths["dev"]) for ds, paths in RAW_ABSTRACTS.items()}

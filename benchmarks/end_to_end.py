@@ -33,7 +33,7 @@ def main() -> None:
     from spacy_biosyn.evaluation.end_to_end import END_TO_END_TASKS, end_to_end_scores
     from spacy_biosyn.kb.namespaces import ConceptKeys
     from spacy_biosyn.names import PIPE_NAME
-    from spacy_biosyn.pipeline.accuracy import cui_is_gold
+    from spacy_biosyn.kb.namespaces import cui_is_gold
 
     documents = read_pubtator(args.data / RAW_ABSTRACTS[args.dataset]["dev"])
     rows, right = [], {}

@@ -33,7 +33,7 @@ def main() -> None:
     from spacy_biosyn.kb.namespaces import MEDIC_NAMESPACES, ConceptKeys
     from spacy_biosyn.linking.choice import BY_OWN_NAMES, TIE_RULES
     from spacy_biosyn.names import PIPE_NAME
-    from spacy_biosyn.pipeline.accuracy import UNSCORED_CUIS, cui_is_gold
+    from spacy_biosyn.kb.namespaces import UNSCORED_CUIS, cui_is_gold
 
     keys = ConceptKeys(MEDIC_NAMESPACES)
     labels = {"Disease", *NCBI_LABELS}

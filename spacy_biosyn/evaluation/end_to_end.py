@@ -14,9 +14,12 @@ from ..corpora.pubtator_form import pubtator_form
 from ..corpora.readers import PubTatorDocument
 from ..errors import CorpusError
 from ..kb.ids import split_cuis
-from ..kb.namespaces import ConceptKeys
+from ..kb.namespaces import UNSCORED_CUIS, ConceptKeys, cui_is_gold
 from ..linking.links import is_linked
-from ..pipeline.accuracy import UNSCORED_CUIS, check_ids_meet, cui_is_gold
+from ..pipeline.accuracy import check_ids_meet
+from ..pipeline.extensions import register_extensions
+
+register_extensions()  # scores read span._.cui, set by the linker or by hand
 
 
 def end_to_end_scores(

@@ -13,6 +13,7 @@ from ..errors import CorpusError
 from ..linking.links import link_score
 from ..pipeline.configure import configure_linker
 from .end_to_end import end_to_end_scores, linked_examples
+from .nil_choice import NIL_METRICS, NIL_SPANS, check_enough_to_choose_on, threshold_candidates
 
 
 def nil_threshold_sweep(
@@ -25,14 +26,11 @@ def nil_threshold_sweep(
     scores) pairs, best `metric` first; of equal ones, the lowest threshold
     (it keeps the most links). IDs compare through `id_namespaces`. The
     Examples' `span._.cui` are left as found."""
-    # Rounded: exact matches all score 1.0 up to float noise, and a
-    # threshold half a unit of the last place below a score keeps all its ties.
-    top_scores = sorted(round(score, 4) for _, _, score in _linked_spans(examples))
+    top_scores = [score for _, _, score in _linked_spans(examples)]
     if not top_scores:
         raise CorpusError("the pipeline linked no entity in these documents: there is no score to choose a NIL threshold from")
-    quantiles = {round(top_scores[q * (len(top_scores) - 1) // steps] - 5e-5, 5) for q in range(1, steps)}
     results = []
-    for threshold in [None, *sorted(quantiles)]:
+    for threshold in [None, *threshold_candidates(top_scores, steps)]:
         with unlinked_below(examples, threshold):
             results.append((threshold, end_to_end_scores(examples, labels, id_namespaces=id_namespaces)))
     # stable: the earlier (lower) threshold wins a tie
@@ -61,13 +59,6 @@ def unlinked_below(examples: Sequence[Example], threshold: Optional[float]) -> I
             span._.cui = cui
 
 
-NIL_METRICS = ("link_f", "doc_f")
-# Fewer gold spans or documents than this choose a threshold from noise; none
-# at all printed zeros and saved nil_threshold = null over a tuned value.
-MIN_NIL_DOCUMENTS, MIN_NIL_GOLD_SPANS = 2, 10
-NIL_SPANS = ("keep", "drop", "choose")
-
-
 class NilChoice(NamedTuple):
     threshold: float
     drop_nil: bool
@@ -76,18 +67,6 @@ class NilChoice(NamedTuple):
     unthresholded: Dict[str, Any]
     thresholded: Dict[str, Any]
     dropped: Dict[str, Any]
-
-
-def _check_enough_to_choose_on(
-    documents: Sequence[PubTatorDocument], labels: Optional[Collection[str]], label_map: Mapping[str, str]
-) -> None:
-    spans = sum(1 for d in documents for a in d.annotations if labels is None or label_map.get(a.label, a.label) in labels)
-    if len(documents) < MIN_NIL_DOCUMENTS or spans < MIN_NIL_GOLD_SPANS:
-        scored = f" of the labels {', '.join(sorted(labels))}" if labels else ""
-        raise CorpusError(
-            f"{len(documents)} document(s) with {spans} gold span(s){scored}: too few to choose a NIL threshold on "
-            f"(at least {MIN_NIL_DOCUMENTS} documents and {MIN_NIL_GOLD_SPANS} gold spans); give annotated dev abstracts"
-        )
 
 
 def choose_nil_threshold(
@@ -108,7 +87,7 @@ def choose_nil_threshold(
         raise ValueError(f"metric {metric!r}: choose one of {', '.join(NIL_METRICS)}")
     if nil_spans not in NIL_SPANS:
         raise ValueError(f"nil_spans {nil_spans!r}: choose one of {', '.join(NIL_SPANS)}")
-    _check_enough_to_choose_on(documents, labels, label_map)
+    check_enough_to_choose_on(documents, labels, label_map)
     linker = configure_linker(nlp, nil_threshold=None)
     examples = linked_examples(nlp, documents, label_map)
     namespaces = linker.engine.score_namespaces()

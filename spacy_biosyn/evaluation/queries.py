@@ -6,8 +6,12 @@ from spacy.tokens import Doc
 from spacy.training import Example
 
 from ..corpora.readers import Query
-from ..pipeline.accuracy import UNSCORED_CUIS, accuracy, link_scores
+from ..kb.namespaces import UNSCORED_CUIS
+from ..pipeline.accuracy import accuracy, link_scores
+from ..pipeline.extensions import register_extensions
 from ..ty import Candidate
+
+register_extensions()  # scores read span._.cui, set by the linker or by hand
 
 Ranker = Callable[..., List[List[Candidate]]]
 

@@ -10,7 +10,8 @@ import re
 from itertools import islice
 from typing import Dict, Iterable, Mapping, Optional
 
-from .ids import first_full_match
+from ..names import NIL
+from .ids import first_full_match, split_cuis
 
 # The namespaces of MEDIC's IDs: MeSH descriptors (D + 6 digits) and
 # supplementary concepts (C + 6 or 9 digits), OMIM entries (6 digits).
@@ -69,6 +70,11 @@ class IdNamespaces:
         return cui if first is None else f"{self.prefixes[first]}:{cui}"
 
 
+# Gold CUI fields of mentions that cannot be scored (CUI-less), as BioSyn
+# drops them, and spaCy's "NIL", which its scorer drops.
+UNSCORED_CUIS = {"", "-1", NIL}
+
+
 class ConceptKeys:
     """The key under which scores compare an ID. Two IDs with a namespace
     are the same only with the same namespace (MONDO:0001250 is not
@@ -105,3 +111,15 @@ def id_form(cui: str) -> str:
     """How an ID is written, for an error that says why none matched: its namespace, or "bare"."""
     prefix, colon, _ = cui.strip().partition(":")
     return f"{prefix.upper()}:" if colon else "bare"
+
+
+def cui_is_gold(cui: Optional[str], gold_field: str, keys: ConceptKeys) -> bool:
+    """Whether a span._.cui is right against a gold CUI field, strictly:
+    the IDs it names (a composite's, joined by '|') are the gold IDs, every
+    part of a composite gold and no other, as `keys` compare them; None never is."""
+    return cui is not None and {keys(c) for c in split_cuis(cui)} == gold_ids(gold_field, keys)
+
+
+def gold_ids(gold_field: str, keys: ConceptKeys) -> set:
+    """The keys of a gold CUI field's IDs."""
+    return {keys(cui) for cui in split_cuis(gold_field)}

@@ -30,13 +30,8 @@ from spacy.training import Example
 
 from ..errors import MismatchError
 from ..kb.ids import split_cuis
-from ..kb.namespaces import ConceptKeys, id_form
-from ..names import NIL
+from ..kb.namespaces import UNSCORED_CUIS, ConceptKeys, cui_is_gold, gold_ids, id_form
 from ..ty import Candidate
-
-# Gold CUI fields of mentions that cannot be scored (CUI-less), as BioSyn
-# drops them, and spaCy's "NIL", which its scorer drops.
-UNSCORED_CUIS = {"", "-1", NIL}
 
 
 def link_scores(
@@ -74,18 +69,6 @@ def link_scores(
         check_ids_meet(golds, [part for cui in cuis if cui for part in cui.split("|")], keys)
     metrics.update(link_cui_acc=hits / len(golds), unscored=unscored)
     return metrics
-
-
-def cui_is_gold(cui: Optional[str], gold_field: str, keys: ConceptKeys) -> bool:
-    """Whether a span._.cui is right against a gold CUI field, strictly:
-    the IDs it names (a composite's, joined by '|') are the gold IDs, every
-    part of a composite gold and no other, as `keys` compare them; None never is."""
-    return cui is not None and {keys(c) for c in split_cuis(cui)} == gold_ids(gold_field, keys)
-
-
-def gold_ids(gold_field: str, keys: ConceptKeys) -> set:
-    """The keys of a gold CUI field's IDs."""
-    return {keys(cui) for cui in split_cuis(gold_field)}
 
 
 def accuracy(

@@ -37,7 +37,8 @@ from ..linking.linker_settings import EDITABLE_SETTINGS, SCISPACY_ALIASES, SCISP
 from ..linking.links import SpanLinks
 from ..linking.mentions import Mention, MentionBatch
 from ..ty import Abbreviation, Candidate, Reranker
-from .accuracy import UNSCORED_CUIS, link_scores, with_keyed_ids
+from ..kb.namespaces import UNSCORED_CUIS
+from .accuracy import link_scores, with_keyed_ids
 from .annotate import annotate_docs
 from .configure import BoundSetting, RefusedName, Setting, change_setting, config_block_of, record_loaded
 from .extensions import doc_abbreviations, register_extensions

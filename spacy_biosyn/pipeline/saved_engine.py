@@ -2,14 +2,17 @@
 without spaCy (by confection, as spaCy reads it). What needs no Doc (`link
 --mentions`) opens the linker folder's engine.cfg, then applies the
 editable settings of the pipeline's config.cfg, since a user may edit them
-there (docs/saving-and-processes.md); the pipe checks a load against the
-same block."""
+there (docs/saving-and-processes.md), and `tune-nil --gold-spans` saves
+what it chose by such an edit; the pipe checks a load against the same
+block."""
+import shutil
 from pathlib import Path
 from typing import Any, Dict, Optional, Union
 
 from confection import Config
 
 from ..errors import SavedStateError
+from ..files.storage import replaced_atomically
 from ..linking.engine import LinkingEngine
 from ..linking.engine_config import ENGINE_CFG
 from ..linking.linker_settings import EDITABLE_SETTINGS, from_scispacy
@@ -27,6 +30,22 @@ def open_saved_engine(pipeline_dir: Path, name: str = PIPE_NAME) -> LinkingEngin
     engine = LinkingEngine.from_disk(pipeline_dir / name)
     engine.configure(_edited_settings(pipeline_dir, name))
     return engine
+
+
+def save_with_edited_settings(pipeline_dir: Path, output_dir: Path, settings: Dict[str, Any],
+                              name: str = PIPE_NAME) -> None:
+    """A copy of the pipeline in `output_dir` (replaced whole) whose
+    config.cfg gives `name` these editable settings, as a user may edit
+    them: the saved state is copied as it is, and loads as it did."""
+    refused = [key for key in settings if key not in EDITABLE_SETTINGS]
+    if refused:
+        raise ValueError(f"{', '.join(refused)}: only {', '.join(EDITABLE_SETTINGS)} may be edited in a saved pipeline")
+    pipeline_dir = Path(pipeline_dir)
+    config = Config().from_disk(pipeline_dir / "config.cfg", interpolate=False)
+    config["components"][name].update(settings)
+    with replaced_atomically(output_dir) as staging:
+        shutil.copytree(pipeline_dir, staging, dirs_exist_ok=True)
+        config.to_disk(staging / "config.cfg")
 
 
 def _edited_settings(pipeline_dir: Path, name: str) -> Dict[str, Any]:
