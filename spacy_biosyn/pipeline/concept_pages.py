@@ -1,11 +1,12 @@
 """Each concept's page, by its ID's namespace: `displacy_ents` gives
 displaCy each entity's own link, so a bare OMIM ID does not get a MeSH URL.
 """
-from typing import Dict, List, Mapping, Optional
-
-from spacy.tokens import Doc
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional
 
 from ..kb.namespaces import MEDIC_NAMESPACES, IdNamespaces
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
 
 URL_TEMPLATES = {
     "MESH": "https://meshb.nlm.nih.gov/record/ui?ui={}",
@@ -28,7 +29,7 @@ def kb_url(cui: str, templates: Mapping[str, str] = URL_TEMPLATES,
     return template.format(local) if template else None
 
 
-def displacy_ents(doc: Doc, templates: Mapping[str, str] = URL_TEMPLATES,
+def displacy_ents(doc: "Doc", templates: Mapping[str, str] = URL_TEMPLATES,
                   bare: Mapping[str, str] = MEDIC_NAMESPACES) -> Dict[str, object]:
     """The doc's entities for `displacy.render(..., style="ent", manual=True)`,
     each linked to its own ID's page ("#" where there is none to link)."""

@@ -27,11 +27,11 @@ from fastapi import FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.staticfiles import StaticFiles
 
-from ..corpus_linking.worker import check_pipeline
 from ..errors import BiosynError
-from ..names import PIPE_NAME
-from .batching import LinkingThread, warm_up
+from ..pipeline.saved_engine import open_saved_engine
+from .batching import LinkingThread
 from .errors import add_error_handlers, error_response
+from .linkers import EngineLinker, PipelineLinker
 from .settings import ENV_PREFIX, ServiceSettings
 from .routers import link, meta
 
@@ -41,17 +41,16 @@ mimetypes.add_type("text/javascript", ".js")
 
 
 def create_app(pipeline: Path, settings: Optional[ServiceSettings] = None) -> FastAPI:
-    """The service of the saved pipeline in `pipeline`, loaded now."""
-    import spacy
-
+    """The service of the saved pipeline in `pipeline`, loaded now: with
+    spaCy, the whole pipeline; where spaCy is not installed, its linker's
+    engine alone, which links mention strings."""
     settings = settings or ServiceSettings()
     pipeline = Path(pipeline)
-    check_pipeline(pipeline, gold_spans=True)
-    nlp = spacy.load(pipeline)
+    linker = _linker(pipeline)
     # A named vocabulary not yet cached is built now, not inside the first request's time limit.
-    nlp.get_pipe(PIPE_NAME).engine.ensure_ready()
-    warm_up(nlp)
-    info = meta.describe(nlp, settings)
+    linker.engine.ensure_ready()
+    linker.warm_up()
+    info = meta.describe(pipeline, linker.engine, settings)
 
     app = FastAPI(
         title="spacy-biosyn", version=info["versions"]["spacy-biosyn"],
@@ -61,10 +60,12 @@ def create_app(pipeline: Path, settings: Optional[ServiceSettings] = None) -> Fa
     )
     app.state.settings = settings
     app.state.info = info
-    app.state.max_text_chars = min(settings.max_text_chars, nlp.max_length)
-    app.state.no_ner = _without_ner(pipeline)
+    app.state.max_text_chars = min(settings.max_text_chars, linker.max_length or settings.max_text_chars)
+    # Why no text is linked (POST /link), or why none of its entities is found.
+    app.state.no_texts = linker.no_texts
+    app.state.no_ner = linker.no_texts or _without_ner(pipeline)
     # Started here, not at the lifespan's start: a test's ASGI transport runs no lifespan.
-    app.state.linking = LinkingThread(nlp, settings.batch_texts)
+    app.state.linking = LinkingThread(linker, settings.batch_texts)
 
     @app.middleware("http")
     async def _checked_host(request: Request, call_next):
@@ -93,8 +94,22 @@ def app_from_settings() -> FastAPI:
     return create_app(Path(pipeline), ServiceSettings())
 
 
+def _linker(pipeline: Path) -> EngineLinker:
+    """The pipeline loaded by spaCy, or its engine where spaCy is not installed."""
+    try:
+        import spacy
+    except ImportError:
+        return EngineLinker(open_saved_engine(pipeline))
+    from ..corpus_linking.worker import check_pipeline
+
+    check_pipeline(pipeline, gold_spans=True)
+    return PipelineLinker(spacy.load(pipeline))
+
+
 def _without_ner(pipeline: Path) -> Optional[str]:
     """Why the pipeline cannot find entities in a text, where it cannot."""
+    from ..corpus_linking.worker import check_pipeline
+
     try:
         check_pipeline(pipeline, gold_spans=False)
     except BiosynError as error:

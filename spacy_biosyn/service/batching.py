@@ -5,9 +5,9 @@ which only the linker runs), the mention strings of every /link/mentions request
 through one linker call (up to MENTION_BATCH), and each request gets back
 exactly the rows of its own texts or mentions, in order. The event loop
 never runs the pipeline, so it keeps reading requests and answering
-health checks while a batch links; and no two batches run at once.
-Mention strings go to the linking engine alone (no Doc, and the pipeline's
-settings untouched: a mention's row is given whether it links or not)."""
+health checks while a batch links; and no two batches run at once. What a
+batch runs through is a linker of linkers.py: a spaCy pipeline, or its
+engine alone."""
 import asyncio
 import logging
 import os
@@ -16,14 +16,9 @@ import threading
 import uuid
 from typing import List, NamedTuple, Optional, Sequence, Union
 
-from spacy.language import Language
-
 from ..corpora.documents import Document
-from ..corpus_linking.output import concept_names, document_rows
-from ..corpus_linking.worker import only_the_linker, with_given_spans
-from ..linking.rows import rows_per_mention
-from ..names import PIPE_NAME
 from .errors import ServiceError
+from .linkers import EngineLinker
 
 # Mentions of several requests linked at once: each is a short doc, and the
 # linker encodes what it has not seen in batches of its own.
@@ -45,7 +40,7 @@ class ComponentFailed(ServiceError):
 
 
 class _Job(NamedTuple):
-    kind: str  # "texts", "spans" (texts with their entities given) or "mentions"
+    kind: str  # "texts", "given" (texts with their entities given) or "mentions": the linker's method
     items: Sequence  # Documents, or mention strings
     future: asyncio.Future
     loop: asyncio.AbstractEventLoop
@@ -54,9 +49,8 @@ class _Job(NamedTuple):
 
 
 class LinkingThread:
-    def __init__(self, nlp: Language, batch_texts: int):
-        self.nlp = nlp
-        self.names = concept_names(nlp)
+    def __init__(self, linker: EngineLinker, batch_texts: int):
+        self.linker = linker
         self.batch_texts = batch_texts
         self._jobs: "queue.Queue[Optional[_Job]]" = queue.Queue()
         # A job (or the stop sentinel, None) taken while filling a batch it cannot join.
@@ -75,7 +69,7 @@ class LinkingThread:
         """Each document's rows, as `link --json` writes them; `given`: its
         annotations are the entities, linked in its context by the linker
         alone, as `link-corpus --gold-spans` links them."""
-        return await self._submit("spans" if given else "texts", documents)
+        return await self._submit("given" if given else "texts", documents)
 
     async def link_mentions(self, mentions: Sequence[str]) -> List[dict]:
         """A row per mention, as `link --mentions --json` writes them."""
@@ -139,16 +133,7 @@ class LinkingThread:
     def _link(self, batch: List[_Job]) -> list:
         live = [job for job in batch if not job.future.cancelled()]  # a client gone or timed out
         items = [item for job in live for item in job.items]
-        if batch[0].kind == "mentions":
-            rows = iter(rows_per_mention(self.nlp.get_pipe(PIPE_NAME).engine, items))
-        elif batch[0].kind == "spans":
-            given = [with_given_spans(self.nlp, document) for document in items]
-            docs = self.nlp.pipe((doc for doc, _ in given), disable=only_the_linker(self.nlp))
-            rows = (document_rows(document, doc, spans, self.names)
-                    for document, (_, spans), doc in zip(items, given, docs))
-        else:
-            rows = (document_rows(document, doc, None, self.names)
-                    for document, doc in zip(items, self.nlp.pipe(document.text for document in items)))
+        rows = iter(getattr(self.linker, batch[0].kind)(items))  # the linker's method of the job's kind
         answers = {id(job): [next(rows) for _ in job.items] for job in live}
         return [_flat(answers.get(id(job), []), job.kind) for job in batch]
 
@@ -175,16 +160,6 @@ class LinkingStopped(ServiceError):
 def _flat(rows: List[List[dict]], kind: str) -> list:
     """A texts job's rows stay per document; a mentions job's are one list, as `link --mentions` prints them."""
     return [row for mention_rows in rows for row in mention_rows] if kind == "mentions" else rows
-
-
-def warm_up(nlp: Language) -> None:
-    """Link a mention once before serving: the first link opens what loads
-    lazily (wordfreq, the encoder's session: 2.4 s on the first request
-    measured without this). The linker then forgets what it ranked, so no
-    answer depends on the warm-up."""
-    engine = nlp.get_pipe(PIPE_NAME).engine
-    rows_per_mention(engine, ["hereditary cancer"])
-    engine.clear_caches()
 
 
 def _settle_from_thread(job: _Job, result, error: Optional[BaseException]) -> None:

@@ -122,16 +122,17 @@ def test_bioc_ids_missing_are_numbered_and_ids_pubtator_cannot_hold_are_refused_
 def test_a_request_that_breaks_the_pipeline_fails_alone(served_pipeline, monkeypatch):
     import time
 
+    from spacy_biosyn.corpus_linking import output
     from spacy_biosyn.service import batching
 
-    document_rows = batching.document_rows
+    document_rows = output.document_rows
 
     def breaks_on_boom(document, doc, gold, names):
         if "boom" in document.text:
             raise RuntimeError("a component failed")
         return document_rows(document, doc, gold, names)
 
-    monkeypatch.setattr(batching, "document_rows", breaks_on_boom)
+    monkeypatch.setattr(output, "document_rows", breaks_on_boom)
     link = batching.LinkingThread._link
     monkeypatch.setattr(batching.LinkingThread, "_link", lambda self, batch: (time.sleep(0.2), link(self, batch))[1])
     app = create_app(served_pipeline)
@@ -202,6 +203,33 @@ def test_a_linker_without_an_ner_links_mentions_and_says_so_for_texts(tmp_path, 
         assert texts.status_code == 409 and "/link/mentions" in texts.json()["error"]["message"]
         assert str(tmp_path) not in texts.text  # the server's folder is no client's business
         assert client.post("/link/mentions", json={"mentions": ["breast cancer"]}).json()["mentions"][0]["id"] == "D001943"
+
+
+def test_where_spacy_is_not_installed_the_engine_alone_links_mentions_and_says_so_for_texts(client, served_pipeline):
+    import os
+    import subprocess
+    import sys
+
+    from helpers import hiding
+
+    mentions = {"mentions": ["Breast Cancer", "mammary carcinoma", "breast and ovarian cancer", "xyzzy", "the"]}
+    script = hiding("spacy", "thinc") + f"""
+import json
+from fastapi.testclient import TestClient
+from spacy_biosyn.service.app import create_app
+with TestClient(create_app({str(served_pipeline)!r})) as client:
+    answers = [client.post("/link/mentions", json={mentions!r}), client.post("/link", json={{"text": "breast cancer"}}),
+               client.get("/info")]
+    print(json.dumps([[answer.status_code, answer.json()] for answer in answers]))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    (linked, mention_rows), (refused, error), (_, info) = json.loads(done.stdout.splitlines()[-1])
+    assert linked == 200 and mention_rows == client.post("/link/mentions", json=mentions).json()
+    assert refused == 409 and "spaCy is not installed" in error["error"]["message"]
+    expected = client.get("/info").json()
+    assert "spacy" in expected["versions"] and {**info, "versions": None} == {**expected, "versions": None}
 
 
 def test_concurrent_clients_each_get_their_own_answer_batched_together(served_pipeline):
@@ -400,16 +428,16 @@ def test_a_component_that_raises_anything_fails_its_own_request_and_the_thread_l
                                                                                            caplog, raised):
     from fastapi.testclient import TestClient
 
-    from spacy_biosyn.service import batching
+    from spacy_biosyn.corpus_linking import output
 
-    document_rows = batching.document_rows
+    document_rows = output.document_rows
 
     def raises_on_boom(document, doc, gold, names):
         if "boom" in document.text:
             raise raised
         return document_rows(document, doc, gold, names)
 
-    monkeypatch.setattr(batching, "document_rows", raises_on_boom)
+    monkeypatch.setattr(output, "document_rows", raises_on_boom)
     with TestClient(create_app(served_pipeline)) as client:
         failed = client.post("/link", json={"text": "boom"})
         assert failed.status_code == 500 and failed.json()["error"]["code"] == "internal_error"

@@ -37,9 +37,9 @@ def _text(description: str) -> dict:
 async def link(request: Request, answer: str = Depends(answer_type), asked: Texts = Depends(link_request),
                due: float = Depends(deadline), linking: LinkingThread = Depends(linking_thread),
                settings: ServiceSettings = Depends(service_settings)) -> Union[Response, Dict[str, object]]:
-    no_ner = request.app.state.no_ner
-    if no_ner and not asked.given:
-        raise ServiceError(409, "no_ner", no_ner)
+    state = request.app.state
+    if state.no_texts or (state.no_ner and not asked.given):
+        raise ServiceError(409, "no_ner", state.no_texts or state.no_ner)
     rows = await within(linking.link_documents(asked.documents, asked.given), due, 504, "timeout",
                         f"linking took longer than {settings.request_timeout_s:g} s (request_timeout_s): send fewer texts")
     if answer != formats.JSON:

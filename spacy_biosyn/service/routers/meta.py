@@ -5,10 +5,13 @@ from importlib import metadata, resources
 from pathlib import Path
 from typing import Dict
 
+import srsly
+from confection import Config
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
 from ...kb.namespaces import MEDIC_NAMESPACES
+from ...linking.engine import LinkingEngine
 from ...names import PIPE_NAME
 from ...pipeline.concept_pages import URL_TEMPLATES
 from ..batching import LinkingStopped, LinkingThread
@@ -37,36 +40,39 @@ async def index() -> Response:
     return Response(PAGE.joinpath("index.html").read_bytes(), media_type="text/html; charset=utf-8")
 
 
-def describe(nlp, settings: ServiceSettings) -> Dict[str, object]:
-    """What /info says: nothing of the server's folders, only file names."""
-    linker = nlp.get_pipe(PIPE_NAME)
-    config = nlp.config["components"][PIPE_NAME]
+def describe(pipeline: Path, engine: LinkingEngine, settings: ServiceSettings) -> Dict[str, object]:
+    """What /info says of the saved pipeline in `pipeline`, read from its
+    meta.json and config.cfg as spaCy reads them (without spaCy), and of its
+    linker's engine: nothing of the server's folders, only file names."""
+    config = Config().from_disk(pipeline / "config.cfg", interpolate=False)
+    meta = srsly.read_json(pipeline / "meta.json") if (pipeline / "meta.json").is_file() else {}
+    block = config["components"][PIPE_NAME]
     try:
-        names = len(linker.engine.vocabulary().dictionary)
+        names = len(engine.vocabulary().dictionary)
     except ValueError:  # routes alone, no dictionary
         names = None
-    encoder = config.get("encoder")
+    encoder = block.get("encoder")
     encoder_info = ({"runtime": encoder.get("@misc", ""), "model": Path(str(encoder.get("name", ""))).name}
                     if isinstance(encoder, dict) else {"runtime": "spacy_biosyn.TransformerEncoder.v1", "model": Path(str(encoder)).name})
-    versions = {"spacy-biosyn": metadata.version("spacy-biosyn"), "spacy": metadata.version("spacy"),
-                "python": platform.python_version()}
-    for runtime in ("onnxruntime", "torch"):
+    versions = {"spacy-biosyn": metadata.version("spacy-biosyn")}
+    for package in ("spacy", "python", "onnxruntime", "torch"):
         try:
-            versions[runtime] = metadata.version(runtime)
+            versions[package] = platform.python_version() if package == "python" else metadata.version(package)
         except metadata.PackageNotFoundError:
             pass
+    disabled = set(config["nlp"].get("disabled") or ())
     return {
-        "pipeline": {"name": f"{nlp.meta.get('lang')}_{nlp.meta.get('name')}", "version": nlp.meta.get("version"),
-                     "lang": nlp.lang, "components": nlp.pipe_names},
+        "pipeline": {"name": f"{meta.get('lang')}_{meta.get('name')}", "version": meta.get("version"),
+                     "lang": config["nlp"]["lang"], "components": [c for c in config["nlp"]["pipeline"] if c not in disabled]},
         "linker": {
-            "vocabulary": config.get("linker_name") or Path(str(config.get("dictionary") or "")).name or None,
+            "vocabulary": block.get("linker_name") or Path(str(block.get("dictionary") or "")).name or None,
             "names": names,
             "encoder": encoder_info,
-            "settings": linker.settings.model_dump(mode="json"),
+            "settings": engine.settings.model_dump(mode="json"),
             # nil_threshold as each route resolved it ("auto" a number, or none), and why
             "nil": {route: {"threshold": rule.threshold, "source": rule.source,
                             "model": None if rule.model is None else rule.model.source}
-                    for route, rule in linker.engine.nil_rules().items()},
+                    for route, rule in engine.nil_rules().items()},
         },
         "limits": settings.model_dump(),
         "versions": versions,
