@@ -25,7 +25,8 @@ from benchmarks.common import offline_minilm, parser, pct, print_table, progress
 from spacy_biosyn import MEDIC_NAMESPACES, IdPreference, read_biosyn, read_medic, read_obo, read_scispacy_kb, read_umls
 from spacy_biosyn.corpora.docs import pubtator_to_examples
 from spacy_biosyn.corpora.readers import read_concept_queries, read_pubtator
-from spacy_biosyn.evaluation.queries import evaluate, evaluate_examples
+from spacy_biosyn.evaluation.pipelines import evaluate_examples
+from spacy_biosyn.evaluation.queries import evaluate
 
 K = 5
 

@@ -3,17 +3,23 @@ BioSyn's `.concept` queries or on a PubTator file's gold spans, and the
 predictions a link-corpus run saved, read back for end-to-end scores."""
 import warnings
 from pathlib import Path
-from typing import Dict, Iterator, Optional, Sequence, Union
+from typing import Callable, Collection, Dict, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 from spacy.language import Language
+from spacy.tokens import Doc
+from spacy.training import Example
 
 from ..corpora.docs import pubtator_to_examples
 from ..corpora.readers import PubTatorDocument, iter_pubtator, query_contexts, read_concept_queries, read_pubtator
 from ..errors import CorpusError
 from ..kb.dictionary import Dictionary
 from ..names import PIPE_NAME
+from ..pipeline.accuracy import link_scores
 from ..pipeline.configure import configure_linker
-from .queries import evaluate, evaluate_examples
+from ..pipeline.extensions import register_extensions
+from .queries import evaluate
+
+register_extensions()  # scores read span._.cui, set by the linker or by hand
 
 MAX_K = 5
 
@@ -72,3 +78,14 @@ def saved_predictions(path: Union[str, Path]) -> Iterator[PubTatorDocument]:
     if not files:
         raise CorpusError(f"{path}: neither a pipeline nor predictions (PubTator, or link-corpus PubTator shards)")
     return (document for file in files for document in iter_pubtator(file))
+
+
+def evaluate_examples(
+    pipe: Callable[[Iterable[Doc]], Iterable[Doc]], examples: Sequence[Example], max_k: int = 5,
+    labels: Optional[Collection[str]] = None, id_namespaces: Optional[Mapping[str, str]] = None,
+) -> Dict[str, float]:
+    """Link the predicted docs of `examples` in place with `pipe` (a
+    component's or a pipeline's), then score them (`link_scores`)."""
+    for _ in pipe(eg.predicted for eg in examples):
+        pass
+    return link_scores(examples, max_k, labels, id_namespaces)

@@ -1,17 +1,11 @@
-"""BioSyn's evaluation: Acc@k of a ranker on `.concept` queries, and of a
-pipe on a corpus's gold spans in their text (`accuracy`'s rules)."""
-from typing import Any, Callable, Collection, Dict, Iterable, List, Mapping, Optional, Sequence
-
-from spacy.tokens import Doc
-from spacy.training import Example
+"""BioSyn's evaluation: Acc@k of a ranker on `.concept` queries
+(`accuracy`'s rules), without spaCy: the trainer's dev check ranks with it."""
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from ..corpora.readers import Query
 from ..kb.namespaces import UNSCORED_CUIS
-from ..pipeline.accuracy import accuracy, link_scores
-from ..pipeline.extensions import register_extensions
+from ..pipeline.accuracy import accuracy
 from ..ty import Candidate
-
-register_extensions()  # scores read span._.cui, set by the linker or by hand
 
 Ranker = Callable[..., List[List[Candidate]]]
 
@@ -41,14 +35,3 @@ def evaluate(
     metrics = accuracy(predictions, [queries[i].cui for i in scored], max_k, id_namespaces)
     metrics["unscored"] = len(queries) - len(scored)
     return metrics
-
-
-def evaluate_examples(
-    pipe: Callable[[Iterable[Doc]], Iterable[Doc]], examples: Sequence[Example], max_k: int = 5,
-    labels: Optional[Collection[str]] = None, id_namespaces: Optional[Mapping[str, str]] = None,
-) -> Dict[str, float]:
-    """Link the predicted docs of `examples` in place with `pipe` (a
-    component's or a pipeline's), then score them (`link_scores`)."""
-    for _ in pipe(eg.predicted for eg in examples):
-        pass
-    return link_scores(examples, max_k, labels, id_namespaces)

@@ -23,19 +23,19 @@ fraction; only tables print percent.
 This module sits below `pipeline/`, so the pipe's `score()` uses it; the
 evaluation package above reads corpora and runs pipelines with it.
 """
-from typing import Collection, Dict, Iterable, List, Mapping, Optional, Sequence
-
-from spacy.tokens import Doc, Span
-from spacy.training import Example
+from typing import TYPE_CHECKING, Collection, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from ..errors import MismatchError
 from ..kb.ids import split_cuis
 from ..kb.namespaces import UNSCORED_CUIS, ConceptKeys, cui_is_gold, gold_ids, id_form
 from ..ty import Candidate
 
+if TYPE_CHECKING:  # the rules need no spaCy: the trainer's dev check runs without it
+    from spacy.training import Example
+
 
 def link_scores(
-    examples: Iterable[Example], max_k: int = 5, labels: Optional[Collection[str]] = None,
+    examples: Iterable["Example"], max_k: int = 5, labels: Optional[Collection[str]] = None,
     id_namespaces: Optional[Mapping[str, str]] = None,
 ) -> Dict[str, float]:
     """Acc@k and cui_acc (`link_acc_<k>`, `link_cui_acc`) of linked Examples: the reference's entities (of
@@ -113,24 +113,6 @@ def check_ids_meet(gold_fields: Iterable[str], predicted: Iterable[str], keys: C
         f"no predicted ID is a gold ID: the gold IDs are written {', '.join(sorted(gold_forms))} "
         f"({min(gold)}), the predicted ones {', '.join(sorted(found_forms))} ({min(found)}); {remedy}"
     )
-
-
-def with_keyed_ids(example: Example, keys: ConceptKeys) -> Example:
-    """The example with each entity's kb_id written as `keys` compare IDs
-    (a composite's parts in order), for spaCy's Scorer.score_links, which
-    compares kb_id strings: `MESH:D001943` then meets a gold `D001943`."""
-    return Example(_keyed(example.predicted, keys), _keyed(example.reference, keys))
-
-
-def _keyed(doc: Doc, keys: ConceptKeys) -> Doc:
-    # The words alone: Doc.copy would copy every span's candidates and any tensor too.
-    copy = Doc(doc.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc])
-    copy.ents = [
-        Span(copy, e.start, e.end, label=e.label,
-             kb_id=e.kb_id_ if e.kb_id_ in UNSCORED_CUIS else "|".join(sorted({keys(c) for c in split_cuis(e.kb_id_)})))
-        for e in doc.ents
-    ]
-    return copy
 
 
 def acc_key(k: int) -> str:

@@ -29,16 +29,16 @@ from spacy.training import Example
 from spacy.util import minibatch
 
 from ..kb.dictionary import Dictionary
+from ..kb.ids import split_cuis
 from ..kb.knowledge_base import KnowledgeBase
-from ..kb.namespaces import ConceptKeys
+from ..kb.namespaces import UNSCORED_CUIS, ConceptKeys
 from ..linking.data_sources import VocabularySource
 from ..linking.engine import LinkingEngine
 from ..linking.linker_settings import EDITABLE_SETTINGS, SCISPACY_ALIASES, SCISPACY_REFUSALS, LinkerSettings
 from ..linking.links import SpanLinks
 from ..linking.mentions import Mention, MentionBatch
 from ..ty import Abbreviation, Candidate, Reranker
-from ..kb.namespaces import UNSCORED_CUIS
-from .accuracy import link_scores, with_keyed_ids
+from .accuracy import link_scores
 from .annotate import annotate_docs
 from .configure import BoundSetting, RefusedName, Setting, change_setting, config_block_of, record_loaded
 from .extensions import doc_abbreviations, register_extensions
@@ -253,3 +253,21 @@ _SETTABLE = tuple(
 _EDITABLE = sorted(
     name for name in _SETTABLE if not isinstance(vars(BiosynLinker)[name], (BoundSetting, RefusedName))
 )
+
+
+def with_keyed_ids(example: Example, keys: ConceptKeys) -> Example:
+    """The example with each entity's kb_id written as `keys` compare IDs
+    (a composite's parts in order), for spaCy's Scorer.score_links, which
+    compares kb_id strings: `MESH:D001943` then meets a gold `D001943`."""
+    return Example(_keyed(example.predicted, keys), _keyed(example.reference, keys))
+
+
+def _keyed(doc: Doc, keys: ConceptKeys) -> Doc:
+    # The words alone: Doc.copy would copy every span's candidates and any tensor too.
+    copy = Doc(doc.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc])
+    copy.ents = [
+        Span(copy, e.start, e.end, label=e.label,
+             kb_id=e.kb_id_ if e.kb_id_ in UNSCORED_CUIS else "|".join(sorted({keys(c) for c in split_cuis(e.kb_id_)})))
+        for e in doc.ents
+    ]
+    return copy

@@ -24,7 +24,6 @@ import numpy as np
 import spacy
 import torch
 from pydantic import BaseModel, ConfigDict, Field
-from spacy.lang.en.stop_words import STOP_WORDS
 from spacy.language import Language
 from spacy.util import fix_random_seed, registry
 from thinc.api import Config
@@ -34,17 +33,12 @@ from wasabi import msg
 from ..corpora.readers import read_concept_queries
 from ..encoders.hub import has_native_bf16
 from ..encoders.transformer import TransformerEncoder
-from ..evaluation.queries import evaluate
 from ..files.storage import replaced_atomically, save_pipeline
 from ..kb.dictionary import Dictionary
-from ..linking.engine import LinkingEngine
-from ..linking.linker_settings import LinkerSettings
 from ..linking.routes import VocabularyView
 from ..names import PIPE_NAME
-from ..pipeline.accuracy import acc_key
 from ..preprocess.text import normalize
 from ..search.scoring import biosyn_scores, pooled_sparse_scores
-from ..search.sized_index import SizedIndex
 from ..search.tfidf import SparseEncoder
 from ..ty import Candidate
 from .candidates import (
@@ -56,6 +50,7 @@ from .candidates import (
     training_pairs,
 )
 from .common import RunLog, required_path, start_output
+from .dev_check import dev_engine, dev_scores
 from .objectives import Objective
 
 
@@ -209,15 +204,10 @@ class Trainer:
         train_vectors = vectors[[row[n] for n in self.dictionary.names]]
         dev_vectors = vectors[[row[n] for n in self.dev_dictionary.names]]
         # Dev is ranked by the engine of the pipe that would be saved now, as users would rank.
-        engine = self._engine(self.sparse_weight.item(), dev_vectors)
+        engine = dev_engine(self.encoder, self.sparse_weight.item(), self.dev_dictionary, self.sparse, dev_vectors)
         with self._autocast():
-            namespaces = engine.score_namespaces()
-            accuracy = evaluate(engine.rank, self.dev_queries, id_namespaces=namespaces)
-            recall = evaluate(
-                lambda texts: self._candidates(engine.vocabulary(), dev_vectors, texts), self.dev_queries,
-                max_k=self.settings.k, id_namespaces=namespaces,
-            )
-        dev = {"link_acc_1": accuracy["link_acc_1"], "link_acc_5": accuracy["link_acc_5"], "recall": recall[acc_key(self.settings.k)]}
+            dev = dev_scores(engine, self.dev_queries, lambda texts: self._candidates(engine.vocabulary(), dev_vectors, texts),
+                             self.settings.k)
         return Snapshot(train_vectors, dev)
 
     def _candidates(self, linker: VocabularyView, name_vectors: np.ndarray, texts: List[str]) -> List[List[Candidate]]:
@@ -270,16 +260,6 @@ class Trainer:
             self.encoder.model.load_state_dict(self.log.best_state["model"])
             self._save_pipeline(target, self.log.best_state["sparse_weight"], best)
         msg.good(f"Saved {target} (epoch {best['epoch']}, step {best['step']}) and {last}")
-
-    def _engine(self, sparse_weight: float, dev_vectors: np.ndarray) -> LinkingEngine:
-        """The encoder as it is now, with this lambda, indexing the dev
-        dictionary with its names' `dev_vectors`: the engine the pipeline
-        saved now holds (the factory's default index and settings), without
-        a pipeline or a Doc."""
-        engine = LinkingEngine(PIPE_NAME, LinkerSettings(sparse_weight=sparse_weight), encoder=self.encoder,
-                               index=SizedIndex(), stop_words=STOP_WORDS)
-        engine.set_dictionary(self.dev_dictionary, sparse=self.sparse, vectors=dev_vectors)
-        return engine
 
     def _pipeline(self, sparse_weight: float) -> Language:
         """The encoder as it is now, with this lambda, indexing the dev

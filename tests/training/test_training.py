@@ -231,3 +231,39 @@ def test_train_and_index_from_the_command_line(toy, disease_dictionary):
     # The trained lambda and tf-idf travel with the encoder.
     trained = spacy.load(run / "model-best").get_pipe("biosyn_linker")
     assert linker.sparse_weight == trained.sparse_weight == linker.engine.vocabulary().sparse_weight
+
+
+def test_the_dev_check_ranks_with_the_saved_pipes_engine_in_a_process_without_spacy(tmp_path, tiny_encoder, disease_dictionary):
+    import os
+    import subprocess
+    import sys
+
+    from helpers import hiding
+
+    (tmp_path / "dev").mkdir()
+    (tmp_path / "dev" / "1.concept").write_text("\n".join(DEV) + "\n")
+    check = f"""
+import json
+from spacy_biosyn.corpora.readers import read_concept_queries
+from spacy_biosyn.encoders.transformer import TransformerEncoder
+from spacy_biosyn.kb.dictionary import Dictionary
+from spacy_biosyn.search.tfidf import SparseEncoder
+from spacy_biosyn.training.dev_check import dev_engine, dev_scores
+dictionary = Dictionary.from_file({disease_dictionary!r})
+encoder = TransformerEncoder({tiny_encoder!r}).load()
+engine = dev_engine(encoder, 10.0, dictionary, SparseEncoder().fit(dictionary.names), encoder.encode(dictionary.names))
+print(json.dumps(dev_scores(engine, read_concept_queries({str(tmp_path / "dev")!r}), engine.rank, 3)))
+"""
+    done = subprocess.run([sys.executable, "-c", hiding("spacy", "thinc") + check], capture_output=True, text=True,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    alone = json.loads(done.stdout.splitlines()[-1])
+    # the engine a pipe saved with these settings opens to (spaCy's load) ranks dev alike
+    nlp = spacy.blank("en")
+    nlp.add_pipe("biosyn_linker", config={"dictionary": disease_dictionary, "encoder": tiny_encoder, "sparse_weight": 10.0})
+    nlp.initialize()
+    from spacy_biosyn.training.dev_check import dev_scores
+
+    engine = nlp.get_pipe("biosyn_linker").engine
+    assert alone == dev_scores(engine, read_concept_queries(tmp_path / "dev"), engine.rank, 3)
+    assert alone["link_acc_5"] > 0  # tf-idf finds "breast tumour" and "type i diabetes" among 17 names
