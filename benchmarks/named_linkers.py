@@ -45,7 +45,7 @@ import time
 from typing import List, Tuple
 from pathlib import Path
 
-from benchmarks.common import DATA, REPO, parser, print_table, progress
+from benchmarks.common import REPO, parser, print_table, progress
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 # None: the component's default encoder (MiniLM in ONNX Runtime). It comes
