@@ -51,3 +51,16 @@ def takes_arguments(value, count: int) -> bool:
     except ValueError:
         return True
     return True
+
+
+def same_value(saved: object, now: object) -> bool:
+    """Equal as JSON writes them (a config's tuple is a saved list), with
+    numbers written with fewer digits alike (a trained lambda, float32, is
+    0.17805761098861694 in the pipe and 0.178057611 in config.cfg)."""
+    if isinstance(saved, (int, float)) and isinstance(now, (int, float)) and not isinstance(now, bool):
+        return math.isclose(saved, now, rel_tol=1e-6)
+    if isinstance(saved, dict) and isinstance(now, dict):
+        return saved.keys() == now.keys() and all(same_value(saved[k], now[k]) for k in saved)
+    if isinstance(saved, (list, tuple)) and isinstance(now, (list, tuple)):
+        return len(saved) == len(now) and all(same_value(a, b) for a, b in zip(saved, now))
+    return saved == now

@@ -42,7 +42,7 @@ from .linker_settings import AUTO, KEEP, LinkerSettings, check_parts
 from .links import NilRule, SpanLinks, span_links
 from .mentions import Mention, MentionBatch
 from .routes import DEFAULT, Routes, VocabularyView
-from .state import load_state, pack_state, save_state, unpack_state
+from .state import CfgCheck, load_state, pack_state, save_state, unpack_state
 
 
 def _to_stderr(text: str) -> None:
@@ -512,7 +512,7 @@ class LinkingEngine:
 
     def to_disk(
         self, path: Union[str, Path], exclude: Iterable[str] = (), *, parts: Optional[Dict[str, Any]] = None,
-        saved_under: Optional[dict] = None,
+        record: Optional[Dict[str, Any]] = None,
     ) -> None:
         """Save all but the `exclude`d fields (state.py: cfg, encoder, linker,
         routes, corrections, id_usage, reranker) into `path`, replaced whole,
@@ -520,10 +520,9 @@ class LinkingEngine:
         opens it without spaCy. `parts`: config blocks that name its parts
         (a pipe gives its own block); an engine opened by from_disk knows
         its own, and an encoder or re-ranker names itself. Without a block
-        for every part it has, the save holds no engine.cfg where a pipe
-        saves it (`saved_under`: the pipe's block of the pipeline's
-        config.cfg written beside it, which a load then requires), and is
-        refused otherwise."""
+        for every part it has, the save holds no engine.cfg where parts are
+        given (a pipe's save), and is refused otherwise. `record`: what the
+        saver keeps in the state's cfg, to check on load (`load`'s `check`)."""
         self._ready_to_save()
         blocks = self._part_blocks(parts)
         missing = [part for part in PARTS if blocks[part] is None and self._part(part) is not None]
@@ -534,7 +533,7 @@ class LinkingEngine:
             )
         describe = None if missing else (lambda folder: write_engine_cfg(
             folder, self.name, self._settings.model_dump(), blocks, self.preprocessor.stop_words))
-        save_state(self, path, exclude, saved_under, describe=describe)
+        save_state(self, path, exclude, record, describe=describe)
 
     @classmethod
     def from_disk(cls, path: Union[str, Path]) -> "LinkingEngine":
@@ -565,16 +564,14 @@ class LinkingEngine:
         return blocks
 
     def load(
-        self, path: Union[str, Path], exclude: Iterable[str] = (), config_block: Optional[dict] = None,
-        config_file_block: Optional[dict] = None,
+        self, path: Union[str, Path], exclude: Iterable[str] = (), check: Optional[CfgCheck] = None,
     ) -> Dict[str, Any]:
         """Read what `to_disk` wrote into this engine; returns the settings loading changed
         (the saved lambda, or a threshold of an older scale), which a pipe
-        writes into its config. `config_block`: the pipe's block of its
-        pipeline's config; `config_file_block`: its block of the config.cfg
-        beside the save; both checked against the settings the state was saved under."""
+        writes into its config. `check(folder, cfg)` runs before any state
+        is read, and raises to refuse the save (a pipe checks its config.cfg)."""
         with self._changing():
-            changed = load_state(self, path, exclude, config_block, config_file_block)
+            changed = load_state(self, path, exclude, check)
             # After a threshold saved on the old scale was moved onto [0, 1].
             self._settings.check_threshold_scale(self.name, reranked=self._reranker is not None)
         return changed
@@ -585,11 +582,11 @@ class LinkingEngine:
         return pack_state(self, exclude)
 
     def from_bytes(
-        self, data: bytes, exclude: Iterable[str] = (), config_block: Optional[dict] = None
+        self, data: bytes, exclude: Iterable[str] = (), check: Optional[CfgCheck] = None
     ) -> Dict[str, Any]:
         """Read what `to_bytes` packed; returns the settings it changed, as `load` does."""
         with self._changing():
-            changed = unpack_state(self, data, exclude, config_block)
+            changed = unpack_state(self, data, exclude, check)
             # After a threshold saved on the old scale was moved onto [0, 1].
             self._settings.check_threshold_scale(self.name, reranked=self._reranker is not None)
         return changed

@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, Iterable, NamedTuple, Optional, Protocol
 import srsly
 
 from .. import __version__
-from ..checks import brief, is_weight
+from ..checks import brief, is_weight, same_value
 from ..errors import MismatchError, SavedStateError
 from ..files.storage import (
     MANIFEST,
@@ -34,7 +34,6 @@ from ..ty import Reranker
 from .data_sources import DataSources
 from .linker_settings import LinkerSettings
 from .routes import Routes
-from .saved_settings import bound_settings, check_config_file, check_loaded_with, same_value, settings_sha256
 
 # The layout of what the component saves: 2 ends with a manifest
 # (files/storage.py) of every file; 1 (or no "format" in cfg) has none, and its
@@ -45,6 +44,10 @@ _READ_FORMATS = (1, SAVE_FORMAT)
 # writes them, no deeper than its folders go.
 _SAVED_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
 _MAX_DEPTH = 8
+
+
+# What a caller checks a save's cfg with, before its state is read.
+CfgCheck = Callable[[Path, dict], None]
 
 
 class SavedEngine(Protocol):
@@ -61,10 +64,8 @@ class SavedEngine(Protocol):
     def configure(self, changes: Dict[str, Any], *, saved_state: bool = False) -> None: ...
 
 
-def _writers(engine: SavedEngine, bound: Optional[dict]) -> Dict[str, Callable[[Path], None]]:
+def _writers(engine: SavedEngine, record: Dict[str, Any]) -> Dict[str, Callable[[Path], None]]:
     routes = engine.routes
-    # The settings the state is saved under, where a pipeline's config.cfg says.
-    settings = {} if bound is None else {"settings_sha256": settings_sha256(bound), "bound_settings": bound}
 
     def write_routes(path: Path) -> None:
         for i, label in enumerate(routes.labels):
@@ -82,7 +83,7 @@ def _writers(engine: SavedEngine, bound: Optional[dict]) -> Dict[str, Callable[[
             "sparse_weight": engine.settings.sparse_weight,
             "routes": routes.labels,
             "has_dictionary": routes.default.is_ready,
-            **settings,
+            **record,
         }),
         "corrections": lambda path: srsly.write_json(path / "corrections.json", engine.preprocessor.corrections),
         "id_usage": lambda path: srsly.write_json(path / "id_usage.json", routes.id_usage),
@@ -132,15 +133,15 @@ def _threshold_to_unit_scale(
 
 
 def _readers(
-    engine: SavedEngine, given: _AsGiven, changes: Dict[str, Any], block: Optional[dict], file_block: Optional[dict]
+    engine: SavedEngine, given: _AsGiven, changes: Dict[str, Any], check: Optional[CfgCheck]
 ) -> Dict[str, Callable[[Path], None]]:
     routes = engine.routes
     cfg = {}
 
     def read_cfg(path: Path) -> None:
         cfg.update(_checked_cfg(path / "cfg"))
-        check_config_file(path, engine.name, cfg.get("settings_sha256"), cfg.get("bound_settings"), file_block)
-        check_loaded_with(path, engine, cfg.get("bound_settings"), block)
+        if check is not None:
+            check(path, cfg)
         unsaved = [label for label in routes.labels if label not in cfg["routes"]]
         if unsaved:
             raise MismatchError(
@@ -193,19 +194,15 @@ def _readers(
 
 
 def save_state(
-    engine: SavedEngine, path: Union[str, Path], exclude: Iterable[str], saved_under: Optional[dict] = None,
+    engine: SavedEngine, path: Union[str, Path], exclude: Iterable[str], record: Optional[Dict[str, Any]] = None,
     describe: Optional[Callable[[Path], None]] = None,
 ) -> None:
-    """Save `engine` into `path`, replaced whole. `saved_under`: the
-    component's block of the pipeline's config.cfg beside it (None: saved
-    on its own). nlp.to_disk writes config.cfg before the components: a
-    save killed in between leaves the new settings over the old state, so
-    the state records the settings it was saved under, and a load refuses
-    any other. `describe` writes what names the engine's parts (engine.cfg)
-    into the folder, under the same manifest."""
-    settings = bound_settings(saved_under)
+    """Save `engine` into `path`, replaced whole. `record`: what whoever
+    saves it keeps in its cfg, to check on load (a pipe: the settings of
+    its config the state was made under). `describe` writes what names the
+    engine's parts (engine.cfg) into the folder, under the same manifest."""
     with replaced_atomically(path) as staging:
-        for field, write in _writers(engine, settings).items():
+        for field, write in _writers(engine, record or {}).items():
             if field not in exclude:
                 write(staging)
         if describe is not None:
@@ -214,15 +211,12 @@ def save_state(
 
 
 def load_state(
-    engine: SavedEngine, path: Union[str, Path], exclude: Iterable[str], block: Optional[dict] = None,
-    file_block: Optional[dict] = None,
+    engine: SavedEngine, path: Union[str, Path], exclude: Iterable[str], check: Optional[CfgCheck] = None,
 ) -> Dict[str, Any]:
     """Read a save into `engine`, every file checked against its manifest
-    first; returns the settings reading changed. `block`: the pipe's config
-    block as its pipeline now holds it (overrides given to spacy.load
-    included), whose state-bound settings must be those saved; `file_block`:
-    the component's block of the config.cfg beside the save, as the file
-    says it (None: none), which must be the one the state was saved under."""
+    first; returns the settings reading changed. `check` is called with the
+    folder and its cfg before anything is read into the engine, and raises
+    to refuse the save (a pipe's: its config agrees with the record)."""
     path = Path(path)
     remove_stale_staging(path)
     changes: Dict[str, Any] = {}
@@ -232,7 +226,7 @@ def load_state(
         changes.clear()  # read_consistently may read twice
         if (path / MANIFEST).exists():
             check_manifest(path)
-        for field, read_field in _readers(engine, given, changes, block, file_block).items():
+        for field, read_field in _readers(engine, given, changes, check).items():
             if field not in exclude:
                 read_field(path)
 
@@ -249,7 +243,7 @@ def pack_state(engine: SavedEngine, exclude: Iterable[str]) -> bytes:
 
 
 def unpack_state(
-    engine: SavedEngine, data: bytes, exclude: Iterable[str], block: Optional[dict] = None
+    engine: SavedEngine, data: bytes, exclude: Iterable[str], check: Optional[CfgCheck] = None
 ) -> Dict[str, Any]:
     try:
         files = srsly.msgpack_loads(data)
@@ -280,7 +274,7 @@ def unpack_state(
             relative = Path(name)
             (folder / relative).parent.mkdir(parents=True, exist_ok=True)
             (folder / relative).write_bytes(content)
-        return load_state(engine, folder, exclude, block)
+        return load_state(engine, folder, exclude, check)
 
 
 def _checked_cfg(path: Path) -> dict:
@@ -296,8 +290,6 @@ def _checked_cfg(path: Path) -> dict:
     routes = cfg.get("routes")
     if not isinstance(routes, list) or not all(isinstance(label, str) for label in routes):
         raise SavedStateError(f"{path}: routes must be a list of labels, found {brief(routes)}")
-    if not isinstance(cfg.get("bound_settings", {}), dict):
-        raise SavedStateError(f"{path}: bound_settings must be an object, found {brief(cfg['bound_settings'])}")
     if not isinstance(cfg.get("has_dictionary", True), bool):
         raise SavedStateError(f"{path}: has_dictionary must be true or false, found {cfg['has_dictionary']!r}")
     if cfg.get("format", 1) >= 2 and not (path.parent / MANIFEST).is_file():

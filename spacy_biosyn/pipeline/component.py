@@ -42,6 +42,7 @@ from .accuracy import link_scores
 from .annotate import annotate_docs
 from .configure import BoundSetting, RefusedName, Setting, change_setting, config_block_of, record_loaded
 from .extensions import doc_abbreviations, register_extensions
+from .saved_config import checked_load, saved_record
 from .saved_engine import saved_config_block
 
 register_extensions()
@@ -211,11 +212,11 @@ class BiosynLinker(Pipe):
         # The blocks that name its parts, for engine.cfg: its pipeline's, else those nlp.to_disk just wrote
         # (a pipe sourced into another pipeline, as assemble does).
         parts = config_block_of(self) or saved_under or {}
-        self.engine.to_disk(path, exclude, parts=parts, saved_under=saved_under)
+        self.engine.to_disk(path, exclude, parts=parts, record=saved_record(saved_under))
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "BiosynLinker":
-        changed = self.engine.load(path, exclude, config_block_of(self), saved_config_block(path, self.name))
-        record_loaded(self, changed)
+        check = checked_load(self.engine, config_block_of(self), saved_config_block(path, self.name))
+        record_loaded(self, self.engine.load(path, exclude, check))
         return self
 
     def to_bytes(self, *, exclude: Iterable[str] = ()) -> bytes:
@@ -223,7 +224,7 @@ class BiosynLinker(Pipe):
         return self.engine.to_bytes(exclude)
 
     def from_bytes(self, data: bytes, *, exclude: Iterable[str] = ()) -> "BiosynLinker":
-        record_loaded(self, self.engine.from_bytes(data, exclude, config_block_of(self)))
+        record_loaded(self, self.engine.from_bytes(data, exclude, checked_load(self.engine, config_block_of(self), None)))
         return self
 
 

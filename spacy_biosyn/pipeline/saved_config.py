@@ -1,22 +1,25 @@
-"""The settings a saved engine's state is bound to, and the checks that a
-load agrees with them: the pipe's config block as its pipeline holds it
+"""A pipe's config.cfg against the engine state saved beside it. The pipe
+records in the state the settings of its config block the state was made
+under (`saved_record`), and a load checks, before the engine reads its
+state (`checked_load`), that the pipe's block as its pipeline holds it
 (spacy.load's overrides included) and the config.cfg written beside the
-save. The editable settings (EDITABLE_SETTINGS) may differ; the others made
-the saved names, vectors, tf-idf and lambda."""
+save agree with them. The editable settings (EDITABLE_SETTINGS) may differ;
+the others made the saved names, vectors, tf-idf and lambda. The engine
+keeps the record without reading it: it knows nothing of config.cfg."""
 import hashlib
-import math
 from dataclasses import fields
 from pathlib import Path
-from typing import List, Optional, Protocol, Tuple
+from typing import Callable, Dict, List, Optional, Protocol, Tuple
 
 import srsly
 
+from ..checks import brief, same_value
 from ..encoders.base import RUNTIME_SETTINGS
-from ..errors import MismatchError
+from ..errors import MismatchError, SavedStateError
+from ..linking.data_sources import DataSources
+from ..linking.linker_settings import EDITABLE_SETTINGS, SCISPACY_ALIASES, LinkerSettings
 from ..parts import SAME_SAVED_STATE
 from ..search.index import HOLDING_SETTINGS
-from .data_sources import DataSources
-from .linker_settings import EDITABLE_SETTINGS, SCISPACY_ALIASES, LinkerSettings
 
 
 class BoundEngine(Protocol):
@@ -96,19 +99,6 @@ def _differences(key: str, saved: object, now: object) -> List[Tuple[str, object
     return [] if same_value(saved, now) else [(key, saved, now)]
 
 
-def same_value(saved: object, now: object) -> bool:
-    """Equal as JSON writes them (a config's tuple is a saved list), with
-    numbers written with fewer digits alike (a trained lambda, float32, is
-    0.17805761098861694 in the pipe and 0.178057611 in config.cfg)."""
-    if isinstance(saved, (int, float)) and isinstance(now, (int, float)) and not isinstance(now, bool):
-        return math.isclose(saved, now, rel_tol=1e-6)
-    if isinstance(saved, dict) and isinstance(now, dict):
-        return saved.keys() == now.keys() and all(same_value(saved[k], now[k]) for k in saved)
-    if isinstance(saved, (list, tuple)) and isinstance(now, (list, tuple)):
-        return len(saved) == len(now) and all(same_value(a, b) for a, b in zip(saved, now))
-    return saved == now
-
-
 def check_config_file(
     path: Path, name: str, saved: Optional[str], saved_bound: Optional[dict], block: Optional[dict]
 ) -> None:
@@ -139,3 +129,29 @@ def check_config_file(
         "or the file was edited. Load the pipeline as saved and change settings with "
         "spacy.load(path, config={...}), then save it again"
     )
+
+
+def saved_record(block: Optional[dict]) -> Dict[str, object]:
+    """What the state keeps of the pipe's block of the config.cfg written
+    beside it (None: saved on its own, nothing). nlp.to_disk writes
+    config.cfg before the components: a save killed in between leaves new
+    settings over the old state, so the state records the settings it was
+    saved under, and a load refuses any other."""
+    bound = bound_settings(block)
+    return {} if bound is None else {"settings_sha256": settings_sha256(bound), "bound_settings": bound}
+
+
+def checked_load(engine: BoundEngine, block: Optional[dict], file_block: Optional[dict]) -> Callable[[Path, dict], None]:
+    """The check a pipe's load runs on the saved state's record (its cfg)
+    before the engine reads the state: `block` is the pipe's config block
+    as its pipeline now holds it, `file_block` its block of the config.cfg
+    beside the save, as the file says it (None: none)."""
+
+    def check(path: Path, cfg: dict) -> None:
+        bound = cfg.get("bound_settings")
+        if bound is not None and not isinstance(bound, dict):
+            raise SavedStateError(f"{path / 'cfg'}: bound_settings must be an object, found {brief(bound)}")
+        check_config_file(path, engine.name, cfg.get("settings_sha256"), bound, file_block)
+        check_loaded_with(path, engine, bound, block)
+
+    return check
