@@ -20,7 +20,8 @@ import spacy
 
 from benchmarks.common import cpu_description, offline_minilm, parser, pct, print_table, progress, timings
 from spacy_biosyn.corpora.readers import read_concept_queries
-from spacy_biosyn.encoders.onnx import OnnxEncoder, graph_bytes
+from spacy_biosyn.encoders.onnx import OnnxEncoder
+from spacy_biosyn.encoders.onnx_session import graph_bytes
 from spacy_biosyn.evaluation.queries import evaluate
 from spacy_biosyn.parts import ONNX_ENCODER
 

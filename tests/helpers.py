@@ -6,7 +6,7 @@ import spacy
 import srsly
 
 from spacy_biosyn.encoders.tiny import CHARS, SPECIALS
-from spacy_biosyn.files.storage import MANIFEST, file_sha256, write_manifest
+from spacy_biosyn.files.manifest import MANIFEST, file_sha256, write_manifest
 from spacy_biosyn.search.scoring import SCORE_ROUNDING
 
 DISEASES = """\

@@ -347,7 +347,7 @@ def damage(rng: random.Random, name: str, saved: Dict[str, bytes]) -> Tuple[byte
 
 
 def make_case(pipeline: Path, saved: Dict[str, bytes], name: str, seed: int, folder: Path) -> Case:
-    from spacy_biosyn.files.storage import write_manifest
+    from spacy_biosyn.files.manifest import write_manifest
 
     rng = random.Random(f"{name}:{seed}")
     shutil.copytree(pipeline, folder)

@@ -6,7 +6,7 @@ import typer
 from wasabi import msg
 
 from ..errors import BiosynError
-from ..files.downloads import redacted
+from ..files.fetching import redacted
 from ..names import DEFAULT_ENCODER_NAME, PIPE_NAME
 from ..parts import EXACT_INDEX, FAISS_INDEX, ONNX_ENCODER, SIZED_INDEX, TRANSFORMER_ENCODER
 from ..vocabularies.formats import FORMAT_HELP
@@ -179,7 +179,7 @@ def _place_encoder(encoder, device: Optional[str], batch_size: Optional[int]) ->
 def _vocabulary(source: str, format: Optional[str], read: Callable):
     """`read(source, format)` (a reader block, or a dictionary) with the
     format said, or a bad --dictionary / --format named."""
-    from ..files.downloads import is_url
+    from ..files.fetching import is_url
 
     if not is_url(source) and not Path(source).is_file():
         raise typer.BadParameter(f"{source!r}: no such file", param_hint="--dictionary")

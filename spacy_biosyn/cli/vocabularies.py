@@ -14,7 +14,7 @@ from .common import ENCODER_HELP, _cell, _named_config, app
 def linkers() -> None:
     """The named vocabularies (add_pipe("biosyn_linker", config={"linker_name": NAME})):
     publisher, terms, stated size, index, and the encoders each is cached for."""
-    from ..files.downloads import mirror, redacted
+    from ..files.fetching import mirror, redacted
     from ..named.cache import cached_linkers, linkers_folder
     from ..named.catalogue import CATALOGUE
 

@@ -16,7 +16,8 @@ from typing import Iterator, List, Optional, Tuple, Union
 from tqdm import tqdm
 
 from ..errors import CorpusError
-from ..files.storage import MANIFEST, file_sha256, folder_locked
+from ..files.storage import folder_locked
+from ..files.manifest import MANIFEST, file_sha256
 from .backends import run_engine
 from .output import (
     DELETED,

@@ -19,7 +19,8 @@ from confection import registry as confection_registry
 
 from ..checks import brief
 from ..errors import SavedStateError
-from ..files.storage import MANIFEST, check_manifest, read_saved_json
+from ..files.storage import read_saved_json
+from ..files.manifest import MANIFEST, check_manifest
 from ..parts import registry
 
 ENGINE_CFG = "engine.cfg"

@@ -19,15 +19,8 @@ import srsly
 from .. import __version__
 from ..checks import brief, is_weight, same_value
 from ..errors import MismatchError, SavedStateError
-from ..files.storage import (
-    MANIFEST,
-    check_manifest,
-    read_consistently,
-    read_saved_json,
-    remove_stale_staging,
-    replaced_atomically,
-    write_manifest,
-)
+from ..files.manifest import MANIFEST, check_manifest, write_manifest
+from ..files.storage import read_consistently, read_saved_json, remove_stale_staging, replaced_atomically
 from ..preprocess.readings import MentionPreprocessor
 from ..search.scoring import UNIT_SCALE, old_scale_factor, unit_from_old_scale
 from ..ty import Reranker

@@ -35,7 +35,8 @@ from filelock import FileLock
 
 from ..encoders.base import encoder_identity, identity_key
 from ..errors import BiosynError, DictionaryError
-from ..files.downloads import DownloadError, cache_written, cached_path, cached_record, forget, redacted
+from ..files.downloads import cache_written, cached_path, cached_record, forget
+from ..files.fetching import DownloadError, redacted
 from ..files.spill import give_back_freed_memory
 from ..files.storage import cache_folder, remove_stale_staging, replaced_atomically
 from ..kb.dictionary import Dictionary

@@ -34,9 +34,11 @@ from spacy.util import minibatch, registry
 from thinc.api import Model, NumpyOps
 
 from ..checks import MOST_IN_A_BATCH, brief, is_whole_number
-from ..encoders.onnx import MODEL_FILE, GraphFile, OnnxSession, check_threads, graph_bytes, write_graph
+from ..encoders.onnx import MODEL_FILE
+from ..encoders.onnx_session import GraphFile, OnnxSession, check_threads, graph_bytes, write_graph
 from ..errors import SavedStateError
-from ..files.storage import check_manifest, read_saved_json, write_manifest
+from ..files.storage import read_saved_json
+from ..files.manifest import check_manifest, write_manifest
 from ..parts import DOC_TENSOR, ONNX_TRANSFORMER
 from .wordpieces import doc_pieces
 

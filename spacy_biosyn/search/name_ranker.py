@@ -22,7 +22,8 @@ from scipy.sparse import csr_matrix, vstack
 
 from ..encoders.vector_cache import EncodedNames, encode_names
 from ..errors import DictionaryError, MismatchError, SavedStateError
-from ..files.storage import MANIFEST, check_manifest, file_sha256, read_saved_json, write_manifest
+from ..files.storage import read_saved_json
+from ..files.manifest import MANIFEST, check_manifest, file_sha256, write_manifest
 from ..kb.details import read_details, write_details
 from ..kb.dictionary import Dictionary, NameRows
 from ..kb.knowledge_base import KnowledgeBase

@@ -8,7 +8,8 @@ import onnx
 import pytest
 from helpers import round_as_compact
 
-from spacy_biosyn.encoders.onnx import OnnxEncoder, graph_bytes, onnx_encoder_v1, onnx_encoder_v2
+from spacy_biosyn.encoders.onnx import OnnxEncoder, onnx_encoder_v1, onnx_encoder_v2
+from spacy_biosyn.encoders.onnx_session import graph_bytes
 from spacy_biosyn.encoders.transformer import TransformerEncoder
 
 TEXTS = ["breast cancer", "ovarian cancer", "type 2 diabetes mellitus", "G6PD deficiency", "a"]

@@ -192,7 +192,7 @@ def test_a_graph_replaced_while_it_loads_is_not_half_taken(converted, tmp_path):
     # The session opens the file the encoder holds, not whatever its name points to by then.
     import shutil
 
-    from spacy_biosyn.encoders.onnx import GraphFile, graph_bytes
+    from spacy_biosyn.encoders.onnx_session import GraphFile, graph_bytes
 
     folder = tmp_path / "encoder"
     shutil.copytree(converted / "onnx" / "biosyn_linker" / "encoder", folder)
@@ -208,7 +208,7 @@ def test_a_graph_replaced_while_it_loads_is_not_half_taken(converted, tmp_path):
 
 
 def test_a_forked_child_runs_the_held_file_and_keeps_no_copy_of_its_bytes(converted):
-    from spacy_biosyn.encoders.onnx import GraphFile
+    from spacy_biosyn.encoders.onnx_session import GraphFile
 
     encoder = OnnxEncoder("tiny", weights="fp32").from_disk(converted / "onnx" / "biosyn_linker" / "encoder")
     expected = encoder.encode(TEXTS)
@@ -295,7 +295,7 @@ def test_a_session_started_again_before_it_was_used_is_let_go(converted):
     import gc
     import weakref
 
-    import spacy_biosyn.encoders.onnx as onnx
+    import spacy_biosyn.encoders.onnx_session as onnx_session
 
     encoder = OnnxEncoder(str(converted / "onnx" / "biosyn_linker" / "encoder"), weights="fp32")
     encoder.from_disk(converted / "onnx" / "biosyn_linker" / "encoder")
@@ -306,16 +306,16 @@ def test_a_session_started_again_before_it_was_used_is_let_go(converted):
     if first_thread is not None:
         first_thread.join()
     gc.collect()
-    assert first() is None and not onnx._STARTING
+    assert first() is None and not onnx_session._STARTING
 
 
 def test_the_session_thread_gives_back_the_memory_that_making_the_session_freed(tiny_encoder, monkeypatch):
     import threading
 
-    from spacy_biosyn.encoders import onnx
+    from spacy_biosyn.encoders import onnx_session
 
     calls = []
-    monkeypatch.setattr(onnx, "give_back_freed_memory", lambda: calls.append(threading.current_thread().name))
+    monkeypatch.setattr(onnx_session, "give_back_freed_memory", lambda: calls.append(threading.current_thread().name))
     encoder = OnnxEncoder(tiny_encoder).load()
     assert encoder.encode(["ab"]).shape == (1, encoder.dim)
     assert calls == ["onnx-session"]  # once, on the thread that made the session

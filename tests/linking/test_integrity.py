@@ -8,7 +8,7 @@ import spacy
 from helpers import resealed
 
 from spacy_biosyn.errors import SavedStateError
-from spacy_biosyn.files.storage import MANIFEST
+from spacy_biosyn.files.manifest import MANIFEST
 
 
 @pytest.fixture(scope="module")
@@ -94,12 +94,12 @@ def test_saved_json_of_the_wrong_shape_is_named_in_one_line(copy, content):
 
 def counting_hashes(monkeypatch) -> list:
     """The files hashed from now on, this process's checks forgotten (as a new process's)."""
-    import spacy_biosyn.files.storage as storage
+    import spacy_biosyn.files.manifest as manifests
 
     hashed = []
-    real = storage.file_sha256
-    monkeypatch.setattr(storage, "file_sha256", lambda path: hashed.append(str(path)) or real(path))
-    monkeypatch.setattr(storage, "_CHECKED", {})
+    real = manifests.file_sha256
+    monkeypatch.setattr(manifests, "file_sha256", lambda path: hashed.append(str(path)) or real(path))
+    monkeypatch.setattr(manifests, "_CHECKED", {})
     return hashed
 
 
@@ -113,10 +113,10 @@ def test_a_whole_save_loads_and_its_files_are_hashed_once_per_load(saved, monkey
 def test_a_save_that_passed_is_not_hashed_again_until_a_file_changes(copy, monkeypatch, tmp_path):
     import os
 
-    import spacy_biosyn.files.storage as storage
+    import spacy_biosyn.files.manifest as manifests
 
     monkeypatch.setenv("SPACY_BIOSYN_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(storage, "_SETTLING_S", 0)  # the copy's files count as settled at once
+    monkeypatch.setattr(manifests, "_SETTLING_S", 0)  # the copy's files count as settled at once
     spacy.load(copy)
     hashed = counting_hashes(monkeypatch)
     spacy.load(copy)
@@ -142,7 +142,7 @@ def test_hidden_files_beside_a_save_are_left_alone(copy):
 
 
 def test_a_save_just_written_or_a_cache_that_cannot_be_written_is_hashed_at_each_load(copy, monkeypatch, tmp_path):
-    import spacy_biosyn.files.storage as storage
+    import spacy_biosyn.files.manifest as manifests
 
     # Files written this second: a write in the same tick of the clock could leave their stat as it was
     monkeypatch.setenv("SPACY_BIOSYN_CACHE", str(tmp_path / "cache"))
@@ -153,7 +153,7 @@ def test_a_save_just_written_or_a_cache_that_cannot_be_written_is_hashed_at_each
     # A cache folder that is a file: nothing remembered, nothing refused
     (tmp_path / "not-a-folder").write_text("")
     monkeypatch.setenv("SPACY_BIOSYN_CACHE", str(tmp_path / "not-a-folder"))
-    monkeypatch.setattr(storage, "_SETTLING_S", 0)
+    monkeypatch.setattr(manifests, "_SETTLING_S", 0)
     spacy.load(copy)
     hashed = counting_hashes(monkeypatch)
     spacy.load(copy)
@@ -162,11 +162,11 @@ def test_a_save_just_written_or_a_cache_that_cannot_be_written_is_hashed_at_each
 
 def test_checks_are_remembered_for_the_most_recently_used_folders_and_recheck_forgets_them(
         saved, copy, monkeypatch, tmp_path):
-    import spacy_biosyn.files.storage as storage
+    import spacy_biosyn.files.manifest as manifests
 
     monkeypatch.setenv("SPACY_BIOSYN_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(storage, "_SETTLING_S", 0)
-    monkeypatch.setattr(storage, "_REMEMBERED_AT_MOST", 2)
+    monkeypatch.setattr(manifests, "_SETTLING_S", 0)
+    monkeypatch.setattr(manifests, "_REMEMBERED_AT_MOST", 2)
     for folder in (saved, copy, saved):
         counting_hashes(monkeypatch)
         spacy.load(folder)

@@ -24,7 +24,8 @@ from vocabulary_files import CTD_TSV
 from benchmarks.stress.findings_cache import ctd_diseases
 from spacy_biosyn.cli import app
 from spacy_biosyn.encoders.tiny import make_tiny_encoder
-from spacy_biosyn.files.downloads import CacheError, DownloadError, cached_path
+from spacy_biosyn.files.downloads import CacheError, cached_path
+from spacy_biosyn.files.fetching import DownloadError
 
 MEDIC_URL = "https://ctdbase.org/reports/CTD_diseases.tsv.gz"
 
@@ -327,6 +328,6 @@ def test_linkers_passes_over_a_damaged_record(mirror, tiny_encoder, tmp_path, co
     ("https://host/a.gz", "https://host/a.gz"),
 ])
 def test_a_url_is_shown_without_its_secret(url, shown):
-    from spacy_biosyn.files.downloads import redacted
+    from spacy_biosyn.files.fetching import redacted
 
     assert redacted(url) == shown

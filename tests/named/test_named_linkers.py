@@ -18,7 +18,8 @@ from helpers import TORCH_MODULES, hiding
 from vocabulary_files import CTD_CHEMICALS, CTD_TSV, MESH_DESCRIPTORS_XML, MESH_SUPPLEMENTARY_XML, MONDO_OBO, SCISPACY
 
 from spacy_biosyn.cli import app
-from spacy_biosyn.files.downloads import DownloadError, cached_path
+from spacy_biosyn.files.downloads import cached_path
+from spacy_biosyn.files.fetching import DownloadError
 from spacy_biosyn.kb.dictionary import Dictionary
 
 # Each source as its publisher names and writes it.
@@ -373,7 +374,7 @@ def test_a_url_with_spaces_or_non_ascii_fetches_the_file_a_browser_would(tmp_pat
         assert cached_path(base + "Krankheiten für \tCTD.obo").read_text() == MONDO_OBO
     with pytest.raises(DownloadError, match="the host name"):
         cached_path("http://" + "x" * 64 + ".org/a.obo")
-    from spacy_biosyn.files.downloads import _ascii_url
+    from spacy_biosyn.files.fetching import _ascii_url
 
     assert _ascii_url("http://user@Bücher.de:8080/a b?q=ä") == "http://user@xn--bcher-kva.de:8080/a%20b?q=%C3%A4"
 

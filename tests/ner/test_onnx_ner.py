@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from spacy_biosyn.cli import app
 from spacy_biosyn.errors import SavedStateError
-from spacy_biosyn.files.storage import write_manifest
+from spacy_biosyn.files.manifest import write_manifest
 from spacy_biosyn.ner.onnx_export import with_onnx_ner
 from spacy_biosyn.ner.wordpieces import bert_words, doc_pieces
 
