@@ -30,7 +30,8 @@ from ..kb.namespaces import KNOWN_NAMESPACES, IdNamespaces
 from ..named.cache import fill_named_linker
 from ..preprocess.readings import MentionPreprocessor, long_forms_by_short_form
 from ..preprocess.text import normalize, read_corrections
-from ..search.name_ranker import MAX_ANNOTATED_MENTIONS, NameRanker
+from ..search.name_ranker import NameRanker
+from ..search.saved_ranker import MAX_ANNOTATED_MENTIONS
 from ..search.tfidf import SparseEncoder
 from ..strategies.type_filter import TypeFilter
 from ..ty import AbbreviationDetector, Candidate, ConceptScorer, Encoder, MentionInContext, Reranker, SearchIndex, Sieve

@@ -17,7 +17,8 @@ import numpy as np
 
 from ..kb.dictionary import Dictionary
 from ..kb.knowledge_base import KnowledgeBase
-from ..search.name_ranker import NameRanker, RankCache
+from ..search.name_ranker import NameRanker
+from ..search.rank_cache import RankCache
 from ..search.nil_default import NilDefault
 from ..search.nil_model import NilModel
 from ..search.tfidf import SparseEncoder

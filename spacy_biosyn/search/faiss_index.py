@@ -20,7 +20,7 @@ from ..files.spill import drop_pages
 from ..files.storage import replaced_file
 from ..parts import FAISS_INDEX, registry
 from ..ty import NameVectors
-from .index import FAISS_FILE, IndexBase, import_faiss, save_array
+from .index_base import FAISS_FILE, IndexBase, import_faiss, save_array
 from .name_vectors import check_finite
 from .scoring import biosyn_scores, pooled_sparse_scores, sparse_scores, top_k
 

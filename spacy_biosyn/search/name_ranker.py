@@ -12,7 +12,6 @@ concept, and an optional sieve (strategies/sieve.py) puts an accepted
 synonym first.
 """
 import gc
-from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
@@ -21,76 +20,22 @@ import srsly
 from scipy.sparse import csr_matrix, vstack
 
 from ..encoders.vector_cache import EncodedNames, encode_names
-from ..errors import DictionaryError, MismatchError, SavedStateError
-from ..files.storage import read_saved_json
-from ..files.manifest import MANIFEST, check_manifest, file_sha256, write_manifest
-from ..kb.details import read_details, write_details
+from ..errors import MismatchError
+from ..files.manifest import MANIFEST, write_manifest
+from ..kb.details import read_details
 from ..kb.dictionary import Dictionary, NameRows
 from ..kb.knowledge_base import KnowledgeBase
 from ..ty import Candidate, Encoder, RankSettings, SearchIndex
-from .index import SPARSE_FILE as _SPARSE_FILE
-from .index import ExactIndex, estimated_bytes
+from .index import ExactIndex
+from .index_base import estimated_bytes
 from .nil_default import NilDefault, nil_default
 from .nil_model import NilModel, SparseView, fit_nil_model, training_cases
+from .rank_cache import RankCache
+from .saved_ranker import (DETAILS_FILE, SYNONYMS_FILE, check_saved_vectors, read_checked_folder, read_mentions,
+                           read_nil_model, read_synonyms, write_learned)
 from .scoring import name_score, perfect_score, tie_order
 from .tfidf import SparseEncoder
 
-# What the vocabulary says of each concept (names as written, types, definitions).
-DETAILS_FILE = "concepts.jsonl"
-# The open-world NIL model, where an annotated corpus trained one (nil_model.py),
-# and the corpus's mentions it learns from, so that a loaded linker can learn it again.
-NIL_MODEL_FILE = "nil_model.json"
-ANNOTATED_MENTIONS_FILE = "annotated_mentions.json"
-# Mentions kept (a seeded sample) of larger corpora: enough for SAMPLED_MENTIONS of any vocabulary's.
-MAX_ANNOTATED_MENTIONS = 20_000
-# Names re-encoded at load time to prove the saved vectors came from this encoder.
-_N_PROBES = 8
-_PROBE_MIN_COSINE = 0.99
-
-
-class RankCache:
-    """The ranked candidates of the last cache_size (text, k) asked for,
-    the least recently used dropped first; 0 keeps nothing. cache_size is
-    read from `settings()` at each use. Entries hold while the linker's
-    parts are the objects they were ranked with: a new dictionary,
-    synonyms, encoder, index, tf-idf or lambda empties it."""
-
-    def __init__(self, settings: Callable[[], RankSettings]):
-        self._settings = settings
-        self.lookups = self.hits = 0
-        self._entries: "OrderedDict[tuple, Tuple[Candidate, ...]]" = OrderedDict()
-        self._parts: tuple = ()
-
-    @property
-    def size(self) -> int:
-        return self._settings().cache_size
-
-    def check(self, parts: tuple) -> None:
-        if len(parts) != len(self._parts) or any(a is not b and a != b for a, b in zip(parts, self._parts)):
-            self._entries.clear()
-            self._parts = parts
-
-    def clear(self) -> None:
-        """Forget every entry and the hit count."""
-        self._entries.clear()
-        self.lookups = self.hits = 0
-
-    def get(self, key: tuple) -> Optional[Tuple[Candidate, ...]]:
-        if not self.size:
-            return None
-        self.lookups += 1
-        found = self._entries.get(key)
-        if found is not None:
-            self.hits += 1
-            self._entries.move_to_end(key)
-        return found
-
-    def put(self, key: tuple, candidates: List[Candidate]) -> None:
-        size = self.size
-        if size:
-            self._entries[key] = tuple(candidates)
-        while len(self._entries) > size:  # a smaller cache_size takes effect here
-            self._entries.popitem(last=False)
 
 
 class _NamesByConcept:
@@ -415,19 +360,7 @@ class NameRanker:
             # A load then refuses this folder without its manifest.
             "manifest": MANIFEST,
         })
-        if self.synonyms is not None:
-            self.synonyms.to_file(path / "synonyms.txt")
-        else:
-            (path / "synonyms.txt").unlink(missing_ok=True)
-        if self.nil_model is not None:
-            srsly.write_json(path / NIL_MODEL_FILE, self.nil_model.to_json())
-        else:
-            (path / NIL_MODEL_FILE).unlink(missing_ok=True)
-        if self.annotated_mentions:
-            srsly.write_json(path / ANNOTATED_MENTIONS_FILE, [list(pair) for pair in self.annotated_mentions])
-        else:
-            (path / ANNOTATED_MENTIONS_FILE).unlink(missing_ok=True)
-        write_details(path / DETAILS_FILE, self.dictionary.details)
+        write_learned(path, self.dictionary, self.synonyms, self.nil_model, self.annotated_mentions)
         # Last: every file above, the index's whole (a probe re-encodes a few
         # names only, so one replaced vector would pass it), the concepts'
         # types and the saved threshold included.
@@ -435,104 +368,25 @@ class NameRanker:
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "NameRanker":
         path = Path(path)
-        meta = read_saved_json(path / "index.json", expect=dict)
-        if "manifest" in meta or (path / MANIFEST).exists():
-            check_manifest(path)
-        else:
-            _check_listed_files(path, meta)
-        if not isinstance(meta.get("dictionary_sha256"), str):
-            raise SavedStateError(f"{path / 'index.json'}: no dictionary_sha256 naming the dictionary the index was "
-                                  "built for; save or build the pipeline again")
-        try:
-            dictionary = Dictionary.from_saved(path / "dictionary.txt", meta["dictionary_sha256"])
-        except DictionaryError:
-            raise MismatchError(
-                f"{path / 'dictionary.txt'} is not the dictionary the index in {path} was "
-                "built for; rebuild the index (python -m spacy_biosyn build)"
-            ) from None
+        meta, dictionary = read_checked_folder(path)
         self.sparse.from_disk(path / "tfidf.json")
         if "encoder" not in exclude:
             self.encoder.from_disk(path / "encoder")
         self.index.from_disk(path / "index")
-        self._check_saved_state(path, dictionary, meta)
+        check_saved_vectors(path, self, dictionary, meta)
         self.dictionary = dictionary.with_details(read_details(path / DETAILS_FILE))
         # Saves from before it was saved find it on first use.
         self._nil_default = NilDefault.from_json(meta["nil_default"], str(path / "index.json")) if "nil_default" in meta else None
         self._nil_default_weight = self.sparse_weight
         # Saves from before it, or without a corpus, have none; one of another
         # version is learned again from the saved mentions on first use.
-        self.annotated_mentions = _read_mentions(path / ANNOTATED_MENTIONS_FILE)
-        model_file = path / NIL_MODEL_FILE
-        model = NilModel.from_json(read_saved_json(model_file, expect=dict), str(model_file)) if model_file.exists() else None
+        self.annotated_mentions = read_mentions(path)
+        model = read_nil_model(path)
         self._nil_model = None if model is None and self.annotated_mentions else (model, self.sparse_weight)
-        self.synonyms = None
-        if (path / "synonyms.txt").exists():
-            self.synonyms = Dictionary.from_file(path / "synonyms.txt")
+        self.synonyms = read_synonyms(path)
+        if self.synonyms is not None:
             try:
                 self._index_synonyms()
             except MismatchError as error:
-                raise MismatchError(f"{path / 'synonyms.txt'}: {error}") from None
+                raise MismatchError(f"{path / SYNONYMS_FILE}: {error}") from None
         return self
-
-    def _check_saved_state(self, path: Path, dictionary: Dictionary, meta: dict) -> None:
-        for setting in ("similarity", "pooling"):
-            if meta.get(setting) != getattr(self.encoder, setting):
-                raise MismatchError(
-                    f"the vectors in {path / 'index'} were made with {setting} = {meta.get(setting)!r}, "
-                    f"but the encoder is configured with {getattr(self.encoder, setting)!r}: load the "
-                    "pipeline with the config it was saved with, or rebuild the index"
-                )
-        if len(self.index) != len(dictionary):
-            raise MismatchError(
-                f"{path / 'index'} holds {len(self.index)} names but "
-                f"{path / 'dictionary.txt'} has {len(dictionary)}"
-            )
-        if self.index.sparse_vectors.shape[1] != self.sparse.n_features:
-            raise MismatchError(
-                f"{path / 'index'} holds tf-idf rows of {self.index.sparse_vectors.shape[1]} features but "
-                f"{path / 'tfidf.json'} makes {self.sparse.n_features}"
-            )
-        if self.index.dim != self.encoder.dim:
-            raise MismatchError(
-                f"{path / 'index'} holds {self.index.dim}-dimensional vectors but the encoder "
-                f"in {path / 'encoder'} makes {self.encoder.dim}-dimensional ones"
-            )
-        probes = np.linspace(0, len(dictionary) - 1, min(_N_PROBES, len(dictionary))).astype(int)
-        saved = self.index.reconstruct(probes)
-        fresh = self.encoder.encode([dictionary.names[i] for i in probes])
-        cosine = (saved * fresh).sum(1) / (
-            np.linalg.norm(saved, axis=1) * np.linalg.norm(fresh, axis=1) + 1e-12
-        )
-        if cosine.min() < getattr(self.encoder, "probe_min_cosine", _PROBE_MIN_COSINE):
-            raise MismatchError(
-                f"the vectors in {path / 'index'} were not made by the encoder in "
-                f"{path / 'encoder'} (cosine {cosine.min():.3f} on a re-encoded name); "
-                "rebuild the index with this encoder"
-            )
-
-
-def _read_mentions(path: Path) -> List[Tuple[str, str]]:
-    """The saved annotated mentions, [] where there is no file; a file of
-    another shape, or more than MAX_ANNOTATED_MENTIONS, is refused naming it."""
-    if not path.exists():
-        return []
-    saved = read_saved_json(path, expect=list)
-    if len(saved) > MAX_ANNOTATED_MENTIONS or not all(
-            isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair) for pair in saved):
-        raise SavedStateError(f"{path}: expected at most {MAX_ANNOTATED_MENTIONS:,} [mention, ID] pairs of strings; "
-                              "save or build the pipeline again")
-    return [(text, cui) for text, cui in saved]
-
-
-def _check_listed_files(path: Path, meta: dict) -> None:
-    """Saves from before manifests checksummed the tf-idf and the index
-    files in index.json (the earliest the tf-idf rows alone)."""
-    checksums = {"tfidf.json": meta.get("tfidf_sha256")}
-    checksums.update(meta.get("index_sha256") or {f"index/{_SPARSE_FILE}": meta.get("sparse_sha256")})
-    for name, checksum in checksums.items():
-        file = path / name
-        if not file.is_file() or file_sha256(file) != checksum:
-            raise MismatchError(
-                f"{file} is not the file saved with {path / 'index.json'} (missing, or its checksum "
-                "differs): the pipeline's files come from different saves; save or build it again"
-            )

@@ -24,7 +24,8 @@ from ..files.storage import read_saved_json
 from ..names import LARGE_VOCABULARY_NAMES
 from ..parts import SIZED_INDEX, SIZED_INDEX_V1, SIZED_INDEX_V2, registry
 from ..ty import NameVectors
-from .index import ExactIndex, VectorPrecision, check_held_precision, check_vector_precision, estimated_bytes
+from .index import ExactIndex, VectorPrecision, check_held_precision, check_vector_precision
+from .index_base import estimated_bytes
 
 _KIND_FILE = "kind.json"
 

@@ -567,7 +567,7 @@ def test_training_candidates_break_ties_as_the_search_does():
 
 
 def test_without_faiss_the_error_names_the_extra_that_brings_it(monkeypatch):
-    from spacy_biosyn.search.index import import_faiss
+    from spacy_biosyn.search.index_base import import_faiss
 
     monkeypatch.setitem(__import__("sys").modules, "faiss", None)  # as if not installed
     with pytest.raises(ImportError, match=r'spacy_biosyn.FaissIndex.v1 needs faiss: pip install "spacy-biosyn\[faiss\]"'):
