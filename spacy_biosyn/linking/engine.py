@@ -9,10 +9,12 @@ span will say:
     route, in one call each -> readings that tie (choice.py) -> re-ranked in
     context (strategies/reranker.py) -> the document's choice -> SpanLinks (links.py)
 
-The biosyn_linker pipe adapts it to spaCy (doc.ents in, span attributes
-out); training, evaluation, the CLI and notebooks use it through the pipe's
-`engine`, or alone: `rank(texts)` and `link(texts)` take mention strings.
-Its state is saved and loaded by state.py.
+each step over a whole batch (link_steps.py), under each route's NIL rule
+(nil_rules.py). The biosyn_linker pipe adapts it to spaCy (doc.ents in,
+span attributes out); the service, the trainer, the CLI and notebooks use
+it through the pipe's `engine`, or alone (`LinkingEngine.from_disk`):
+`rank(texts)` and `link(texts)` take mention strings. Its state is saved
+and loaded by state.py, what it is made of by engine_config.py.
 """
 import sys
 import warnings
@@ -22,26 +24,27 @@ from typing import Any, Callable, Collection, Dict, Iterable, Iterator, List, Op
 
 import numpy as np
 
-from ..corpora.readers import read_annotated_mentions, read_synonyms
-from ..kb.ids import bare_id, split_cuis
+from ..corpora.readers import read_synonyms
 from ..kb.dictionary import Dictionary, NameRows
 from ..kb.knowledge_base import KnowledgeBase
 from ..kb.namespaces import KNOWN_NAMESPACES, IdNamespaces
 from ..named.cache import fill_named_linker
-from ..preprocess.readings import MentionPreprocessor, long_forms_by_short_form
-from ..preprocess.text import normalize, read_corrections
+from ..preprocess.readings import MentionPreprocessor
+from ..preprocess.text import read_corrections
 from ..search.name_ranker import NameRanker
-from ..search.saved_ranker import MAX_ANNOTATED_MENTIONS
 from ..search.tfidf import SparseEncoder
 from ..strategies.type_filter import TypeFilter
 from ..ty import AbbreviationDetector, Candidate, ConceptScorer, Encoder, MentionInContext, Reranker, SearchIndex, Sieve
 from ..vocabularies.formats import read_vocabulary
-from .choice import chosen_in_document, tied_readings
+from .choice import tied_readings
 from .data_sources import DataSources, VocabularySource
-from .engine_config import PARTS, read_engine_cfg, write_engine_cfg
+from .engine_config import engine_cfg_writer, read_engine_cfg
+from .annotated_corpora import id_usage_and_mentions
 from .linker_settings import AUTO, KEEP, LinkerSettings, check_parts
-from .links import NilRule, SpanLinks, span_links
-from .mentions import Mention, MentionBatch
+from .links import NilRule, SpanLinks
+from .link_steps import choose_in_documents, decide, read_mentions, rerank_in_context
+from .mentions import MentionBatch
+from .nil_rules import linking_every_span, resolved_nil_rule
 from .routes import DEFAULT, Routes, VocabularyView
 from .state import CfgCheck, load_state, pack_state, save_state, unpack_state
 
@@ -201,25 +204,10 @@ class LinkingEngine:
         change (each change forgets it first, so that one failing midway
         leaves nothing stale), before the next batch is linked."""
         if self._nil_rules is None:
-            self._nil_rules = {route: self._nil_rule_of(linker) for route, linker in self.routes.linkers.items()}
+            reranked = self._reranker is not None
+            self._nil_rules = {route: resolved_nil_rule(self._settings.nil_threshold, reranked, linker)
+                               for route, linker in self.routes.linkers.items()}
         return self._nil_rules
-
-    def _nil_rule_of(self, linker: NameRanker) -> NilRule:
-        """The setting resolved for one vocabulary: a number as given; "auto"
-        its NIL default and model (asked only then), none before it has
-        names or where a re-ranker scores on its own scale (20 S + a logit)."""
-        setting = self._settings.nil_threshold
-        if setting != AUTO:
-            return NilRule(setting, None, "nil_threshold as set" if setting is not None else "nil_threshold null")
-        if self._reranker is not None:
-            return NilRule(None, None, "auto: none, since a re-ranker scores on its own scale")
-        if not linker.is_ready:
-            return NilRule(None, None, "auto: the vocabulary is not read yet")
-        default = linker.nil_default
-        # The model reads the names a search ranks; a concept scorer or sieve ranks others than it learned from.
-        searched_as_learned = linker.concept_scorer is None and linker.sieve is None
-        model = linker.nil_model if searched_as_learned else None
-        return NilRule(default.threshold, model, f"auto: {default.source}", linker.sparse_view if model else None)
 
     # -- parts and data --
 
@@ -276,12 +264,11 @@ class LinkingEngine:
         few concepts with two names to derive one): it would link every span."""
         if self._settings.nil_threshold != AUTO or self._reranker is not None:
             return
-        for route, rule in self._resolved_nil_rules().items():
-            if rule.threshold is None and rule.model is None and self.routes.linkers[route].is_ready:
-                warnings.warn(
-                    f"{self._where(route)}: nil_threshold \"auto\" found no threshold ({rule.source}), so every span "
-                    "it serves gets an ID, however poorly its best name scores; set nil_threshold to a number "
-                    "(python -m spacy_biosyn tune-nil chooses one on annotated text)", stacklevel=2)
+        for route, rule in linking_every_span(self._resolved_nil_rules(), self.routes.linkers):
+            warnings.warn(
+                f"{self._where(route)}: nil_threshold \"auto\" found no threshold ({rule.source}), so every span "
+                "it serves gets an ID, however poorly its best name scores; set nil_threshold to a number "
+                "(python -m spacy_biosyn tune-nil chooses one on annotated text)", stacklevel=2)
 
     @property
     def is_ready(self) -> bool:
@@ -354,19 +341,7 @@ class LinkingEngine:
         used gold ID first, and learn their open-world NIL model from the
         corpora's mentions of one concept each (search/nil_model.py). No
         corpora: the vocabulary's order stands, and no model is learned."""
-        usage: Dict[str, int] = {}
-        mentions: List[Tuple[str, str]] = []
-        for corpus in corpora:
-            for text, field in read_annotated_mentions(corpus):
-                cuis = [bare_id(cui) for cui in split_cuis(field) if cui != "-1"]
-                for cui in cuis:
-                    usage[cui] = usage.get(cui, 0) + 1
-                if len(cuis) == 1:
-                    mentions.append((normalize(text), cuis[0]))
-        mentions = list(dict.fromkeys(mentions))
-        if len(mentions) > MAX_ANNOTATED_MENTIONS:  # a seeded sample: the pipeline saves them
-            kept = np.random.default_rng(0).choice(len(mentions), size=MAX_ANNOTATED_MENTIONS, replace=False)
-            mentions = [mentions[i] for i in sorted(kept)]
+        usage, mentions = id_usage_and_mentions(corpora)
         self.routes.id_usage = usage
         self.routes.annotated_mentions = mentions
 
@@ -453,61 +428,26 @@ class LinkingEngine:
 
     def link_batch(self, batch: MentionBatch) -> MentionBatch:
         """Decide each mention: fill in its route, readings, chosen parts
-        and `links`, what its span says under the NIL threshold. The
-        strings of all readings of all documents are ranked in one call per
-        route (the dictionary's, or that of the mention's label)."""
+        and `links`, what its span says under the NIL threshold
+        (link_steps.py). The strings of all readings of all documents are
+        ranked in one call per route (the dictionary's, or that of the
+        mention's label)."""
         self.ensure_ready()
+        settings = self._settings
         # Per route, each string's row among the names, looked up once for
         # preprocessing's question (is it a name?) and the ranking alike.
         name_rows = {key: NameRows(linker.dictionary) for key, linker in self.routes.linkers.items() if linker.is_ready}
-        long_forms = [long_forms_by_short_form(pairs) for pairs in batch.abbreviations]
-        wanted: Dict[str, Dict[str, None]] = {}
-        for mention in batch.mentions:
-            mention.route = self.routes.route_of(mention.label)
-            if mention.is_routed:
-                mention.readings = self.preprocessor.readings(
-                    mention.text, long_forms[mention.document], name_rows[mention.route].is_name,
-                    self._settings.split_composites,
-                )
-                wanted.setdefault(mention.route, {}).update(dict.fromkeys(p for r in mention.readings for p in r))
-        ranked = {
-            route: dict(zip(texts, self._ranked_by(route, list(texts), self.pool_size, name_rows[route])))
-            for route, texts in wanted.items()
-        }
+        wanted = read_mentions(batch, self.routes, name_rows, self.preprocessor, settings.split_composites)
+        ranked = {route: dict(zip(texts, self._ranked_by(route, list(texts), self.pool_size, name_rows[route])))
+                  for route, texts in wanted.items()}
         routed = batch.routed
         for mention in routed:
             mention.tied = tied_readings(mention.readings, ranked[mention.route])
         if self._reranker is not None:
-            self._rerank_in_context(batch.texts, routed)
-        for _, mentions in batch.by_document():
-            chosen = chosen_in_document([m.tied if m.is_routed else None for m in mentions],
-                                        self._settings.resolve_shared_names, self.routes.id_usage)
-            for mention, choice in zip(mentions, chosen):
-                if choice is not None:
-                    mention.parts, mention.tie_rules = choice
-        top_k = self._settings.top_k
-        rules = {route: rule.for_batch(p for m in routed if m.route == route and m.parts for p in m.parts)
-                 for route, rule in self._resolved_nil_rules().items()}
-        for mention in routed:
-            if mention.parts is not None:
-                mention.links = span_links(mention.parts, top_k, rules[mention.route], self._namespaced,
-                                           mention.tie_rules)
+            rerank_in_context(self._reranker, batch.texts, routed)
+        choose_in_documents(batch, settings.resolve_shared_names, self.routes.id_usage)
+        decide(routed, self._resolved_nil_rules(), settings.top_k, self._namespaced)
         return batch
-
-    def _rerank_in_context(self, texts: List[str], routed: List[Mention]) -> None:
-        """The candidates of every part of every tied reading re-scored by
-        the re-ranker with its mention's context in its document's text,
-        the whole batch in one call."""
-        reranker = self._reranker
-        parts = [(mention, part) for mention in routed for reading in mention.tied for part in reading]
-        contexts = [
-            MentionInContext.in_text(texts[m.document], m.start_char, m.end_char, part.text, reranker.context_chars)
-            for m, part in parts
-        ]
-        reranked = iter(reranker.rerank(contexts, [part.candidates for _, part in parts]))
-        # The walk `parts` took, so each part takes its own candidates back.
-        for mention in routed:
-            mention.tied = [[part._replace(candidates=next(reranked)) for part in reading] for reading in mention.tied]
 
     # -- state --
 
@@ -525,15 +465,8 @@ class LinkingEngine:
         given (a pipe's save), and is refused otherwise. `record`: what the
         saver keeps in the state's cfg, to check on load (`load`'s `check`)."""
         self._ready_to_save()
-        blocks = self._part_blocks(parts)
-        missing = [part for part in PARTS if blocks[part] is None and self._part(part) is not None]
-        if missing and parts is None:
-            raise ValueError(
-                f"{self.name}: no config block names its {', '.join(missing)}: give them as "
-                f"to_disk(path, parts={{{missing[0]!r}: {{'@misc': ...}}}}) for engine.cfg"
-            )
-        describe = None if missing else (lambda folder: write_engine_cfg(
-            folder, self.name, self._settings.model_dump(), blocks, self.preprocessor.stop_words))
+        describe = engine_cfg_writer(self.name, self._settings.model_dump(), self._parts(), parts, self._blocks,
+                                     self.preprocessor.stop_words)
         save_state(self, path, exclude, record, describe=describe)
 
     @classmethod
@@ -548,21 +481,11 @@ class LinkingEngine:
         engine.load(path)
         return engine
 
-    def _part(self, part: str) -> Any:
-        """The part (PARTS) the engine now has, or None."""
+    def _parts(self) -> Dict[str, Any]:
+        """Each part (PARTS) the engine now has, or None."""
         default = self.routes.default
         return {"encoder": self.encoder, "index": default.index, "abbreviations": self.abbreviation_detector,
-                "sieve": default.sieve, "concept_scorer": default.concept_scorer, "reranker": self._reranker}[part]
-
-    def _part_blocks(self, given: Optional[Dict[str, Any]]) -> Dict[str, Optional[dict]]:
-        """Each part's config block: one that names itself, else `given`'s or
-        the engine's own; None where the engine has no such part."""
-        blocks = {}
-        for part in PARTS:
-            live = self._part(part)
-            block = getattr(live, "config_block", None) or (given or {}).get(part) or self._blocks.get(part)
-            blocks[part] = block if live is not None and isinstance(block, dict) else None
-        return blocks
+                "sieve": default.sieve, "concept_scorer": default.concept_scorer, "reranker": self._reranker}
 
     def load(
         self, path: Union[str, Path], exclude: Iterable[str] = (), check: Optional[CfgCheck] = None,

@@ -7,11 +7,11 @@ of the registered functions that make them, which confection resolves
 through the package's catalogue registries (parts.py), as spaCy resolves a
 pipeline's config.cfg. The function words of everyday English that alone
 link to nothing are saved beside it (stop_words.json). Both files lie in
-the save's folder under its manifest (files/storage.py), which is checked
+the save's folder under its manifest (files/manifest.py), which is checked
 before either is read.
 """
 from pathlib import Path
-from typing import Any, Collection, Dict, NamedTuple, Optional
+from typing import Any, Callable, Collection, Dict, NamedTuple, Optional
 
 import srsly
 from confection import Config, ConfigValidationError
@@ -52,6 +52,27 @@ def write_engine_cfg(path: Path, name: str, settings: Dict[str, Any], blocks: Di
     config = Config({"engine": {"name": name}, "settings": settings, "parts": {p: blocks.get(p) for p in PARTS}})
     config.to_disk(path / ENGINE_CFG, interpolate=False)
     srsly.write_json(path / STOP_WORDS, sorted(stop_words))
+
+
+def engine_cfg_writer(name: str, settings: Dict[str, Any], parts: Dict[str, Any], given: Optional[Dict[str, Any]],
+                      own: Dict[str, Optional[dict]], stop_words: Collection[str]) -> Optional[Callable[[Path], None]]:
+    """What writes engine.cfg into a save: each part's block is one that
+    names itself, else `given`'s (a pipe's config block), else the engine's
+    `own` (read from its engine.cfg). Where a part has none, no engine.cfg
+    is written where `given` (a pipe's save, which its config.cfg names),
+    and ValueError is raised otherwise."""
+    blocks = {}
+    for part in PARTS:
+        live = parts[part]
+        block = getattr(live, "config_block", None) or (given or {}).get(part) or own.get(part)
+        blocks[part] = block if live is not None and isinstance(block, dict) else None
+    missing = [part for part in PARTS if blocks[part] is None and parts[part] is not None]
+    if missing and given is None:
+        raise ValueError(
+            f"{name}: no config block names its {', '.join(missing)}: give them as "
+            f"to_disk(path, parts={{{missing[0]!r}: {{'@misc': ...}}}}) for engine.cfg"
+        )
+    return None if missing else (lambda folder: write_engine_cfg(folder, name, settings, blocks, stop_words))
 
 
 def read_engine_cfg(path: Path) -> SavedEngineParts:

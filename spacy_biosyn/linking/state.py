@@ -29,7 +29,7 @@ from .linker_settings import LinkerSettings
 from .routes import Routes
 
 # The layout of what the component saves: 2 ends with a manifest
-# (files/storage.py) of every file; 1 (or no "format" in cfg) has none, and its
+# (files/manifest.py) of every file; 1 (or no "format" in cfg) has none, and its
 # linkers' files are checked by the checksums their index.json lists.
 SAVE_FORMAT = 2
 _READ_FORMATS = (1, SAVE_FORMAT)
