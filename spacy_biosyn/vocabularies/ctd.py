@@ -89,6 +89,14 @@ _CTD_CHEMICALS = _CtdColumns("CTD_chemicals.tsv's ChemicalName, ChemicalID, CasR
 # MEDIC ---------------------------------------------------------------------
 
 
+def looks_like_medic(first_line: str, name: str) -> bool:
+    """MEDIC without CTD's header: BioSyn's copy (`IDs||Name|Synonym`), or a TSV."""
+    ids, pairs, names = first_line.partition("||")
+    if pairs and "\t" not in ids:  # a tab after the IDs is part of a name
+        return "|" in names
+    return first_line.startswith("#") or "\t" in first_line
+
+
 def read_medic(path: PathLike, preferred_ids: Sequence[str] = DEFAULT_ID_PREFERENCE) -> Dictionary:
     """MEDIC in either of its shapes, told apart by its first line:
     - CTD's `CTD_diseases.tsv` (`#` comments, tab-separated): DiseaseID is

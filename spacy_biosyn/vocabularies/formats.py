@@ -20,10 +20,10 @@ from ..parts import (
 from ..preprocess.text import numbered_lines
 from .biosyn import read_biosyn
 from .common import PathLike, VocabularyReader
-from .ctd import ctd_kind, read_ctd_chemicals, read_medic
-from .mesh import read_mesh
-from .obo import read_obo
-from .scispacy_kb import read_scispacy_kb
+from .ctd import ctd_kind, looks_like_medic, read_ctd_chemicals, read_medic
+from .mesh import looks_like_mesh, read_mesh
+from .obo import looks_like_obo, read_obo
+from .scispacy_kb import looks_like_scispacy_kb, read_scispacy_kb
 from .umls import read_umls
 
 
@@ -36,6 +36,8 @@ class Format(NamedTuple):
     argument: str  # the registered reader's argument that takes the file
     description: str  # what its files are, in a line
     file_names: Tuple[str, ...] = ()  # what a file's lowercased name holds when it is of this format
+    # Whether a file is of this format, by its first line and lowercased name (without .gz).
+    looks_like: Optional[Callable[[str, str], bool]] = None
 
 
 # The formats by the name --format takes, in the order its help lists them.
@@ -43,14 +45,19 @@ READERS: Dict[str, Format] = {
     "biosyn": Format(read_biosyn, BIOSYN_DICTIONARY, "path", "BioSyn's dictionary: `ID|ID||name` lines"),
     "medic": Format(
         read_medic, MEDIC_VOCABULARY, "path", "CTD's disease vocabulary, MEDIC, or BioSyn's copy of it",
-        ("ctd_diseases", "medic"),
+        ("ctd_diseases", "medic"), looks_like_medic,
     ),
     "ctd-chemicals": Format(read_ctd_chemicals, CTD_CHEMICALS, "path", "CTD's chemical vocabulary", ("ctd_chemicals",)),
     "umls": Format(read_umls, UMLS_VOCABULARY, "mrconso", "UMLS's MRCONSO.RRF, with MRSTY.RRF for types", ("mrconso",)),
-    "obo": Format(read_obo, OBO_VOCABULARY, "path", "an OBO ontology's [Term] stanzas (MONDO, DOID, HPO)"),
-    "mesh": Format(read_mesh, MESH_VOCABULARY, "path", "NLM's MeSH descriptors or supplementary records, ASCII or XML"),
-    "scispacy": Format(read_scispacy_kb, SCISPACY_KB, "path", "a scispaCy knowledge base, JSONL"),
+    "obo": Format(read_obo, OBO_VOCABULARY, "path", "an OBO ontology's [Term] stanzas (MONDO, DOID, HPO)",
+                  looks_like=looks_like_obo),
+    "mesh": Format(read_mesh, MESH_VOCABULARY, "path", "NLM's MeSH descriptors or supplementary records, ASCII or XML",
+                   looks_like=looks_like_mesh),
+    "scispacy": Format(read_scispacy_kb, SCISPACY_KB, "path", "a scispaCy knowledge base, JSONL",
+                       looks_like=looks_like_scispacy_kb),
 }
+# The order a file's content is asked in: a MEDIC line reads as most things' fallback.
+_RECOGNIZED_IN_ORDER = ("obo", "scispacy", "mesh", "medic")
 
 # What --format takes, in a command's help.
 FORMAT_HELP = f"{', '.join(list(READERS)[:-1])} or {list(READERS)[-1]} (default: detected from the file, and said)"
@@ -66,7 +73,8 @@ def read_vocabulary(source: Union[Dictionary, PathLike, VocabularyReader]) -> Di
 
 def detect_format(source: PathLike) -> str:
     """The format of a vocabulary file: CTD's by the columns its header
-    names, others by the file's name, else by its first line."""
+    names, others by the file's name, else by what each format's module
+    recognizes of its first line; BioSyn's `ID||name` lines where none does."""
     path = cached_path(source)
     ctd = ctd_kind(path)
     if ctd is not None:
@@ -76,23 +84,8 @@ def detect_format(source: PathLike) -> str:
     found = next((fmt for fmt, entry in reversed(READERS.items()) for part in entry.file_names if part in name), None)
     if found:
         return found
-    if name.endswith(".obo"):
-        return "obo"
     first = next((line for _, line in numbered_lines(path)), "")
-    if first.startswith("{") or name.endswith(".jsonl"):
-        return "scispacy"
-    if first.startswith("*NEWRECORD") or "DescriptorRecordSet" in first or "SupplementalRecordSet" in first or (
-        first.startswith("<?xml") and name.startswith(("desc", "supp"))
-    ):
-        return "mesh"
-    if first.startswith("format-version:"):
-        return "obo"
-    ids, pairs, names = first.partition("||")
-    if pairs and "\t" not in ids:  # a tab after the IDs is part of a name
-        return "medic" if "|" in names else "biosyn"  # BioSyn's copy of MEDIC: IDs||Name|Synonym
-    if first.startswith("#") or "\t" in first:
-        return "medic"  # CTD's TSV
-    return "biosyn"
+    return next((fmt for fmt in _RECOGNIZED_IN_ORDER if READERS[fmt].looks_like(first, name)), "biosyn")
 
 
 def reader_block(source: PathLike, format: Optional[str] = None) -> Tuple[dict, str]:

@@ -42,6 +42,12 @@ MAPPED = "mapped:"
 _XML_RECORDS = {"DescriptorRecord": "DescriptorUI", "SupplementalRecord": "SupplementalRecordUI"}
 
 
+def looks_like_mesh(first_line: str, name: str) -> bool:
+    """NLM's MeSH records: the ASCII format's first record, or the XML's record set."""
+    return first_line.startswith("*NEWRECORD") or "DescriptorRecordSet" in first_line or (
+        "SupplementalRecordSet" in first_line) or (first_line.startswith("<?xml") and name.startswith(("desc", "supp")))
+
+
 def read_mesh(path: PathLike) -> Dictionary:
     """A MeSH descriptor or supplementary file, ASCII or XML (or its URL)."""
     path = cached_path(path)

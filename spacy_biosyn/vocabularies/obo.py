@@ -24,6 +24,11 @@ _TAG = re.compile(r"^([A-Za-z_-]+):\s?(.*)$")
 _TRAILING_COMMENT = re.compile(r"\s!")
 
 
+def looks_like_obo(first_line: str, name: str) -> bool:
+    """An OBO ontology, by its file's suffix or its header's first tag."""
+    return name.endswith(".obo") or first_line.startswith("format-version:")
+
+
 def read_obo(
     path: PathLike,
     synonym_scopes: Sequence[str] = ("EXACT", "RELATED"),

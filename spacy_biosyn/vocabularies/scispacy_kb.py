@@ -17,6 +17,11 @@ from ..preprocess.text import numbered_lines
 from .common import Entries, PathLike, VocabularyReader, _Details, _dictionary
 
 
+def looks_like_scispacy_kb(first_line: str, name: str) -> bool:
+    """A scispaCy knowledge base: JSON lines."""
+    return first_line.startswith("{") or name.endswith(".jsonl")
+
+
 def read_scispacy_kb(path: PathLike, types: Optional[Sequence[str]] = None) -> Dictionary:
     """scispaCy's knowledge-base JSONL (`concept_id`, `canonical_name`,
     `aliases`, `types`): the concept_id is the ID, the canonical name and
