@@ -63,6 +63,12 @@ THOUSAND_NAMES = [f"{a} {b} type {n}" for n in range(10)
                             "infarction", "fibrosis")]
 
 
+# The function words an engine is given in tests: a language's stop words,
+# as the pipe gives spaCy's English ones, without spaCy.
+FUNCTION_WORDS = frozenset({"a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "it", "of", "on",
+                            "or", "that", "the", "this", "to", "was", "were", "with"})
+
+
 def make_nlp(encoder, dictionary, **config):
     nlp = spacy.blank("en")
     # tf-idf carries the ranking: a random tiny encoder has no semantics.

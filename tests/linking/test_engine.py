@@ -3,7 +3,7 @@ scores mention strings and documents get, and how its settings and data change t
 from pathlib import Path
 
 import pytest
-from spacy.lang.en.stop_words import STOP_WORDS
+from helpers import FUNCTION_WORDS
 
 from spacy_biosyn import Abbreviation, Candidate, Dictionary, LinkingEngine
 from spacy_biosyn.encoders.transformer import TransformerEncoder
@@ -21,7 +21,7 @@ def make_engine(encoder, dictionary, *, index=None, sources=None, **settings):
     has no semantics); `sources` are DataSources' other fields."""
     engine = LinkingEngine("engine", LinkerSettings(sparse_weight=10.0, **settings), encoder=TransformerEncoder(encoder),
                            index=ExactIndex() if index is None else index,
-                           sources=DataSources(dictionary=dictionary, **(sources or {})), stop_words=STOP_WORDS)
+                           sources=DataSources(dictionary=dictionary, **(sources or {})), stop_words=FUNCTION_WORDS)
     engine.initialize()
     return engine
 
@@ -66,7 +66,7 @@ def test_a_batch_of_documents_links_each_mention_with_its_documents_abbreviation
 def test_a_label_no_linker_serves_is_left_unlinked(tiny_encoder, disease_dictionary):
     settings = LinkerSettings(sparse_weight=10.0, dictionary_labels=["Disease"])
     engine = LinkingEngine("engine", settings, encoder=TransformerEncoder(tiny_encoder), index=ExactIndex(),
-                           sources=DataSources(dictionary=disease_dictionary), stop_words=STOP_WORDS)
+                           sources=DataSources(dictionary=disease_dictionary), stop_words=FUNCTION_WORDS)
     assert engine.link(["gout", "gout"], label="Gene") == [None, None]
     assert engine.link(["gout"], label="disease")[0].candidates
 
@@ -313,7 +313,7 @@ def test_a_change_that_fails_midway_leaves_no_stale_nil_threshold(tiny_encoder, 
     # "auto" means 0.99 for any vocabulary once it has names: only a name written as the mention links
     monkeypatch.setattr(NameRanker, "nil_default", property(lambda ranker: NilDefault(0.99, "test")))
     engine = LinkingEngine("engine", LinkerSettings(sparse_weight=10.0), encoder=TransformerEncoder(tiny_encoder),
-                           index=ExactIndex(), sources=DataSources(dictionary=disease_dictionary), stop_words=STOP_WORDS)
+                           index=ExactIndex(), sources=DataSources(dictionary=disease_dictionary), stop_words=FUNCTION_WORDS)
     assert engine.nil_threshold() is None  # no names yet
     with pytest.raises(Exception, match="corrections"):
         engine.initialize(corrections=tmp_path / "missing-corrections.txt")  # fails after indexing the dictionary

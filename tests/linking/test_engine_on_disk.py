@@ -17,10 +17,9 @@ from spacy_biosyn.linking.linker_settings import LinkerSettings
 from spacy_biosyn.parts import EXACT_INDEX
 from spacy_biosyn.search.index import ExactIndex
 
-from helpers import hiding
+from helpers import FUNCTION_WORDS, hiding
 
 MENTIONS = ["breast cancer", "ovarian tumour", "the", "breast and ovarian cancer"]
-FUNCTION_WORDS = {"the", "of", "and", "a", "in"}
 
 
 def links_of(engine):
