@@ -1,6 +1,6 @@
 """What the commands share: the app they register on, the options several
-take, and loading a pipeline or checking an output folder with an error
-that names the fault.
+take, and loading a pipeline (or opening its linking engine) or checking an
+output folder with an error that names the fault.
 
 spaCy, torch and the pipeline's modules are imported inside the commands
 that use them: `--help` and a mistyped option answer in well under a second."""
@@ -15,6 +15,8 @@ from ..parts import ONNX_ENCODER, TRANSFORMER_ENCODER
 
 if TYPE_CHECKING:
     from spacy.language import Language
+
+    from ..linking.engine import LinkingEngine
 
 # Every command registers on it; --help lists them all.
 app = typer.Typer(
@@ -114,3 +116,17 @@ def _check_output_dir(output_dir: Path) -> None:
 
 def _given(options: dict) -> dict:
     return {key: value for key, value in options.items() if value is not None}
+
+
+def _open_engine(pipeline_dir: Path) -> "LinkingEngine":
+    """The pipeline's linking engine, opened from its engine.cfg without
+    spaCy; a pipeline saved before engines named their parts is loaded whole."""
+    from ..names import PIPE_NAME
+    from ..pipeline.saved_engine import has_saved_engine, open_saved_engine
+
+    if has_saved_engine(pipeline_dir):
+        return open_saved_engine(pipeline_dir)
+    nlp = _load_pipeline(pipeline_dir)
+    if PIPE_NAME not in nlp.pipe_names:
+        raise ValueError(f"the pipeline has no {PIPE_NAME} (its pipes: {', '.join(nlp.pipe_names) or 'none'})")
+    return nlp.get_pipe(PIPE_NAME).engine

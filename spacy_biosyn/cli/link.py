@@ -8,12 +8,10 @@ import typer
 from wasabi import msg
 
 from ..errors import BiosynError
-from .common import _cell, _load_pipeline, app
+from .common import _cell, _load_pipeline, _open_engine, app
 
 if TYPE_CHECKING:
     from spacy.language import Language
-
-    from ..linking.engine import LinkingEngine
 
 
 @app.command()
@@ -65,20 +63,6 @@ def link(
         for row in rows
     ]
     msg.table(table, header=("start", "end", "mention", "label", "ID", "score", "concept (name matched)"), divider=True)
-
-
-def _open_engine(pipeline_dir: Path) -> "LinkingEngine":
-    """The pipeline's linking engine, opened from its engine.cfg without
-    spaCy; a pipeline saved before engines named their parts is loaded whole."""
-    from ..names import PIPE_NAME
-    from ..pipeline.saved_engine import has_saved_engine, open_saved_engine
-
-    if has_saved_engine(pipeline_dir):
-        return open_saved_engine(pipeline_dir)
-    nlp = _load_pipeline(pipeline_dir)
-    if PIPE_NAME not in nlp.pipe_names:
-        raise ValueError(f"the pipeline has no {PIPE_NAME} (its pipes: {', '.join(nlp.pipe_names) or 'none'})")
-    return nlp.get_pipe(PIPE_NAME).engine
 
 
 def _id_cell(row: dict) -> str:

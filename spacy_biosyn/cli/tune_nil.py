@@ -6,7 +6,7 @@ import typer
 from wasabi import msg
 
 from ..errors import CorpusError
-from .common import LABEL_MAP_OPTION, _check_output_dir, _label_map, _load_pipeline, app
+from .common import LABEL_MAP_OPTION, _check_output_dir, _label_map, _load_pipeline, _open_engine, app
 
 
 @app.command("tune-nil")
@@ -31,7 +31,8 @@ def tune_nil(
     pipeline is saved with both settings in its config.
 
     With --gold-spans, the annotated mentions are linked by the linker's
-    engine alone (without spaCy, the pipeline's folder copied with the
+    engine alone (without spaCy, unless the pipeline was saved before
+    engines named their parts; the pipeline's folder is copied with the
     threshold written into its config.cfg): a mention whose concept the
     vocabulary lacks should be left NIL, one it has linked."""
 
@@ -76,9 +77,9 @@ def _tune_on_gold_spans(pipeline_dir: Path, pubtator: Path, documents, output_di
     """The threshold of best link F on the gold spans, chosen by the engine alone and saved by a config.cfg edit."""
     from ..encoders.base import encoder_label
     from ..evaluation.nil_choice import choose_on_gold_spans
-    from ..pipeline.saved_engine import open_saved_engine, save_with_edited_settings
+    from ..pipeline.saved_engine import save_with_edited_settings
 
-    engine = open_saved_engine(pipeline_dir)
+    engine = _open_engine(pipeline_dir)
     try:
         choice = choose_on_gold_spans(engine, documents, renames, labels.split(",") if labels else None)
     except CorpusError as error:
