@@ -155,26 +155,27 @@ def test_a_wrong_precision_is_named_when_the_config_is_read(text_pipeline):
         spacy.load(text_pipeline, config={"components": {"transformer": {"model": {"precision": "fp16"}}}})
 
 
-def test_train_ner_shapes_the_transformer_as_a_bert_base_encoder_with_no_override(ner_corpus, tmp_path):
-    """A SapBERT-sized encoder folder (768 wide, 12 layers and heads; random
-    weights, a tiny vocabulary): paths.encoder alone switches the recipe to it."""
+def test_train_ner_shapes_the_transformer_as_its_encoder_with_no_override(ner_corpus, tmp_path):
+    """An encoder folder of another shape than the recipe's MiniLM on every
+    dimension (random weights, a tiny vocabulary): paths.encoder alone
+    switches the recipe to it, as it does to SapBERT's 768 x 12 layers."""
     from spacy.util import load_config
     from typer.testing import CliRunner
 
     from spacy_biosyn.cli import app
 
-    encoder = make_tiny_encoder(tmp_path / "bert-base", hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
-                                intermediate_size=3072, max_position_embeddings=512)
+    encoder = make_tiny_encoder(tmp_path / "other-shape", hidden_size=64, num_hidden_layers=3, num_attention_heads=4,
+                                intermediate_size=128, max_position_embeddings=512)
     result = CliRunner().invoke(app, [
         "train-ner", str(CONFIGS / "ner-transformer.cfg"), "--output", str(tmp_path / "ner"), "--gpu-id", "-1",
         "--paths.train", str(ner_corpus), "--paths.dev", str(ner_corpus), "--paths.encoder", encoder,
         "--training.max_steps", "2", "--training.eval_frequency", "1",
     ])
     assert result.exit_code == 0, result.output
-    assert "hidden_width 768" in result.output
+    assert "hidden_width 64" in result.output
     model = load_config(tmp_path / "ner" / "model-last" / "config.cfg")["components"]["transformer"]["model"]
     shape = ("hidden_width", "intermediate_width", "num_attention_heads", "num_hidden_layers", "vocab_size")
-    assert [model[key] for key in shape] == [768, 3072, 12, 12, len(SPECIALS) + 2 * len(CHARS)]
+    assert [model[key] for key in shape] == [64, 128, 4, 3, len(SPECIALS) + 2 * len(CHARS)]
     assert spacy.load(tmp_path / "ner" / "model-last")("Breast cancer in carriers.").text
 
 
