@@ -86,14 +86,14 @@ def in_process_rate(pipeline: str, bodies: list, mentions: bool) -> float:
     """Bodies per second through the pipeline in this process, from a fresh
     load warmed as the server is (its own warm-up, then WARM_UP): all texts
     in one nlp.pipe, or all mentions in one call of the engine, opened
-    alone as mention strings need no Doc."""
+    alone where the save allows, as mention strings need no Doc."""
     from spacy_biosyn.linking.rows import mention_rows
-    from spacy_biosyn.pipeline.saved_engine import open_saved_engine
+    from spacy_biosyn.pipeline.saved_engine import has_saved_engine, open_saved_engine
     from spacy_biosyn.service.linkers import EngineLinker, PipelineLinker
 
-    if mentions:
+    if mentions and has_saved_engine(Path(pipeline)):
         linker = EngineLinker(open_saved_engine(Path(pipeline)))
-    else:
+    else:  # texts, or a pipeline saved before engines named their parts
         import spacy
 
         linker = PipelineLinker(spacy.load(pipeline))
