@@ -128,5 +128,5 @@ def _open_engine(pipeline_dir: Path) -> "LinkingEngine":
         return open_saved_engine(pipeline_dir)
     nlp = _load_pipeline(pipeline_dir)
     if PIPE_NAME not in nlp.pipe_names:
-        raise ValueError(f"the pipeline has no {PIPE_NAME} (its pipes: {', '.join(nlp.pipe_names) or 'none'})")
+        msg.fail(f"the pipeline has no {PIPE_NAME} (its pipes: {', '.join(nlp.pipe_names) or 'none'})", exits=1)
     return nlp.get_pipe(PIPE_NAME).engine

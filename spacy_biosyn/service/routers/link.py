@@ -39,7 +39,7 @@ async def link(request: Request, answer: str = Depends(answer_type), asked: Text
                settings: ServiceSettings = Depends(service_settings)) -> Union[Response, Dict[str, object]]:
     state = request.app.state
     if state.no_texts or (state.no_ner and not asked.given):
-        raise ServiceError(409, "no_ner", state.no_texts or state.no_ner)
+        raise ServiceError(409, "no_ner", state.no_ner)  # no_texts where that is set (app.py)
     rows = await within(linking.link_documents(asked.documents, asked.given), due, 504, "timeout",
                         f"linking took longer than {settings.request_timeout_s:g} s (request_timeout_s): send fewer texts")
     if answer != formats.JSON:
